@@ -1,0 +1,137 @@
+// Package adapters is the engine-agnostic layer: the Adapter contract each
+// engine package implements, and Engine, the portable type that implements
+// RCP semantics once (gating, funnel, client-side fusion/MMR/packing, score
+// labels, usage notes, error mapping) over any Adapter.
+package adapters
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Adapter is implemented by one package per engine. Only Engine calls it,
+// and only with requests that are validated, clamped and restricted to what
+// the adapter's own Probe evidence allows. Implementations are safe for
+// concurrent use.
+type Adapter interface {
+	// Probe inspects the live engine with read-only, idempotent calls.
+	Probe(ctx context.Context) (*capability.Evidence, error)
+	// Plan translates one stage of a request into the exact native request,
+	// without I/O. Equal requests yield byte-identical plans.
+	Plan(req *SearchRequest) (*Plan, error)
+	// Search executes a plan. Hits come back in engine order with scores
+	// already converted to the scale named in Candidates.Scale. No partial
+	// results on error; ctx is honoured.
+	Search(ctx context.Context, p *Plan) (*Candidates, error)
+	// ErrorCode classifies an error returned by this adapter. Unknown
+	// errors are CodeInternalError; never 0.
+	ErrorCode(err error) rcp.Code
+	// Close releases clients; afterwards only ErrorCode may be called.
+	Close() error
+}
+
+// Writer is implemented by adapters whose engine accepts index/add and
+// index/delete (§7.10–7.11).
+type Writer interface {
+	// Upsert writes docs by id (ids are already assigned and non-empty).
+	// Re-adding an id replaces the document. Vectors are filled in by the
+	// Engine when an embedder is configured.
+	Upsert(ctx context.Context, docs []Document) error
+	// Delete removes ids and returns how many actually existed.
+	Delete(ctx context.Context, ids []string) (deleted int, err error)
+}
+
+// RetryAfterer may be implemented by errors to carry a retry hint in ms.
+type RetryAfterer interface{ RetryAfterMs() int64 }
+
+// Stage is one recall stage the adapter is asked to run.
+type Stage string
+
+// Stages.
+const (
+	StageLexical Stage = "sparse" // BM25 over text fields
+	StageDense   Stage = "dense"  // vector kNN
+	StageHybrid  Stage = "hybrid" // native fusion in the engine
+)
+
+// SearchRequest is one validated, clamped stage request.
+type SearchRequest struct {
+	Stage Stage
+	// Text is the query text (lexical, and dense when the engine embeds).
+	Text string
+	// Vector is the query embedding for dense stages when the sidecar embeds.
+	Vector []float32
+	// TextFields and VectorField are chosen from the evidence.
+	TextFields  []capability.TextField
+	VectorField string
+	// Filter is the validated filter, nil when absent.
+	Filter mapping.Filter
+	// K is how many hits to return; CandidateK is how many the engine
+	// considers (e.g. kNN num_candidates). CandidateK >= K.
+	K, CandidateK int
+	// From is the offset for cursor pagination (0 for the first page).
+	From int
+	// After is an engine cursor (search_after) when the adapter uses one.
+	After json.RawMessage
+	// RRFK is the RRF constant for native hybrid stages.
+	RRFK int
+	// WithVectors asks for document vectors (MMR, includeVectors).
+	WithVectors bool
+	// WithText asks for document text.
+	WithText bool
+	// MinScore, when set, is passed to the engine in the stage's scale.
+	MinScore *float64
+	// Seed is the determinism hint (§7.7.1).
+	Seed *int64
+}
+
+// Plan is an exact native request, comparable byte for byte in golden tests.
+type Plan struct {
+	Adapter string          `json:"adapter"`
+	Stage   Stage           `json:"stage"`
+	Target  string          `json:"target"`
+	Op      string          `json:"op"`
+	Body    json.RawMessage `json:"body"`
+	// Scale and Floor describe the scores the plan will produce.
+	Scale rcp.ScoreScale `json:"scale"`
+	Floor *float64       `json:"floor,omitempty"`
+}
+
+// Candidate is one hit as the engine returned it.
+type Candidate struct {
+	ID       string
+	Score    float64
+	Text     string
+	Title    string
+	URI      string
+	Meta     map[string]any
+	Vector   []float32
+	Citation *rcp.Citation
+	// Sort holds the engine's sort values for search_after pagination.
+	Sort json.RawMessage
+}
+
+// Candidates is the result of one Search.
+type Candidates struct {
+	Hits  []Candidate
+	Scale rcp.ScoreScale
+	Floor *float64
+	// Total is the number of matches when the engine reports it (-1 unknown).
+	Total int64
+	// IndexVersion is the snapshot served, when the adapter knows it.
+	IndexVersion string
+	// Notes are facts worth reporting in usage.notes.
+	Notes []string
+}
+
+// Document is a document to upsert.
+type Document struct {
+	ID     string
+	Text   string
+	Meta   map[string]any
+	Vector []float32
+}

@@ -1,0 +1,76 @@
+// Package capability turns what a probe proved about a live engine
+// (Evidence) into the honest RCP capability set (§6): absent means
+// unavailable, and nothing is advertised that cannot be served. Pure.
+package capability
+
+import "github.com/rcp-sidecar/rcp-sidecar/mapping"
+
+// Similarity is a vector similarity as the engine computes it.
+type Similarity string
+
+// Vector similarities.
+const (
+	SimCosine    Similarity = "cosine"
+	SimDot       Similarity = "dot"
+	SimL2        Similarity = "l2"
+	SimManhattan Similarity = "manhattan"
+)
+
+// TextField is a BM25-searchable text field and its query-time boost.
+type TextField struct {
+	Name  string  `json:"name"`
+	Boost float64 `json:"boost,omitempty"`
+}
+
+// VectorField is a dense vector field found by the probe.
+type VectorField struct {
+	Name       string     `json:"name"`
+	Dims       int        `json:"dims"`
+	Similarity Similarity `json:"similarity"`
+	// Indexed reports whether approximate kNN search is possible on it.
+	Indexed bool `json:"indexed"`
+	// Detail holds engine-specific facts (element type, HNSW engine, …).
+	Detail map[string]string `json:"detail,omitempty"`
+}
+
+// FilterField is a field the engine can filter on with exact semantics.
+type FilterField struct {
+	Name string            `json:"name"`
+	Type mapping.FieldType `json:"type"`
+	// Ops lists the operators whose native semantics are exact for this
+	// field; nil means every operator §8 allows for Type.
+	Ops []mapping.Op `json:"ops,omitempty"`
+}
+
+// Evidence is what a probe proved about a live engine and one target
+// (index, alias or collection). Every capability derives from it.
+type Evidence struct {
+	Engine  string `json:"engine"`
+	Version string `json:"version"`
+	Target  string `json:"target"`
+
+	TextFields   []TextField   `json:"textFields,omitempty"`
+	VectorFields []VectorField `json:"vectorFields,omitempty"`
+	FilterFields []FilterField `json:"filterFields,omitempty"`
+
+	// NativeRRF: the engine can fuse lexical and dense lists itself with
+	// RCP's 1/(rrfK+rank) formula.
+	NativeRRF bool `json:"nativeRRF,omitempty"`
+	// NativeMMR: the engine can diversify with MMR itself.
+	NativeMMR bool `json:"nativeMMR,omitempty"`
+	// QueryInference: the engine embeds the query text itself.
+	QueryInference bool `json:"queryInference,omitempty"`
+	// Writable: the engine accepts writes to the target.
+	Writable bool `json:"writable,omitempty"`
+	// Pagination: the adapter can page with opaque cursors.
+	Pagination bool `json:"pagination,omitempty"`
+	// Snapshots: the adapter can pin and echo an indexVersion.
+	Snapshots bool `json:"snapshots,omitempty"`
+	// TitleField and URIField feed Hit.citation when set.
+	TitleField string `json:"titleField,omitempty"`
+	URIField   string `json:"uriField,omitempty"`
+	// DocCount is the number of documents in the target, when known.
+	DocCount int64 `json:"docCount,omitempty"`
+	// Notes are facts the operator should know (conflicts, narrowing).
+	Notes []string `json:"notes,omitempty"`
+}

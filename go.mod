@@ -1,0 +1,3 @@
+module github.com/rcp-sidecar/rcp-sidecar
+
+go 1.26
