@@ -1,0 +1,75 @@
+package mapping
+
+import (
+	"encoding/json"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// ValidateFilter parses and validates an untrusted §8 filter tree.
+func ValidateFilter(raw json.RawMessage, fields map[string]FieldType, ops []Op) (Filter, *rcp.Error) {
+	return nil, nil
+}
+
+// AllowedOps returns the §8 operators allowed for a field type.
+func AllowedOps(t FieldType) []Op { return nil }
+
+// EvalFilter evaluates f against a metadata document (reference semantics).
+func EvalFilter(f Filter, meta map[string]any) bool { return true }
+
+// Ranked is one entry of a ranked list.
+type Ranked struct {
+	ID    string
+	Score float64
+}
+
+// Fused is one fused result.
+type Fused struct {
+	ID               string
+	Score, WeightSum float64
+	Ranks            []int
+	Scores           []float64
+}
+
+// RRF fuses ranked lists by reciprocal rank (§16.3).
+func RRF(lists [][]Ranked, weights []float64, rrfK int) []Fused { return nil }
+
+// WeightedFuse fuses min-max normalised scores.
+func WeightedFuse(lists [][]Ranked, weights []float64) []Fused { return nil }
+
+// ConvexFuse fuses floor-anchored normalised scores.
+func ConvexFuse(lists [][]Ranked, floors []float64, weights []float64) []Fused { return nil }
+
+// MMR selects k diverse documents.
+func MMR(query []float32, docs [][]float32, relevance []float64, lambda float64, k int) []int {
+	return nil
+}
+
+// Cosine returns the cosine similarity of a and b.
+func Cosine(a, b []float32) float64 { return 0 }
+
+// EstimateTokens estimates the token count of s.
+func EstimateTokens(s string) int { return 0 }
+
+// PackBudget reports how many leading texts fit in budget.
+func PackBudget(texts []string, budget int) (n, used int) { return 0, 0 }
+
+// Funnel is the clamped k / candidateK / rerank.topN triple (§7.7).
+type Funnel struct{ K, CandidateK, TopN int }
+
+// ClampFunnel validates and clamps the funnel (§7.7).
+func ClampFunnel(k, candidateK, topN *int64, maxK, defaultCandidateK int) (Funnel, *rcp.Error) {
+	return Funnel{}, nil
+}
+
+// EncodeF32 encodes a vector as base64 little-endian float32 (§7.3.1).
+func EncodeF32(v []float32) string { return "" }
+
+// DecodeF32 decodes a base64 little-endian float32 vector (§7.3.1).
+func DecodeF32(s string, dim int) ([]float32, *rcp.Error) { return nil, nil }
+
+// SealCursor seals payload into an opaque authenticated cursor.
+func SealCursor(key []byte, payload any) (string, error) { return "", nil }
+
+// OpenCursor verifies and decodes a cursor into into.
+func OpenCursor(key []byte, cursor string, into any) *rcp.Error { return nil }
