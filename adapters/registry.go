@@ -1,0 +1,74 @@
+package adapters
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+)
+
+// Config is an engine's own settings type, strictly decoded from the
+// backend's `settings` block and then validated (§2.4 two-phase decode).
+type Config interface {
+	// Validate reports the first invalid or missing setting.
+	Validate() error
+}
+
+// Deps are the shared dependencies handed to a factory when it opens an
+// adapter. Fields may be nil: Logger means discard, Embedder means none.
+type Deps struct {
+	Logger   *slog.Logger
+	Embedder Embedder
+}
+
+// Factory describes one engine: its name (the `engine` key in the
+// configuration), a constructor for its zero-valued Config with defaults
+// applied, and Open, which turns a validated Config into an Adapter.
+type Factory struct {
+	Name      string
+	NewConfig func() Config
+	Open      func(ctx context.Context, cfg Config, d Deps) (Adapter, error)
+}
+
+// Registry is an explicit, immutable table of engine factories. There are
+// no init side effects and no global registry.
+type Registry struct {
+	byName map[string]Factory
+}
+
+// NewRegistry builds a registry from fs. It panics on an empty name, a
+// missing constructor or a duplicate name: each is a programming error in
+// the binary's factory table, not a runtime condition.
+func NewRegistry(fs ...Factory) *Registry {
+	r := &Registry{byName: make(map[string]Factory, len(fs))}
+	for _, f := range fs {
+		r.add(f)
+	}
+	return r
+}
+
+func (r *Registry) add(f Factory) {
+	if f.Name == "" || f.NewConfig == nil || f.Open == nil {
+		panic(fmt.Sprintf("adapters: incomplete factory %q", f.Name))
+	}
+	if _, dup := r.byName[f.Name]; dup {
+		panic(fmt.Sprintf("adapters: duplicate factory %q", f.Name))
+	}
+	r.byName[f.Name] = f
+}
+
+// Lookup returns the factory registered under name.
+func (r *Registry) Lookup(name string) (Factory, bool) {
+	f, ok := r.byName[name]
+	return f, ok
+}
+
+// Names lists the registered engine names in sorted order.
+func (r *Registry) Names() []string {
+	names := make([]string, 0, len(r.byName))
+	for n := range r.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
