@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Starts a single-node Elasticsearch (integ-test distribution, fetched from
+# Maven Central with mvn and cached in $RCP_CACHE) on free loopback ports and
+# writes integration/.work/elasticsearch.env with RCP_ES_URL.
+#
+# Env: RCP_ES_VERSION (default 8.19.21), RCP_CACHE, RCP_ES_HEAP (default 512m),
+#      ES_JAVA_HOME / JAVA_HOME (default: the java on PATH; 9.x needs Java 21+).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+work="$(cd "$here/.." && pwd)/.work"
+version="${RCP_ES_VERSION:-8.19.21}"
+cache="${RCP_CACHE:-$HOME/.cache/rcp-sidecar}/elasticsearch"
+heap="${RCP_ES_HEAP:-512m}"
+envfile="$work/elasticsearch.env"
+nodefile="$work/elasticsearch.node" # records the node dir for stop.sh
+esuser="rcp-es"                      # Elasticsearch refuses to run as root
+node=""
+
+log() { echo "elasticsearch: $*" >&2; }
+
+need_tools() {
+	if ! command -v mvn >/dev/null || ! command -v java >/dev/null || ! command -v curl >/dev/null; then
+		log "installing maven, java 17 and curl"
+		apt-get update -qq && apt-get install -y -qq maven openjdk-17-jdk-headless curl unzip >/dev/null
+	fi
+	command -v unzip >/dev/null || { apt-get update -qq && apt-get install -y -qq unzip >/dev/null; }
+}
+
+# fetch downloads the distribution once; later runs reuse the cache.
+fetch() {
+	local zip="$cache/elasticsearch-$version.zip"
+	if [[ ! -s "$zip" ]]; then
+		log "fetching integ-test-zip $version"
+		mkdir -p "$cache"
+		mvn -B -q dependency:copy \
+			"-Dartifact=org.elasticsearch.distribution.integ-test-zip:elasticsearch:$version:zip" \
+			"-DoutputDirectory=$cache"
+	fi
+	if [[ ! -x "$cache/elasticsearch-$version/bin/elasticsearch" ]]; then
+		rm -rf "$cache/elasticsearch-$version.tmp"
+		unzip -q "$zip" -d "$cache/elasticsearch-$version.tmp"
+		mv "$cache/elasticsearch-$version.tmp/elasticsearch-$version" "$cache/elasticsearch-$version"
+		rmdir "$cache/elasticsearch-$version.tmp"
+	fi
+}
+
+# configure lays out a private node dir outside the (possibly root-only)
+# cache: a hard-linked copy of the distribution, and a config for a single
+# node on loopback with security off and ports chosen by the OS (0),
+# reported through the ports file.
+configure() {
+	node="$(mktemp -d "${TMPDIR:-/tmp}/rcp-sidecar-es.XXXXXX")"
+	mkdir -p "$work" && echo "$node" >"$nodefile"
+	cp -al "$cache/elasticsearch-$version" "$node/home" 2>/dev/null ||
+		cp -r "$cache/elasticsearch-$version" "$node/home"
+	rm -rf "$node/home/config" && cp -r "$cache/elasticsearch-$version/config" "$node/config"
+	mkdir -p "$node/data" "$node/logs"
+	cat >"$node/config/elasticsearch.yml" <<YML
+cluster.name: rcp-test
+node.name: rcp-es-1
+discovery.type: single-node
+network.host: 127.0.0.1
+http.port: 0
+transport.port: 0
+node.portsfile: true
+path.data: $node/data
+path.logs: $node/logs
+xpack.security.enabled: false
+cluster.routing.allocation.disk.threshold_enabled: false
+action.destructive_requires_name: false
+YML
+	printf -- '-Xms%s\n-Xmx%s\n' "$heap" "$heap" >"$node/config/jvm.options.d/heap.options"
+}
+
+java_home() {
+	if [[ -n "${ES_JAVA_HOME:-}" ]]; then echo "$ES_JAVA_HOME"; return; fi
+	if [[ -n "${JAVA_HOME:-}" ]]; then echo "$JAVA_HOME"; return; fi
+	dirname "$(dirname "$(readlink -f "$(command -v java)")")"
+}
+
+# as_es runs a command as the unprivileged node user when we are root.
+as_es() {
+	if [[ "$(id -u)" != 0 ]]; then "$@"; return; fi
+	id "$esuser" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$esuser"
+	chown -R "$esuser:" "$node/config" "$node/data" "$node/logs"
+	chmod 755 "$node"
+	runuser -u "$esuser" -- "$@"
+}
+
+launch() {
+	log "starting $version (heap $heap)"
+	as_es env ES_PATH_CONF="$node/config" ES_JAVA_HOME="$(java_home)" \
+		"$node/home/bin/elasticsearch" -d -p "$node/logs/es.pid" \
+		>"$node/stdout.log" 2>&1 || { cat "$node/stdout.log" >&2; exit 1; }
+}
+
+# wait_ready waits for the ports file, then for yellow or green health.
+wait_ready() {
+	local i port=""
+	for i in $(seq 1 180); do
+		if [[ -s "$node/logs/http.ports" ]]; then
+			port="$(head -1 "$node/logs/http.ports" | sed 's/.*://')"
+			if curl -fsS "http://127.0.0.1:$port/_cluster/health?wait_for_status=yellow&timeout=1s" >/dev/null 2>&1; then
+				echo "$port"; return 0
+			fi
+		fi
+		sleep 1
+	done
+	log "not ready after 180s; last log lines:"
+	tail -n 40 "$node/logs/rcp-test.log" >&2 || true
+	return 1
+}
+
+main() {
+	"$here/stop.sh" >/dev/null 2>&1 || true
+	need_tools
+	fetch
+	configure
+	launch
+	local port
+	port="$(wait_ready)"
+	mkdir -p "$work"
+	{
+		echo "export RCP_ES_URL=http://127.0.0.1:$port"
+		echo "export RCP_ES_VERSION=$version"
+	} >"$envfile"
+	log "ready at http://127.0.0.1:$port (env in $envfile)"
+}
+
+main "$@"
