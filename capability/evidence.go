@@ -66,6 +66,9 @@ type Evidence struct {
 	Pagination bool `json:"pagination,omitempty"`
 	// Snapshots: the adapter can pin and echo an indexVersion.
 	Snapshots bool `json:"snapshots,omitempty"`
+	// Deterministic: equal requests return equal hits in equal order,
+	// ties included (§7.7.1).
+	Deterministic bool `json:"deterministic,omitempty"`
 	// TitleField and URIField feed Hit.citation when set.
 	TitleField string `json:"titleField,omitempty"`
 	URIField   string `json:"uriField,omitempty"`

@@ -1,0 +1,326 @@
+package capability
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Reason explains one capability decision: what was considered, whether it
+// is advertised, and the evidence or policy behind that.
+type Reason struct {
+	Capability string `json:"capability"`
+	Advertised bool   `json:"advertised"`
+	Why        string `json:"why"`
+}
+
+// EmbedEncodings are the vector encodings the sidecar can emit (§7.3.1).
+var EmbedEncodings = []string{"json", "f32-base64"}
+
+// deriver accumulates capabilities and reasons for one Derive call.
+type deriver struct {
+	ev      *Evidence
+	p       Policy
+	caps    rcp.Capabilities
+	reasons []Reason
+}
+
+// Derive turns probe evidence and operator policy into the capability set
+// (§6: presence ⇒ supported, nothing advertised that cannot be served) and
+// a Reason for every capability key it considered. Pure and deterministic.
+func Derive(ev *Evidence, p Policy) (rcp.Capabilities, []Reason) {
+	if ev == nil {
+		ev = &Evidence{}
+	}
+	d := &deriver{ev: ev, p: p.WithDefaults()}
+	d.retrieve()
+	d.filter()
+	d.citations()
+	d.pagination()
+	d.index()
+	d.embed()
+	d.never("rerank", "no reranker is configured for this backend")
+	d.never("transform", "query transformation is not implemented by the sidecar")
+	d.flag("streaming", d.p.Streaming, &d.caps.Streaming, "policy")
+	d.logCap()
+	return d.caps, d.reasons
+}
+
+func (d *deriver) note(key string, adv bool, format string, args ...any) {
+	d.reasons = append(d.reasons, Reason{Capability: key, Advertised: adv, Why: fmt.Sprintf(format, args...)})
+}
+
+func (d *deriver) never(key, why string) { d.note(key, false, "%s", why) }
+
+func (d *deriver) flag(key string, on bool, dst **struct{}, src string) {
+	if on {
+		*dst = &struct{}{}
+		d.note(key, true, "enabled by %s", src)
+		return
+	}
+	d.note(key, false, "disabled by %s", src)
+}
+
+func (d *deriver) logCap() {
+	if !d.p.Log {
+		d.note("log", false, "disabled by policy")
+		return
+	}
+	d.caps.Log = &rcp.LogCap{Levels: []string{"debug", "info", "notice", "warning", "error"}}
+	d.note("log", true, "enabled by policy")
+}
+
+// DenseField returns the vector field dense retrieval uses: the first one
+// the query can be embedded for, either by the engine (QueryInference) or
+// by the configured embedder with matching dimension. Nil if none.
+func DenseField(ev *Evidence, p Policy) *VectorField {
+	for i := range ev.VectorFields {
+		vf := &ev.VectorFields[i]
+		if ev.QueryInference || (p.EmbedDim > 0 && p.EmbedDim == vf.Dims) {
+			return vf
+		}
+	}
+	return nil
+}
+
+// ModeScale returns the score scale and floor of a retrieval mode (§6.1).
+// A floor is returned only where the scoring function guarantees one:
+// BM25 ≥ 0, cosine ≥ -1; dot, distances and fused scores have none.
+func ModeScale(m rcp.Mode, vf *VectorField) (rcp.ScoreScale, *float64) {
+	switch m {
+	case rcp.ModeSparse:
+		return rcp.ScaleBM25, floorOf(0)
+	case rcp.ModeDense:
+		if vf == nil {
+			return rcp.ScaleUnbounded, nil
+		}
+		switch vf.Similarity {
+		case SimCosine:
+			return rcp.ScaleCosine, floorOf(-1)
+		case SimDot:
+			return rcp.ScaleDot, nil
+		}
+	}
+	return rcp.ScaleUnbounded, nil
+}
+
+func floorOf(f float64) *float64 { return &f }
+
+func (d *deriver) retrieve() {
+	sparse := d.sparseMode()
+	dense := d.denseMode()
+	hybrid := sparse && dense
+	d.hybridMode(sparse, dense)
+	if !sparse && !dense {
+		d.note("retrieve", false, "target %q has no searchable text or embeddable vector field", d.ev.Target)
+		d.fusion(false)
+		return
+	}
+	r := &rcp.RetrieveCap{MaxK: d.p.MaxK, TokenBudget: true, Deterministic: d.ev.Deterministic}
+	for _, m := range []struct {
+		on   bool
+		mode rcp.Mode
+	}{{dense, rcp.ModeDense}, {sparse, rcp.ModeSparse}, {hybrid, rcp.ModeHybrid}} {
+		if m.on {
+			r.Modes = append(r.Modes, m.mode)
+		}
+	}
+	r.DefaultMode = defaultMode(sparse, dense)
+	r.ScoreScale, r.ScoreFloor = ModeScale(r.DefaultMode, DenseField(d.ev, d.p))
+	d.caps.Retrieve = r
+	d.note("retrieve", true, "target %q is searchable; maxK %d, default mode %s", d.ev.Target, r.MaxK, r.DefaultMode)
+	d.fusion(hybrid)
+	d.retrieveFlags(dense)
+}
+
+func defaultMode(sparse, dense bool) rcp.Mode {
+	switch {
+	case sparse && dense:
+		return rcp.ModeHybrid
+	case sparse:
+		return rcp.ModeSparse
+	}
+	return rcp.ModeDense
+}
+
+func (d *deriver) sparseMode() bool {
+	if len(d.ev.TextFields) == 0 {
+		d.note("retrieve.modes.sparse", false, "no BM25 text field on the target")
+		return false
+	}
+	names := make([]string, len(d.ev.TextFields))
+	for i, f := range d.ev.TextFields {
+		names[i] = f.Name
+	}
+	d.note("retrieve.modes.sparse", true, "BM25 over text fields %s", strings.Join(names, ", "))
+	return true
+}
+
+func (d *deriver) denseMode() bool {
+	if vf := DenseField(d.ev, d.p); vf != nil {
+		how := fmt.Sprintf("embedder %d-d", d.p.EmbedDim)
+		if d.ev.QueryInference {
+			how = "engine-side query inference"
+		}
+		d.note("retrieve.modes.dense", true, "vector field %s (%s) with %s", vf.Name, describeVF(vf), how)
+		return true
+	}
+	switch {
+	case len(d.ev.VectorFields) == 0:
+		d.note("retrieve.modes.dense", false, "no vector field on the target")
+	case d.p.EmbedDim == 0:
+		vf := &d.ev.VectorFields[0]
+		d.note("retrieve.modes.dense", false, "vector field %s (%s) but no embedder configured", vf.Name, describeVF(vf))
+	default:
+		vf := &d.ev.VectorFields[0]
+		d.note("retrieve.modes.dense", false, "vector field %s (%s) but the embedder is %d-d", vf.Name, describeVF(vf), d.p.EmbedDim)
+	}
+	return false
+}
+
+func describeVF(vf *VectorField) string {
+	return fmt.Sprintf("%d-d %s", vf.Dims, vf.Similarity)
+}
+
+func (d *deriver) hybridMode(sparse, dense bool) {
+	if sparse && dense {
+		d.note("retrieve.modes.hybrid", true, "both sparse and dense are available")
+		return
+	}
+	d.note("retrieve.modes.hybrid", false, "needs both sparse and dense (sparse=%t, dense=%t)", sparse, dense)
+}
+
+func (d *deriver) fusion(hybrid bool) {
+	if !hybrid {
+		for _, m := range []string{"rrf", "weighted", "convex"} {
+			d.note("retrieve.fusion."+m, false, "fusion applies only to hybrid, which is not available")
+		}
+		return
+	}
+	r := d.caps.Retrieve
+	where := "sidecar"
+	if d.ev.NativeRRF {
+		where = "native"
+	}
+	r.Fusion = append(r.Fusion, rcp.FusionRRF, rcp.FusionWeighted)
+	d.note("retrieve.fusion.rrf", true, "%s reciprocal rank fusion", where)
+	d.note("retrieve.fusion.weighted", true, "sidecar min-max weighted fusion")
+	_, sf := ModeScale(rcp.ModeSparse, nil)
+	dscale, df := ModeScale(rcp.ModeDense, DenseField(d.ev, d.p))
+	if sf == nil || df == nil {
+		d.note("retrieve.fusion.convex", false, "dense scale %s has no score floor (§16.3 needs one per list)", dscale)
+		return
+	}
+	r.Fusion = append(r.Fusion, rcp.FusionConvex)
+	d.note("retrieve.fusion.convex", true, "sidecar floor-anchored fusion (bm25 floor %g, %s floor %g)", *sf, dscale, *df)
+}
+
+func (d *deriver) retrieveFlags(dense bool) {
+	r := d.caps.Retrieve
+	switch {
+	case dense:
+		r.MMR = true
+		d.note("retrieve.mmr", true, "sidecar MMR over returned document vectors")
+	case d.ev.NativeMMR:
+		r.MMR = true
+		d.note("retrieve.mmr", true, "engine-native MMR")
+	default:
+		d.note("retrieve.mmr", false, "no usable document vectors and no native MMR")
+	}
+	d.note("retrieve.tokenBudget", true, "sidecar token-budget packing")
+	d.note("retrieve.deterministic", r.Deterministic, "adapter evidence: deterministic ties=%t", d.ev.Deterministic)
+	d.note("retrieve.snapshots", false, "indexVersion pinning is not implemented")
+	d.note("retrieve.rerankBuiltin", false, "no reranker is configured")
+}
+
+func (d *deriver) filter() {
+	if d.caps.Retrieve == nil {
+		d.note("filter", false, "retrieve is not advertised")
+		return
+	}
+	fields := map[string]string{}
+	opset := map[mapping.Op]bool{}
+	for _, f := range d.ev.FilterFields {
+		if !d.p.allowsField(f.Name) {
+			continue
+		}
+		ops := f.Ops
+		if ops == nil {
+			ops = mapping.AllowedOps(f.Type)
+		}
+		for _, op := range ops {
+			if d.p.allowsOp(op) {
+				opset[op] = true
+			}
+		}
+		fields[f.Name] = string(f.Type)
+	}
+	d.setFilter(fields, opset)
+}
+
+func (d *deriver) setFilter(fields map[string]string, opset map[mapping.Op]bool) {
+	var ops []string
+	for _, op := range mapping.AllOps {
+		if opset[op] {
+			ops = append(ops, string(op))
+		}
+	}
+	if len(fields) == 0 || len(ops) == 0 {
+		d.note("filter", false, "no filterable field (or operator) survives evidence %d fields and policy", len(d.ev.FilterFields))
+		return
+	}
+	d.caps.Filter = &rcp.FilterCap{Fields: fields, Operators: ops}
+	d.note("filter", true, "%d of %d probed fields, operators %s", len(fields), len(d.ev.FilterFields), strings.Join(ops, ","))
+}
+
+func (d *deriver) citations() {
+	switch {
+	case d.caps.Retrieve == nil:
+		d.note("citations", false, "retrieve is not advertised")
+	case d.ev.TitleField == "" && d.ev.URIField == "":
+		d.note("citations", false, "no title or URI field on the target")
+	default:
+		d.caps.Citations = &struct{}{}
+		d.note("citations", true, "title field %q, uri field %q", d.ev.TitleField, d.ev.URIField)
+	}
+}
+
+func (d *deriver) pagination() {
+	switch {
+	case d.caps.Retrieve == nil:
+		d.note("pagination", false, "retrieve is not advertised")
+	case !d.ev.Pagination:
+		d.note("pagination", false, "adapter cannot page")
+	default:
+		d.caps.Pagination = &struct{}{}
+		d.note("pagination", true, "sealed offset cursors")
+	}
+}
+
+func (d *deriver) index() {
+	switch {
+	case !d.ev.Writable:
+		d.note("index", false, "engine target is not writable")
+	case !d.p.Writable:
+		d.note("index", false, "writes disabled by policy")
+	default:
+		d.caps.Index = &rcp.IndexCap{Writable: true}
+		d.note("index", true, "engine writable and enabled by policy")
+	}
+}
+
+func (d *deriver) embed() {
+	if d.p.EmbedDim <= 0 {
+		d.note("embed", false, "no embedder configured")
+		return
+	}
+	id := d.p.EmbedIdentity
+	if id == "" {
+		id = "unknown"
+	}
+	d.caps.Embed = &rcp.EmbedCap{Dimension: d.p.EmbedDim, Identity: id, BatchLimit: d.p.EmbedBatchLimit,
+		Encodings: append([]string(nil), EmbedEncodings...)}
+	d.note("embed", true, "embedder %s (%d-d), batch limit %d", id, d.p.EmbedDim, d.p.EmbedBatchLimit)
+}

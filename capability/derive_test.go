@@ -1,0 +1,239 @@
+package capability
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+func fullEvidence() *Evidence {
+	return &Evidence{
+		Engine: "test", Target: "docs",
+		TextFields:   []TextField{{Name: "title"}, {Name: "text"}},
+		VectorFields: []VectorField{{Name: "emb", Dims: 4, Similarity: SimCosine, Indexed: true}},
+		FilterFields: []FilterField{
+			{Name: "lang", Type: mapping.TypeKeyword, Ops: []mapping.Op{mapping.OpEq, mapping.OpIn}},
+			{Name: "year", Type: mapping.TypeInt, Ops: []mapping.Op{mapping.OpEq, mapping.OpGte}},
+		},
+		TitleField: "title", Pagination: true, Writable: true, Deterministic: true,
+	}
+}
+
+func reason(t *testing.T, rs []Reason, key string) Reason {
+	t.Helper()
+	for _, r := range rs {
+		if r.Capability == key {
+			if r.Why == "" {
+				t.Errorf("reason %s has no why", key)
+			}
+			return r
+		}
+	}
+	t.Fatalf("no reason for %q in %+v", key, rs)
+	return Reason{}
+}
+
+func TestDeriveModes(t *testing.T) {
+	dot := fullEvidence()
+	dot.VectorFields[0].Similarity = SimDot
+	infer := fullEvidence()
+	infer.QueryInference = true
+	noText := fullEvidence()
+	noText.TextFields = nil
+	tests := []struct {
+		name      string
+		ev        *Evidence
+		p         Policy
+		modes     []rcp.Mode
+		def       rcp.Mode
+		scale     rcp.ScoreScale
+		floor     *float64
+		fusion    []rcp.FusionMethod
+		mmr       bool
+		whyDense  bool
+		noRetrive bool
+	}{
+		{name: "hybrid", ev: fullEvidence(), p: Policy{EmbedDim: 4},
+			modes: []rcp.Mode{"dense", "sparse", "hybrid"}, def: "hybrid", scale: rcp.ScaleUnbounded,
+			fusion: []rcp.FusionMethod{"rrf", "weighted", "convex"}, mmr: true, whyDense: true},
+		{name: "no embedder", ev: fullEvidence(), modes: []rcp.Mode{"sparse"}, def: "sparse",
+			scale: rcp.ScaleBM25, floor: floorOf(0)},
+		{name: "dim mismatch", ev: fullEvidence(), p: Policy{EmbedDim: 8}, modes: []rcp.Mode{"sparse"},
+			def: "sparse", scale: rcp.ScaleBM25, floor: floorOf(0)},
+		{name: "query inference", ev: infer, modes: []rcp.Mode{"dense", "sparse", "hybrid"}, def: "hybrid",
+			scale: rcp.ScaleUnbounded, fusion: []rcp.FusionMethod{"rrf", "weighted", "convex"}, mmr: true, whyDense: true},
+		{name: "dot has no floor so no convex", ev: dot, p: Policy{EmbedDim: 4},
+			modes: []rcp.Mode{"dense", "sparse", "hybrid"}, def: "hybrid", scale: rcp.ScaleUnbounded,
+			fusion: []rcp.FusionMethod{"rrf", "weighted"}, mmr: true, whyDense: true},
+		{name: "dense only cosine", ev: noText, p: Policy{EmbedDim: 4}, modes: []rcp.Mode{"dense"},
+			def: "dense", scale: rcp.ScaleCosine, floor: floorOf(-1), mmr: true, whyDense: true},
+		{name: "nothing searchable", ev: &Evidence{Target: "x"}, noRetrive: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			caps, rs := Derive(tc.ev, tc.p)
+			if r := reason(t, rs, "retrieve.modes.dense"); r.Advertised != tc.whyDense {
+				t.Errorf("dense reason advertised=%t want %t", r.Advertised, tc.whyDense)
+			}
+			if tc.noRetrive {
+				if caps.Retrieve != nil || caps.Filter != nil || caps.Citations != nil {
+					t.Fatalf("unsearchable target advertised retrieve: %+v", caps)
+				}
+				return
+			}
+			r := caps.Retrieve
+			if r == nil {
+				t.Fatal("retrieve absent")
+			}
+			if !slices.Equal(r.Modes, tc.modes) || r.DefaultMode != tc.def {
+				t.Errorf("modes %v default %s, want %v %s", r.Modes, r.DefaultMode, tc.modes, tc.def)
+			}
+			if r.ScoreScale != tc.scale || !reflect.DeepEqual(r.ScoreFloor, tc.floor) {
+				t.Errorf("scale %s floor %v, want %s %v", r.ScoreScale, r.ScoreFloor, tc.scale, tc.floor)
+			}
+			if !slices.Equal(r.Fusion, tc.fusion) || r.MMR != tc.mmr {
+				t.Errorf("fusion %v mmr %t, want %v %t", r.Fusion, r.MMR, tc.fusion, tc.mmr)
+			}
+			if r.MaxK != DefaultMaxK || !r.TokenBudget {
+				t.Errorf("maxK %d tokenBudget %t", r.MaxK, r.TokenBudget)
+			}
+		})
+	}
+}
+
+func TestDeriveReasonsCoverEveryKey(t *testing.T) {
+	for _, ev := range []*Evidence{fullEvidence(), {}} {
+		_, rs := Derive(ev, Policy{})
+		for _, key := range []string{"retrieve", "retrieve.modes.sparse", "retrieve.modes.dense",
+			"retrieve.modes.hybrid", "retrieve.fusion.rrf", "retrieve.fusion.weighted", "retrieve.fusion.convex",
+			"filter", "citations", "pagination", "index", "embed", "rerank", "transform", "streaming", "log"} {
+			reason(t, rs, key)
+		}
+	}
+	_, rs := Derive(fullEvidence(), Policy{})
+	if r := reason(t, rs, "retrieve.modes.dense"); r.Why != "vector field emb (4-d cosine) but no embedder configured" {
+		t.Errorf("dense why = %q", r.Why)
+	}
+}
+
+func TestDeriveFilter(t *testing.T) {
+	tests := []struct {
+		name   string
+		p      Policy
+		fields map[string]string
+		ops    []string
+	}{
+		{name: "all", fields: map[string]string{"lang": "keyword", "year": "int"}, ops: []string{"eq", "gte", "in"}},
+		{name: "narrowed fields", p: Policy{Fields: []string{"year", "nosuch"}},
+			fields: map[string]string{"year": "int"}, ops: []string{"eq", "gte"}},
+		{name: "narrowed ops", p: Policy{Operators: []mapping.Op{mapping.OpIn, mapping.OpContains}},
+			fields: map[string]string{"lang": "keyword", "year": "int"}, ops: []string{"in"}},
+		{name: "no surviving field", p: Policy{Fields: []string{"nosuch"}}},
+		{name: "no surviving op", p: Policy{Operators: []mapping.Op{mapping.OpExists}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			caps, rs := Derive(fullEvidence(), tc.p)
+			if tc.fields == nil {
+				if caps.Filter != nil || reason(t, rs, "filter").Advertised {
+					t.Fatalf("filter advertised: %+v", caps.Filter)
+				}
+				return
+			}
+			if caps.Filter == nil {
+				t.Fatal("filter absent")
+			}
+			if !reflect.DeepEqual(caps.Filter.Fields, tc.fields) || !slices.Equal(caps.Filter.Operators, tc.ops) {
+				t.Errorf("filter %+v, want %v %v", caps.Filter, tc.fields, tc.ops)
+			}
+		})
+	}
+}
+
+// TestDeriveFilterTypeOps checks that fields without explicit ops get the
+// §8 table for their type (gt/gte/lt/lte only for ordered types).
+func TestDeriveFilterTypeOps(t *testing.T) {
+	ev := &Evidence{TextFields: []TextField{{Name: "t"}},
+		FilterFields: []FilterField{{Name: "tag", Type: mapping.TypeKeyword}}}
+	caps, _ := Derive(ev, Policy{})
+	if caps.Filter == nil {
+		t.Fatal("filter absent")
+	}
+	for _, op := range []string{"eq", "ne", "in", "nin", "exists"} {
+		if !slices.Contains(caps.Filter.Operators, op) {
+			t.Errorf("keyword field lacks %s: %v", op, caps.Filter.Operators)
+		}
+	}
+	if slices.Contains(caps.Filter.Operators, "gt") {
+		t.Errorf("keyword field advertises gt: %v", caps.Filter.Operators)
+	}
+}
+
+func TestDeriveFlags(t *testing.T) {
+	ro := fullEvidence()
+	ro.Writable, ro.Pagination, ro.TitleField, ro.Deterministic = false, false, "", false
+	uri := fullEvidence()
+	uri.TitleField, uri.URIField = "", "url"
+	tests := []struct {
+		name                                 string
+		ev                                   *Evidence
+		p                                    Policy
+		index, pages, cites, det, strm, logs bool
+		embed                                bool
+	}{
+		{name: "full", ev: fullEvidence(), p: Policy{Writable: true, Streaming: true, Log: true, EmbedDim: 4, EmbedIdentity: "m"},
+			index: true, pages: true, cites: true, det: true, strm: true, logs: true, embed: true},
+		{name: "policy read-only", ev: fullEvidence(), pages: true, cites: true, det: true},
+		{name: "engine read-only", ev: ro, p: Policy{Writable: true}},
+		{name: "uri cites", ev: uri, pages: true, cites: true, det: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, rs := Derive(tc.ev, tc.p)
+			got := []bool{c.Index != nil, c.Pagination != nil, c.Citations != nil, c.Retrieve.Deterministic,
+				c.Streaming != nil, c.Log != nil, c.Embed != nil}
+			want := []bool{tc.index, tc.pages, tc.cites, tc.det, tc.strm, tc.logs, tc.embed}
+			if !slices.Equal(got, want) {
+				t.Errorf("index,pages,cites,det,stream,log,embed = %v want %v", got, want)
+			}
+			if reason(t, rs, "index").Advertised != tc.index || reason(t, rs, "embed").Advertised != tc.embed {
+				t.Error("reasons disagree with capabilities")
+			}
+			if c.Index != nil && !c.Index.Writable {
+				t.Error("index advertised without writable:true")
+			}
+			if c.Rerank != nil || c.Transform != nil {
+				t.Error("rerank/transform advertised")
+			}
+		})
+	}
+}
+
+func TestDeriveEmbed(t *testing.T) {
+	c, _ := Derive(fullEvidence(), Policy{EmbedDim: 4, EmbedIdentity: "bge", EmbedBatchLimit: 7})
+	want := &rcp.EmbedCap{Dimension: 4, Identity: "bge", BatchLimit: 7, Encodings: []string{"json", "f32-base64"}}
+	if !reflect.DeepEqual(c.Embed, want) {
+		t.Errorf("embed %+v want %+v", c.Embed, want)
+	}
+	c, _ = Derive(fullEvidence(), Policy{EmbedDim: 4})
+	if c.Embed.BatchLimit != DefaultEmbedBatchLimit || c.Embed.Identity == "" {
+		t.Errorf("embed defaults %+v", c.Embed)
+	}
+}
+
+func TestDeriveMMRNative(t *testing.T) {
+	ev := fullEvidence()
+	ev.VectorFields = nil
+	c, _ := Derive(ev, Policy{})
+	if c.Retrieve.MMR {
+		t.Error("mmr advertised without vectors or native MMR")
+	}
+	ev.NativeMMR = true
+	c, _ = Derive(ev, Policy{})
+	if !c.Retrieve.MMR {
+		t.Error("native MMR not advertised")
+	}
+}

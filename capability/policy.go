@@ -1,0 +1,78 @@
+package capability
+
+import "github.com/rcp-sidecar/rcp-sidecar/mapping"
+
+// Defaults applied by Policy.WithDefaults.
+const (
+	DefaultMaxK            = 200
+	DefaultCandidateK      = 100
+	DefaultEmbedBatchLimit = 128
+	DefaultTrust           = "untrusted"
+)
+
+// Policy is the operator's narrowing of what the evidence allows. A policy
+// can only remove capabilities, never add one the evidence does not prove.
+type Policy struct {
+	// MaxK is retrieve.maxK (default 200); DefaultCandidateK is the recall
+	// size used when a request sets none (default 100).
+	MaxK, DefaultCandidateK int
+	// Writable opts in to index/add and index/delete.
+	Writable bool
+	// Fields, when non-empty, is the allow-list of filterable fields.
+	Fields []string
+	// Operators, when non-empty, is the allow-list of filter operators.
+	Operators []mapping.Op
+	// EmbedDim is the dimension of the configured embedder (0: none).
+	EmbedDim int
+	// EmbedIdentity names the embedding model (embed.identity, §15.7).
+	EmbedIdentity string
+	// EmbedBatchLimit is embed.batchLimit (default 128 when embedding).
+	EmbedBatchLimit int
+	// Trust is Hit.trust.level for this corpus (default "untrusted", §15.2).
+	Trust string
+	// Streaming and Log advertise the streaming and log capabilities.
+	Streaming, Log bool
+}
+
+// WithDefaults returns p with zero limits replaced by their defaults.
+func (p Policy) WithDefaults() Policy {
+	if p.MaxK <= 0 {
+		p.MaxK = DefaultMaxK
+	}
+	if p.DefaultCandidateK <= 0 {
+		p.DefaultCandidateK = DefaultCandidateK
+	}
+	if p.EmbedDim > 0 && p.EmbedBatchLimit <= 0 {
+		p.EmbedBatchLimit = DefaultEmbedBatchLimit
+	}
+	if p.Trust == "" {
+		p.Trust = DefaultTrust
+	}
+	return p
+}
+
+// allowsField reports whether the policy's field allow-list admits name.
+func (p Policy) allowsField(name string) bool {
+	if len(p.Fields) == 0 {
+		return true
+	}
+	for _, f := range p.Fields {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+// allowsOp reports whether the policy's operator allow-list admits op.
+func (p Policy) allowsOp(op mapping.Op) bool {
+	if len(p.Operators) == 0 {
+		return true
+	}
+	for _, o := range p.Operators {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
