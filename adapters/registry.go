@@ -72,3 +72,33 @@ func (r *Registry) Names() []string {
 	sort.Strings(names)
 	return names
 }
+
+// Secret is a credential in a configuration. It prints, and marshals to
+// JSON and YAML, as "<secret>" so a loaded configuration can be shown
+// without leaking it; Reveal returns the value for a client library.
+type Secret string
+
+const elided = "<secret>"
+
+// String implements fmt.Stringer; an empty secret prints empty.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return elided
+}
+
+// GoString implements fmt.GoStringer (%#v).
+func (s Secret) GoString() string { return `"` + s.String() + `"` }
+
+// MarshalJSON elides the value.
+func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + s.String() + `"`), nil }
+
+// MarshalYAML elides the value.
+func (s Secret) MarshalYAML() (any, error) { return s.String(), nil }
+
+// MarshalText elides the value.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Reveal returns the plain value.
+func (s Secret) Reveal() string { return string(s) }

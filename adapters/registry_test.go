@@ -2,8 +2,11 @@ package adapters_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
@@ -83,5 +86,35 @@ func TestRegistryPanics(t *testing.T) {
 			}()
 			adapters.NewRegistry(tt.fs...)
 		})
+	}
+}
+
+func TestSecretElided(t *testing.T) {
+	s := adapters.Secret("hunter2")
+	outs := map[string]string{
+		"%v":  fmt.Sprintf("%v", s),
+		"%s":  fmt.Sprintf("%s", s),
+		"%#v": fmt.Sprintf("%#v", s),
+		"%+v": fmt.Sprintf("%+v", struct{ P adapters.Secret }{s}),
+	}
+	j, err := json.Marshal(map[string]adapters.Secret{"p": s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(j, &back); err != nil {
+		t.Fatal(err)
+	}
+	outs["json"] = back["p"]
+	for how, out := range outs {
+		if strings.Contains(out, "hunter2") || !strings.Contains(out, "<secret>") {
+			t.Errorf("%s: %q leaks or lacks the placeholder", how, out)
+		}
+	}
+	if s.Reveal() != "hunter2" {
+		t.Errorf("Reveal() = %q", s.Reveal())
+	}
+	if adapters.Secret("").String() != "" {
+		t.Error("empty secret should print empty")
 	}
 }
