@@ -1,0 +1,145 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestIDRoundTrip(t *testing.T) {
+	for _, raw := range []string{`"a"`, `"\u0061"`, `1`, `-7`, `9007199254740993`, `1.5`, `1e3`, `123456789012345678901234567890`} {
+		t.Run(raw, func(t *testing.T) {
+			f, derr := DecodeFrame([]byte(`{"jsonrpc":"2.0","id":` + raw + `,"method":"ping"}`))
+			if derr != nil {
+				t.Fatalf("decode: %v", derr)
+			}
+			out, err := EncodeResponse(&Response{ID: f.Members[0].Request.ID, Result: json.RawMessage(`{}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `{"jsonrpc":"2.0","id":` + raw + `,"result":{}}`; string(out) != want {
+				t.Errorf("got %s, want %s", out, want)
+			}
+		})
+	}
+}
+
+func TestIDKey(t *testing.T) {
+	if StringID("a").Key() != (ID{raw: `"\u0061"`}).Key() {
+		t.Error(`"a" and "\u0061" should share a key`)
+	}
+	if StringID("1").Key() == IntID(1).Key() {
+		t.Error(`"1" and 1 must not share a key`)
+	}
+	if !(ID{}).IsAbsent() || !NullID.IsNull() || NullID.IsValid() {
+		t.Error("absent/null predicates wrong")
+	}
+}
+
+func TestDecodeFrame(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		in        string
+		frameCode int    // expected frame-level error code
+		codes     []int  // expected per-member error codes (0 = ok)
+		field     string // expected Field of the first member error
+		batch     bool
+	}{
+		{name: "bad json", in: `{"jsonrpc":`, frameCode: CodeParseError},
+		{name: "empty batch", in: `[]`, frameCode: CodeInvalidRequest},
+		{name: "scalar", in: `42`, codes: []int{CodeInvalidRequest}},
+		{name: "bad version", in: `{"jsonrpc":"1.0","id":1,"method":"ping"}`, codes: []int{CodeInvalidRequest}},
+		{name: "version case", in: `{"JSONRPC":"2.0","id":1,"method":"ping"}`, codes: []int{CodeInvalidRequest}},
+		{name: "method number", in: `{"jsonrpc":"2.0","id":1,"method":5}`, codes: []int{CodeInvalidRequest}},
+		{name: "id bool", in: `{"jsonrpc":"2.0","id":true,"method":"ping"}`, codes: []int{CodeInvalidRequest}},
+		{name: "id object", in: `{"jsonrpc":"2.0","id":{},"method":"ping"}`, codes: []int{CodeInvalidRequest}},
+		{name: "id null", in: `{"jsonrpc":"2.0","id":null,"method":"ping"}`, codes: []int{CodeInvalidRequest}},
+		{name: "params array", in: `{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}`, codes: []int{CodeInvalidParams}, field: "params"},
+		{name: "params scalar", in: `{"jsonrpc":"2.0","id":1,"method":"ping","params":"x"}`, codes: []int{CodeInvalidParams}, field: "params"},
+		{name: "params null", in: `{"jsonrpc":"2.0","id":1,"method":"ping","params":null}`, codes: []int{0}},
+		{name: "notification", in: `{"jsonrpc":"2.0","method":"notifications/x"}`, codes: []int{0}},
+		{name: "response", in: `{"jsonrpc":"2.0","id":1,"result":{}}`, codes: []int{0}},
+		{name: "both", in: `{"jsonrpc":"2.0","id":1,"result":{},"error":{}}`, codes: []int{CodeInvalidRequest}},
+		{name: "batch mixed", in: `[1,{"jsonrpc":"2.0","id":"x","method":"ping"}]`, batch: true, codes: []int{CodeInvalidRequest, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, derr := DecodeFrame([]byte(tc.in))
+			if tc.frameCode != 0 {
+				if derr == nil || derr.Code != tc.frameCode {
+					t.Fatalf("frame error = %v, want code %d", derr, tc.frameCode)
+				}
+				return
+			}
+			if derr != nil {
+				t.Fatalf("unexpected frame error %v", derr)
+			}
+			if f.Batch != tc.batch || len(f.Members) != len(tc.codes) {
+				t.Fatalf("batch=%v members=%d", f.Batch, len(f.Members))
+			}
+			for i, m := range f.Members {
+				got := 0
+				if m.Err != nil {
+					got = m.Err.Code
+				}
+				if got != tc.codes[i] {
+					t.Errorf("member %d code = %d, want %d", i, got, tc.codes[i])
+				}
+				if got == CodeInvalidRequest && !m.ID.IsNull() {
+					t.Errorf("member %d: -32600 must carry id null, got %s", i, m.ID)
+				}
+			}
+			if tc.field != "" && f.Members[0].Err.Field != tc.field {
+				t.Errorf("field = %q, want %q", f.Members[0].Err.Field, tc.field)
+			}
+		})
+	}
+}
+
+func TestEncodeRefusesNonFinite(t *testing.T) {
+	if _, err := Marshal(map[string]float64{"x": math.NaN()}); err == nil {
+		t.Error("NaN encoded")
+	}
+	if _, err := Marshal(map[string]float64{"x": math.Inf(1)}); err == nil {
+		t.Error("Inf encoded")
+	}
+	b, err := EncodeResponse(&Response{ID: IntID(1), Result: json.RawMessage("{\n\"a\":\"x\\ny\"\n}")})
+	if err != nil || strings.ContainsAny(string(b), "\n\r") {
+		t.Errorf("got %q, %v", b, err)
+	}
+}
+
+func FuzzDecodeFrame(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `[]`, `[1,2]`, `{"jsonrpc":"2.0","id":"x","result":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":1}}`, `{"jsonrpc":"2.0","id":1e400,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"m"}}`, `nul`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fr, derr := DecodeFrame(b)
+		if (fr == nil) == (derr == nil) {
+			t.Fatalf("exactly one of frame and error must be set")
+		}
+		if fr == nil {
+			return
+		}
+		for _, m := range fr.Members {
+			if m.Request == nil && m.Response == nil && m.Err == nil {
+				t.Fatal("empty member")
+			}
+			out, err := EncodeResponse(&Response{ID: m.ID, Result: json.RawMessage(`{}`)})
+			if err != nil || !json.Valid(out) {
+				t.Fatalf("re-encode %q: %v", out, err)
+			}
+			if m.Request != nil && !m.Request.IsNotification() {
+				var back struct{ ID json.RawMessage }
+				_ = json.Unmarshal(out, &back)
+				if string(back.ID) != m.Request.ID.Raw() {
+					t.Fatalf("id not echoed: %s vs %s", back.ID, m.Request.ID.Raw())
+				}
+			}
+		}
+	})
+}
