@@ -1,0 +1,200 @@
+// Package embedding provides text embedders for the sidecar: a client for
+// any OpenAI-compatible /v1/embeddings endpoint.
+package embedding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Defaults applied by NewOpenAI to zero-valued options.
+const (
+	DefaultBatchSize   = 64
+	DefaultMaxRetries  = 3
+	DefaultTimeout     = 30 * time.Second
+	DefaultBackoffBase = 200 * time.Millisecond
+	DefaultBackoffMax  = 5 * time.Second
+)
+
+// Kinds accepted by Embed (§7.3 embed.kind); "" means unspecified.
+const (
+	KindQuery    = "query"
+	KindDocument = "document"
+)
+
+// OpenAIOptions configures an OpenAI-compatible embedding client.
+type OpenAIOptions struct {
+	// BaseURL is the server root, e.g. http://127.0.0.1:8000; requests go to
+	// BaseURL + "/v1/embeddings". A BaseURL already ending in /v1 is accepted.
+	BaseURL string
+	// Model is sent as "model" and is the default Identity.
+	Model string
+	// APIKey, when set, is sent as "Authorization: Bearer <key>".
+	APIKey string
+	// Dimension is the required vector length. 0 learns it from the first
+	// response (Dimension() reports 0 until then; see Probe).
+	Dimension int
+	// BatchSize caps the inputs per HTTP request (default 64).
+	BatchSize int
+	// MaxRetries bounds retries of one request on 429, 5xx and connection
+	// errors (default 3; negative disables retries).
+	MaxRetries int
+	// Timeout bounds one Embed call, retries included (default 30s).
+	Timeout time.Duration
+	// HTTPClient overrides the default client.
+	HTTPClient *http.Client
+	// QueryPrefix and DocumentPrefix are prepended client-side to each text
+	// for kind "query" and "document" (e5 models want "query: " and
+	// "passage: "). Leave them empty when the server prefixes by itself.
+	QueryPrefix, DocumentPrefix string
+	// SendInputType adds "input_type": kind to each request whose kind is
+	// not empty, for servers that apply asymmetric prefixes themselves.
+	SendInputType bool
+	// Identity overrides the embed.identity reported (default Model).
+	Identity string
+	// BackoffBase and BackoffMax shape the exponential backoff with full
+	// jitter between retries (defaults 200ms and 5s).
+	BackoffBase, BackoffMax time.Duration
+}
+
+// OpenAI is an adapters.Embedder backed by an OpenAI-compatible endpoint.
+// It is safe for concurrent use.
+type OpenAI struct {
+	opts     OpenAIOptions
+	endpoint string
+	client   *http.Client
+	dim      atomic.Int64
+}
+
+var _ adapters.Embedder = (*OpenAI)(nil)
+
+// NewOpenAI validates opts, applies defaults and returns a client. It does
+// no I/O; call Probe to check the server and learn an unset dimension.
+func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
+	if err := validate(opts); err != nil {
+		return nil, err
+	}
+	opts = withDefaults(opts)
+	o := &OpenAI{opts: opts, endpoint: endpoint(opts.BaseURL), client: opts.HTTPClient}
+	o.dim.Store(int64(opts.Dimension))
+	return o, nil
+}
+
+func validate(opts OpenAIOptions) error {
+	switch {
+	case opts.BaseURL == "":
+		return errors.New("embedding: BaseURL is required")
+	case !strings.HasPrefix(opts.BaseURL, "http://") && !strings.HasPrefix(opts.BaseURL, "https://"):
+		return fmt.Errorf("embedding: BaseURL %q must be http(s)", opts.BaseURL)
+	case opts.Model == "":
+		return errors.New("embedding: Model is required")
+	case opts.Dimension < 0 || opts.BatchSize < 0 || opts.Timeout < 0:
+		return errors.New("embedding: Dimension, BatchSize and Timeout must not be negative")
+	}
+	return nil
+}
+
+func withDefaults(o OpenAIOptions) OpenAIOptions {
+	o.BatchSize = orDefault(o.BatchSize, DefaultBatchSize)
+	o.MaxRetries = orDefault(o.MaxRetries, DefaultMaxRetries)
+	o.MaxRetries = max(o.MaxRetries, 0)
+	o.Timeout = orDefault(o.Timeout, DefaultTimeout)
+	o.BackoffBase = orDefault(o.BackoffBase, DefaultBackoffBase)
+	o.BackoffMax = orDefault(o.BackoffMax, DefaultBackoffMax)
+	o.Identity = orDefault(o.Identity, o.Model)
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{}
+	}
+	return o
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+func endpoint(base string) string {
+	base = strings.TrimRight(base, "/")
+	base = strings.TrimSuffix(base, "/v1")
+	return base + "/v1/embeddings"
+}
+
+// Dimension is the vector length: the configured one, or the one learned
+// from the first response (0 before it).
+func (o *OpenAI) Dimension() int { return int(o.dim.Load()) }
+
+// Identity names the model, for embed.identity (§15.7).
+func (o *OpenAI) Identity() string { return o.opts.Identity }
+
+// BatchLimit is the number of inputs sent per request (embed.batchLimit).
+func (o *OpenAI) BatchLimit() int { return o.opts.BatchSize }
+
+// Probe embeds one short text to check that the server answers and, when
+// no Dimension was configured, to learn it.
+func (o *OpenAI) Probe(ctx context.Context) error {
+	_, err := o.Embed(ctx, []string{"probe"}, KindQuery)
+	return err
+}
+
+// Embed returns one vector per text, in order, sending at most BatchSize
+// texts per request. kind selects the asymmetric prefix ("query",
+// "document" or "").
+func (o *OpenAI) Embed(ctx context.Context, texts []string, kind string) ([][]float32, error) {
+	if err := checkKind(kind); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.opts.Timeout)
+	defer cancel()
+	out := make([][]float32, 0, len(texts))
+	for start := 0; start < len(texts); start += o.opts.BatchSize {
+		batch := texts[start:min(start+o.opts.BatchSize, len(texts))]
+		vecs, err := o.embedBatch(ctx, o.prefixed(batch, kind), kind)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vecs...)
+	}
+	return out, nil
+}
+
+func checkKind(kind string) error {
+	switch kind {
+	case "", KindQuery, KindDocument:
+		return nil
+	}
+	return rcp.InvalidParams("kind", "kind must be %q or %q", KindQuery, KindDocument)
+}
+
+// prefixed returns texts with the prefix for kind, copying only if needed.
+func (o *OpenAI) prefixed(texts []string, kind string) []string {
+	p := o.prefix(kind)
+	if p == "" {
+		return texts
+	}
+	out := make([]string, len(texts))
+	for i, t := range texts {
+		out[i] = p + t
+	}
+	return out
+}
+
+func (o *OpenAI) prefix(kind string) string {
+	switch kind {
+	case KindQuery:
+		return o.opts.QueryPrefix
+	case KindDocument:
+		return o.opts.DocumentPrefix
+	}
+	return ""
+}

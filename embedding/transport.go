@@ -1,0 +1,194 @@
+package embedding
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// maxResponseBytes bounds one upstream response body (64 MiB).
+const maxResponseBytes = 64 << 20
+
+type embedRequest struct {
+	Model          string   `json:"model"`
+	Input          []string `json:"input"`
+	EncodingFormat string   `json:"encoding_format"`
+	InputType      string   `json:"input_type,omitempty"`
+}
+
+type embedResponse struct {
+	Data []struct {
+		Index     *int      `json:"index"`
+		Embedding []float64 `json:"embedding"`
+	} `json:"data"`
+}
+
+// embedBatch sends one batch, retrying transient failures with backoff.
+func (o *OpenAI) embedBatch(ctx context.Context, texts []string, kind string) ([][]float32, error) {
+	body, err := o.requestBody(texts, kind)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		vecs, rerr := o.attempt(ctx, body, len(texts))
+		if rerr == nil {
+			return vecs, nil
+		}
+		if !isRetryable(rerr) || attempt >= o.opts.MaxRetries {
+			return nil, rerr
+		}
+		if werr := o.wait(ctx, o.delay(attempt, rerr), rerr); werr != nil {
+			return nil, werr
+		}
+	}
+}
+
+func (o *OpenAI) requestBody(texts []string, kind string) ([]byte, error) {
+	req := embedRequest{Model: o.opts.Model, Input: texts, EncodingFormat: "float"}
+	if o.opts.SendInputType {
+		req.InputType = kind
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil, rcp.AsError(err)
+	}
+	return b, nil
+}
+
+// delay is the pause before retry number attempt+1: the server's
+// Retry-After when given, else exponential backoff with full jitter.
+func (o *OpenAI) delay(attempt int, e *rcp.Error) time.Duration {
+	if ra := retryAfterOf(e); ra > 0 {
+		return ra
+	}
+	ceil := min(o.opts.BackoffBase<<attempt, o.opts.BackoffMax)
+	return time.Duration(rand.Int64N(int64(ceil)) + 1)
+}
+
+// wait sleeps for d unless ctx ends first. When the deadline cannot cover
+// d, it returns last at once rather than sleeping in vain.
+func (o *OpenAI) wait(ctx context.Context, d time.Duration, last *rcp.Error) *rcp.Error {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		return last
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return classifyTransport(ctx.Err())
+	}
+}
+
+// attempt performs one HTTP round trip and validates the answer.
+func (o *OpenAI) attempt(ctx context.Context, body []byte, n int) ([][]float32, *rcp.Error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, rcp.AsError(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if o.opts.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+o.opts.APIKey)
+	}
+	resp, err := o.client.Do(req)
+	if err != nil {
+		return nil, classifyTransport(ctxErrOr(ctx, err))
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		return nil, classifyTransport(ctxErrOr(ctx, err))
+	}
+	if resp.StatusCode/100 != 2 {
+		ra := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		return nil, statusError(resp.StatusCode, ra, snippet(raw))
+	}
+	return o.decode(raw, n)
+}
+
+// ctxErrOr prefers the context's error, so a deadline reads as a timeout
+// rather than as the transport error it caused.
+func ctxErrOr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+func snippet(b []byte) string {
+	const n = 256
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
+
+// decode parses the response and places each vector by its index field.
+func (o *OpenAI) decode(raw []byte, n int) ([][]float32, *rcp.Error) {
+	var r embedResponse
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, badResponse(fmt.Errorf("decode: %w", err))
+	}
+	if len(r.Data) != n {
+		return nil, badResponse(fmt.Errorf("got %d embeddings for %d inputs", len(r.Data), n))
+	}
+	out := make([][]float32, n)
+	for pos, d := range r.Data {
+		i := pos
+		if d.Index != nil {
+			i = *d.Index
+		}
+		if i < 0 || i >= n || out[i] != nil {
+			return nil, badResponse(fmt.Errorf("embedding index %d out of range or repeated", i))
+		}
+		v, err := o.vector(i, d.Embedding)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// vector converts one embedding, enforcing the dimension and finiteness.
+func (o *OpenAI) vector(i int, f []float64) ([]float32, *rcp.Error) {
+	if err := o.checkDim(i, len(f)); err != nil {
+		return nil, err
+	}
+	v := make([]float32, len(f))
+	for j, x := range f {
+		v[j] = float32(x)
+		if math.IsNaN(float64(v[j])) || math.IsInf(float64(v[j]), 0) {
+			return nil, badResponse(fmt.Errorf("embedding %d has a non-finite value at %d", i, j))
+		}
+	}
+	return v, nil
+}
+
+// checkDim compares got with the dimension, learning it on first use.
+func (o *OpenAI) checkDim(i, got int) *rcp.Error {
+	if got == 0 {
+		return badResponse(errors.New("empty embedding"))
+	}
+	o.dim.CompareAndSwap(0, int64(got))
+	if want := o.Dimension(); got != want {
+		return dimError(&DimensionError{Index: i, Want: want, Got: got})
+	}
+	return nil
+}
+
+func dimError(d *DimensionError) *rcp.Error {
+	e := rcp.NewError(rcp.CodeInternalError, "embedding dimension mismatch")
+	e.Data = &rcp.ErrorData{Retryable: new(false), Detail: d.Error()}
+	return e.WithCause(d)
+}
