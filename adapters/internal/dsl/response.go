@@ -1,0 +1,85 @@
+package dsl
+
+import "encoding/json"
+
+// SearchResponse is the part of a _search response the adapters read.
+type SearchResponse struct {
+	Took     int64     `json:"took"`
+	TimedOut bool      `json:"timed_out"`
+	Shards   ShardInfo `json:"_shards"`
+	Hits     HitsInfo  `json:"hits"`
+	PITID    string    `json:"pit_id,omitempty"`
+}
+
+// ShardInfo reports shard outcomes; Failures carry per-shard errors.
+type ShardInfo struct {
+	Total      int               `json:"total"`
+	Successful int               `json:"successful"`
+	Failed     int               `json:"failed"`
+	Failures   []json.RawMessage `json:"failures,omitempty"`
+}
+
+// HitsInfo is the hits section.
+type HitsInfo struct {
+	Total    *TotalHits `json:"total,omitempty"`
+	MaxScore *float64   `json:"max_score"`
+	Hits     []Hit      `json:"hits"`
+}
+
+// TotalHits is hits.total.
+type TotalHits struct {
+	Value    int64  `json:"value"`
+	Relation string `json:"relation"`
+}
+
+// Hit is one search hit.
+type Hit struct {
+	Index     string                     `json:"_index"`
+	ID        string                     `json:"_id"`
+	Score     *float64                   `json:"_score"`
+	Source    json.RawMessage            `json:"_source,omitempty"`
+	Fields    map[string]json.RawMessage `json:"fields,omitempty"`
+	Highlight map[string][]string        `json:"highlight,omitempty"`
+	Sort      json.RawMessage            `json:"sort,omitempty"`
+}
+
+// ErrorResponse is the JSON error body: {"error":{…},"status":N}.
+type ErrorResponse struct {
+	Error  *ErrorCause `json:"error"`
+	Status int         `json:"status"`
+}
+
+// ErrorCause is an error or one of its causes.
+type ErrorCause struct {
+	Type         string         `json:"type"`
+	Reason       string         `json:"reason,omitempty"`
+	RootCause    []ErrorCause   `json:"root_cause,omitempty"`
+	CausedBy     *ErrorCause    `json:"caused_by,omitempty"`
+	FailedShards []ShardFailure `json:"failed_shards,omitempty"`
+	Index        string         `json:"index,omitempty"`
+	Durability   string         `json:"durability,omitempty"`
+}
+
+// ShardFailure is one failed shard of a search_phase_execution_exception.
+type ShardFailure struct {
+	Shard  int         `json:"shard"`
+	Index  string      `json:"index"`
+	Reason *ErrorCause `json:"reason"`
+}
+
+// Types returns every error type in the cause tree (self, root causes,
+// caused_by chain, shard failure reasons), outermost first.
+func (c *ErrorCause) Types() []string {
+	if c == nil {
+		return nil
+	}
+	out := []string{c.Type}
+	for i := range c.RootCause {
+		out = append(out, c.RootCause[i].Types()...)
+	}
+	out = append(out, c.CausedBy.Types()...)
+	for _, f := range c.FailedShards {
+		out = append(out, f.Reason.Types()...)
+	}
+	return out
+}
