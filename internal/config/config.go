@@ -1,0 +1,118 @@
+// Package config loads the sidecar's YAML configuration: top-level structs
+// decoded strictly (an unknown key is an error naming its path), defaults,
+// `${VAR}` expansion and `RCP_*` environment overrides (the only place the
+// environment is read), and a second, per-backend phase that decodes
+// `settings` into the engine's own adapters.Config.
+package config
+
+import (
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+)
+
+// Secret is a credential; it is adapters.Secret so that engine Config
+// types can use it too. It prints and marshals as "<secret>".
+type Secret = adapters.Secret
+
+// Config is the whole configuration file.
+type Config struct {
+	Server   Server    `mapstructure:"server" json:"server"`
+	Embedder *Embedder `mapstructure:"embedder" json:"embedder,omitempty"`
+	Backends []Backend `mapstructure:"backends" json:"backends"`
+}
+
+// Server holds transport and dispatch settings.
+type Server struct {
+	HTTP     HTTP          `mapstructure:"http" json:"http"`
+	Deadline time.Duration `mapstructure:"deadline" json:"deadline"`
+	MaxBatch int           `mapstructure:"max_batch" json:"max_batch"`
+	LogLevel string        `mapstructure:"log_level" json:"log_level"`
+}
+
+// HTTP holds the HTTP transport settings (§5.2).
+type HTTP struct {
+	Listen       string        `mapstructure:"listen" json:"listen"`
+	BasePath     string        `mapstructure:"base_path" json:"base_path"`
+	MaxBodyBytes int64         `mapstructure:"max_body_bytes" json:"max_body_bytes"`
+	CORSOrigins  []string      `mapstructure:"cors_origins" json:"cors_origins"`
+	Stateful     bool          `mapstructure:"stateful" json:"stateful"`
+	SessionTTL   time.Duration `mapstructure:"session_ttl" json:"session_ttl"`
+}
+
+// Embedder configures an OpenAI-compatible embedding endpoint. It is
+// optional; without it only engines that embed queries themselves serve
+// dense retrieval.
+type Embedder struct {
+	URL            string        `mapstructure:"url" json:"url"`
+	Model          string        `mapstructure:"model" json:"model"`
+	Dimension      int           `mapstructure:"dimension" json:"dimension"`
+	APIKey         Secret        `mapstructure:"api_key" json:"api_key,omitempty"`
+	BatchSize      int           `mapstructure:"batch_size" json:"batch_size"`
+	Timeout        time.Duration `mapstructure:"timeout" json:"timeout"`
+	QueryPrefix    string        `mapstructure:"query_prefix" json:"query_prefix,omitempty"`
+	DocumentPrefix string        `mapstructure:"document_prefix" json:"document_prefix,omitempty"`
+}
+
+// Backend is one engine target served by the sidecar.
+type Backend struct {
+	Name   string `mapstructure:"name" json:"name"`
+	Engine string `mapstructure:"engine" json:"engine"`
+	// Settings is the raw engine-specific block; Load decodes it into
+	// Engine-owned Config.
+	Settings map[string]any `mapstructure:"settings" json:"-"`
+	Policy   Policy         `mapstructure:"policy" json:"policy"`
+	// Config is the decoded and validated engine configuration.
+	Config adapters.Config `mapstructure:"-" json:"settings"`
+}
+
+// Policy narrows what a backend advertises, on top of what its probe
+// proved. It never widens it.
+type Policy struct {
+	MaxK              int      `mapstructure:"max_k" json:"max_k"`
+	DefaultCandidateK int      `mapstructure:"default_candidate_k" json:"default_candidate_k"`
+	Writable          bool     `mapstructure:"writable" json:"writable"`
+	Fields            []string `mapstructure:"fields" json:"fields,omitempty"`
+	Operators         []string `mapstructure:"operators" json:"operators,omitempty"`
+	Trust             string   `mapstructure:"trust" json:"trust,omitempty"`
+}
+
+// Default returns the configuration used for absent keys.
+func Default() *Config {
+	return &Config{Server: Server{
+		HTTP: HTTP{
+			Listen:       "127.0.0.1:8080",
+			BasePath:     "/rcp",
+			MaxBodyBytes: 4 << 20,
+			CORSOrigins:  []string{},
+			SessionTTL:   30 * time.Minute,
+		},
+		Deadline: 10 * time.Second,
+		MaxBatch: 64,
+		LogLevel: "info",
+	}}
+}
+
+// DefaultEmbedder returns the defaults applied under a present `embedder:` block.
+func DefaultEmbedder() Embedder {
+	return Embedder{BatchSize: 64, Timeout: 30 * time.Second}
+}
+
+// DefaultPolicy returns the defaults applied to each backend's policy.
+func DefaultPolicy() Policy {
+	return Policy{MaxK: 200, DefaultCandidateK: 100}
+}
+
+// Backend returns the backend named name, or the only backend when name
+// is empty and exactly one is configured.
+func (c *Config) Backend(name string) (*Backend, bool) {
+	if name == "" && len(c.Backends) == 1 {
+		return &c.Backends[0], true
+	}
+	for i := range c.Backends {
+		if c.Backends[i].Name == name {
+			return &c.Backends[i], true
+		}
+	}
+	return nil, false
+}
