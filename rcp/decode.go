@@ -1,0 +1,312 @@
+package rcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// DecodeParams decodes a params object into a new T (§7).
+//
+//   - Absent or null params decode to the zero T (§4.6 null is absent).
+//   - Unknown members, including _meta, are ignored (§4.6, §14.1 item 7).
+//   - Member names are case-sensitive (§4.6): unlike encoding/json, a key
+//     that differs from a field's json name only by case ({"K":5} for k) is
+//     an unknown member and ignored, never bound to the field.
+//   - A member of the wrong JSON type, or a non-integer where an integer is
+//     expected, is -32602 with data.field set to its path relative to params
+//     ("k", "fusion.alpha", "documents[2].text").
+func DecodeParams[T any](raw json.RawMessage) (*T, *Error) {
+	p := new(T)
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return p, nil
+	}
+	if raw[0] != '{' {
+		return nil, InvalidParams("params", "params must be an object")
+	}
+	clean, err := conform(raw, reflect.TypeFor[T](), "")
+	if err != nil {
+		return nil, err
+	}
+	if uerr := json.Unmarshal(clean, p); uerr != nil {
+		return nil, decodeError(uerr)
+	}
+	return p, nil
+}
+
+// decodeError maps an encoding/json failure that conform did not predict.
+func decodeError(err error) *Error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return InvalidParams(te.Field, "%s has the wrong type", te.Field).WithCause(err)
+	}
+	return InvalidParams("params", "malformed params").WithCause(err)
+}
+
+var (
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	rawMessageType  = reflect.TypeFor[json.RawMessage]()
+	numberType      = reflect.TypeFor[json.Number]()
+)
+
+// shapes tells conform which plain type a custom-unmarshaled RCP type
+// decodes an object or array into, so case-sensitivity reaches inside it.
+var shapes = map[reflect.Type]func(first byte) reflect.Type{
+	reflect.TypeFor[QueryInput](): func(c byte) reflect.Type {
+		switch c {
+		case '{':
+			return reflect.TypeFor[Content]()
+		case '[':
+			return reflect.TypeFor[[]Content]()
+		}
+		return nil
+	},
+	reflect.TypeFor[RerankOption](): func(c byte) reflect.Type {
+		if c == '{' {
+			return reflect.TypeFor[RerankParams]()
+		}
+		return nil
+	},
+}
+
+// conform checks raw against t and returns raw with every member whose name
+// matches a field of t only case-insensitively removed.
+func conform(raw json.RawMessage, t reflect.Type, path string) (json.RawMessage, *Error) {
+	raw = bytes.TrimSpace(raw)
+	if string(raw) == "null" {
+		return raw, nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == rawMessageType:
+		return raw, nil
+	case t == numberType:
+		return raw, expect(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9', path, "a number")
+	case reflect.PointerTo(t).Implements(unmarshalerType):
+		return conformCustom(raw, t, path)
+	}
+	return conformKind(raw, t, path)
+}
+
+func conformKind(raw json.RawMessage, t reflect.Type, path string) (json.RawMessage, *Error) {
+	c := raw[0]
+	switch t.Kind() {
+	case reflect.Struct:
+		return conformObject(raw, path, structFields(t).field)
+	case reflect.Map:
+		return conformObject(raw, path, func(string) (reflect.Type, bool) { return t.Elem(), true })
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 && c == '"' {
+			return raw, nil
+		}
+		return conformArray(raw, t.Elem(), path)
+	case reflect.String:
+		return raw, expect(c == '"', path, "a string")
+	case reflect.Bool:
+		return raw, expect(c == 't' || c == 'f', path, "a boolean")
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		_, err := strconv.ParseInt(string(raw), 10, t.Bits())
+		return raw, expect(err == nil, path, "an integer")
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		_, err := strconv.ParseUint(string(raw), 10, t.Bits())
+		return raw, expect(err == nil, path, "a non-negative integer")
+	case reflect.Float32, reflect.Float64:
+		_, err := strconv.ParseFloat(string(raw), t.Bits())
+		return raw, expect(c != '"' && err == nil, path, "a number")
+	}
+	return raw, nil
+}
+
+func expect(ok bool, path, what string) *Error {
+	if ok {
+		return nil
+	}
+	return InvalidParams(path, "%s must be %s", path, what)
+}
+
+// conformCustom descends into the known shape of a custom type, then lets
+// the type's own UnmarshalJSON judge the value so its errors carry a path.
+func conformCustom(raw json.RawMessage, t reflect.Type, path string) (json.RawMessage, *Error) {
+	if shape := shapes[t]; shape != nil {
+		if st := shape(raw[0]); st != nil {
+			var err *Error
+			if raw, err = conform(raw, st, path); err != nil {
+				return nil, err
+			}
+		}
+	}
+	v := reflect.New(t).Interface().(json.Unmarshaler)
+	if err := v.UnmarshalJSON(raw); err != nil {
+		return nil, InvalidParams(path, "%s is malformed", path).WithCause(err)
+	}
+	return raw, nil
+}
+
+func conformObject(raw json.RawMessage, path string, field func(string) (reflect.Type, bool)) (json.RawMessage, *Error) {
+	if raw[0] != '{' {
+		return nil, InvalidParams(path, "%s must be an object", orParams(path))
+	}
+	members, err := splitObject(raw)
+	if err != nil {
+		return nil, InvalidParams(orParams(path), "malformed object").WithCause(err)
+	}
+	changed := false
+	out := members[:0]
+	for _, m := range members {
+		ft, known := field(m.key)
+		if !known {
+			changed = true // unknown or case-folded member: drop (§4.6)
+			continue
+		}
+		v, cerr := conform(m.value, ft, join(path, m.key))
+		if cerr != nil {
+			return nil, cerr
+		}
+		changed = changed || len(v) != len(m.value)
+		m.value = v
+		out = append(out, m)
+	}
+	if !changed {
+		return raw, nil
+	}
+	return joinObject(out), nil
+}
+
+func conformArray(raw json.RawMessage, elem reflect.Type, path string) (json.RawMessage, *Error) {
+	if raw[0] != '[' {
+		return nil, InvalidParams(path, "%s must be an array", path)
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, InvalidParams(path, "malformed array").WithCause(err)
+	}
+	changed := false
+	parts := make([][]byte, len(items))
+	for i, it := range items {
+		v, err := conform(it, elem, path+"["+strconv.Itoa(i)+"]")
+		if err != nil {
+			return nil, err
+		}
+		changed = changed || len(v) != len(bytes.TrimSpace(it))
+		parts[i] = v
+	}
+	if !changed {
+		return raw, nil
+	}
+	return append(append([]byte{'['}, bytes.Join(parts, []byte{','})...), ']'), nil
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func orParams(path string) string {
+	if path == "" {
+		return "params"
+	}
+	return path
+}
+
+type member struct {
+	key   string
+	rawK  json.RawMessage
+	value json.RawMessage
+}
+
+// splitObject returns the members of a JSON object in order.
+func splitObject(raw json.RawMessage) ([]member, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	var ms []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		k, _ := json.Marshal(key)
+		ms = append(ms, member{key: key, rawK: k, value: v})
+	}
+	return ms, nil
+}
+
+func joinObject(ms []member) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range ms {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(m.rawK)
+		b.WriteByte(':')
+		b.Write(m.value)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// fieldSet is the exact json names of a struct's fields.
+type fieldSet map[string]reflect.Type
+
+func (fs fieldSet) field(name string) (reflect.Type, bool) {
+	t, ok := fs[name]
+	return t, ok
+}
+
+var fieldCache sync.Map // reflect.Type → fieldSet
+
+func structFields(t reflect.Type) fieldSet {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.(fieldSet)
+	}
+	fs := fieldSet{}
+	collectFields(t, fs)
+	fieldCache.Store(t, fs)
+	return fs
+}
+
+func collectFields(t reflect.Type, fs fieldSet) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		ft := f.Type
+		if f.Anonymous && name == "" {
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				collectFields(ft, fs)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if _, dup := fs[name]; !dup {
+			fs[name] = f.Type
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package rcp
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestDecodeParams(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		in        string
+		wantField string // non-empty: expect -32602 with this data.field
+		check     func(*RetrieveParams) bool
+	}{
+		{name: "absent", in: ``, check: func(p *RetrieveParams) bool { return p.K == nil }},
+		{name: "null", in: `null`, check: func(p *RetrieveParams) bool { return p.K == nil }},
+		{name: "k", in: `{"query":"q","k":5}`, check: func(p *RetrieveParams) bool { return p.K != nil && *p.K == 5 }},
+		{name: "case-folded key ignored", in: `{"query":"q","K":5}`, check: func(p *RetrieveParams) bool { return p.K == nil }},
+		{name: "case-folded nested ignored", in: `{"fusion":{"ALPHA":0.3,"method":"rrf"}}`, check: func(p *RetrieveParams) bool { return p.Fusion.Alpha == nil && p.Fusion.Method == "rrf" }},
+		{name: "case-folded in content", in: `{"query":{"type":"text","TEXT":"x"}}`, check: func(p *RetrieveParams) bool { return p.Query.Blocks[0].Text == "" }},
+		{name: "case-folded in rerank", in: `{"rerank":{"TopN":3}}`, check: func(p *RetrieveParams) bool { return p.Rerank.TopN == nil }},
+		{name: "unknown and _meta tolerated", in: `{"query":"q","x-acme":{"a":1},"_meta":{"progressToken":"t"},"future":[1,2]}`, check: func(p *RetrieveParams) bool { return p.Meta["progressToken"] == "t" }},
+		{name: "null member absent", in: `{"k":null,"fusion":null}`, check: func(p *RetrieveParams) bool { return p.K == nil && p.Fusion == nil }},
+		{name: "rerank false", in: `{"rerank":false}`, check: func(p *RetrieveParams) bool { return p.Rerank.Disabled }},
+		{name: "k string", in: `{"k":"5"}`, wantField: "k"},
+		{name: "k fractional", in: `{"k":2.5}`, wantField: "k"},
+		{name: "alpha string", in: `{"fusion":{"alpha":"x"}}`, wantField: "fusion.alpha"},
+		{name: "fusion array", in: `{"fusion":[]}`, wantField: "fusion"},
+		{name: "weights value", in: `{"fusion":{"weights":{"dense":"x"}}}`, wantField: "fusion.weights.dense"},
+		{name: "query number", in: `{"query":5}`, wantField: "query"},
+		{name: "query block text", in: `{"query":[{"type":"text","text":1}]}`, wantField: "query[0].text"},
+		{name: "rerank true", in: `{"rerank":true}`, wantField: "rerank"},
+		{name: "strict string", in: `{"strict":"true"}`, wantField: "strict"},
+		{name: "params array", in: `[1]`, wantField: "params"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := DecodeParams[RetrieveParams](json.RawMessage(tc.in))
+			if tc.wantField != "" {
+				if err == nil || err.Code != CodeInvalidParams || err.Data == nil || err.Data.Field != tc.wantField {
+					t.Fatalf("got err %+v (data %+v), want -32602 field %q", err, dataOf(err), tc.wantField)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error %v", err)
+			}
+			if !tc.check(p) {
+				t.Errorf("decoded %+v", p)
+			}
+		})
+	}
+}
+
+func TestDecodeParamsPaths(t *testing.T) {
+	_, err := DecodeParams[IndexAddParams](json.RawMessage(`{"documents":[{"text":"a"},{"text":"b","meta":{"x":1}},{"text":7}]}`))
+	if err == nil || err.Data.Field != "documents[2].text" {
+		t.Fatalf("got %+v", dataOf(err))
+	}
+	p, err := DecodeParams[IndexAddParams](json.RawMessage(`{"documents":[{"ID":"x","text":"a","meta":{"Keep":1}}]}`))
+	if err != nil || p.Documents[0].ID != "" || p.Documents[0].Meta["Keep"] != float64(1) {
+		t.Fatalf("got %+v, %v (meta keys are data and keep their case; ID is not id)", p, err)
+	}
+}
+
+func dataOf(e *Error) any {
+	if e == nil {
+		return nil
+	}
+	return e.Data
+}
