@@ -1,21 +1,6 @@
 package mapping
 
-import (
-	"encoding/json"
-
-	"github.com/rcp-sidecar/rcp-sidecar/rcp"
-)
-
-// ValidateFilter parses and validates an untrusted §8 filter tree.
-func ValidateFilter(raw json.RawMessage, fields map[string]FieldType, ops []Op) (Filter, *rcp.Error) {
-	return nil, nil
-}
-
-// AllowedOps returns the §8 operators allowed for a field type.
-func AllowedOps(t FieldType) []Op { return nil }
-
-// EvalFilter evaluates f against a metadata document (reference semantics).
-func EvalFilter(f Filter, meta map[string]any) bool { return true }
+import "github.com/rcp-sidecar/rcp-sidecar/rcp"
 
 // Ranked is one entry of a ranked list.
 type Ranked struct {
