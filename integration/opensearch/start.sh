@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Starts a single-node OpenSearch with the k-NN plugin on a free loopback port
+# and writes integration/.work/opensearch.env with RCP_OS_URL.
+#
+# The engine (integ-test-zip) and the k-NN plugin zip are fetched from Maven
+# Central with mvn and cached in $RCP_CACHE. The 3.x integ-test-zip bundles
+# lang-painless as a module (k-NN extends it); no 2.19.x release has engine,
+# lang-painless zip and k-NN zip all published, so 3.x is the default and it
+# needs Java 21+. The security plugin is not part of the integ-test-zip.
+# The Maven k-NN zip carries no native libraries: only the "lucene" engine
+# works on this node (faiss/nmslib mappings are rejected at index creation).
+#
+# Env: RCP_OS_VERSION (default 3.5.0), RCP_OS_KNN_VERSION (default
+#      $RCP_OS_VERSION.0), RCP_CACHE, RCP_OS_HEAP (default 512m),
+#      OPENSEARCH_JAVA_HOME / JAVA_HOME (default: a Java 21+ JDK under
+#      /usr/lib/jvm, else the java on PATH).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+work="$(cd "$here/.." && pwd)/.work"
+version="${RCP_OS_VERSION:-3.5.0}"
+knn_version="${RCP_OS_KNN_VERSION:-$version.0}"
+cache="${RCP_CACHE:-$HOME/.cache/rcp-sidecar}/opensearch"
+heap="${RCP_OS_HEAP:-512m}"
+nodefile="$work/opensearch.node"
+osuser="rcp-os"                       # OpenSearch refuses to run as root
+envfile="$work/opensearch.env"
+home="$cache/opensearch-$version"
+
+log() { echo "opensearch: $*" >&2; }
+
+need_tools() {
+	if ! command -v mvn >/dev/null || ! command -v java >/dev/null || ! command -v curl >/dev/null; then
+		log "installing maven, java 17 and curl"
+		apt-get update -qq && apt-get install -y -qq maven openjdk-17-jdk-headless curl unzip >/dev/null
+	fi
+	command -v unzip >/dev/null || { apt-get update -qq && apt-get install -y -qq unzip >/dev/null; }
+}
+
+# mvn_copy copies one Maven artifact (G:A:V:zip) into the cache once.
+mvn_copy() {
+	local artifact="$1" file="$2"
+	if [[ ! -s "$cache/$file" ]]; then
+		log "fetching $artifact"
+		mkdir -p "$cache"
+		mvn -B -q dependency:copy "-Dartifact=$artifact" "-DoutputDirectory=$cache"
+	fi
+}
+
+fetch() {
+	mvn_copy "org.opensearch.distribution.integ-test-zip:opensearch:$version:zip" "opensearch-$version.zip"
+	mvn_copy "org.opensearch.plugin:opensearch-knn:$knn_version:zip" "opensearch-knn-$knn_version.zip"
+	if [[ ! -x "$home/bin/opensearch" ]]; then
+		rm -rf "$home.tmp" "$home"
+		unzip -q "$cache/opensearch-$version.zip" -d "$home.tmp"
+		mv "$home.tmp/opensearch-$version" "$home"
+		rmdir "$home.tmp"
+	fi
+}
+
+java_home() {
+	if [[ -n "${OPENSEARCH_JAVA_HOME:-}" ]]; then echo "$OPENSEARCH_JAVA_HOME"; return; fi
+	if [[ -n "${JAVA_HOME:-}" ]] && "$JAVA_HOME/bin/java" -version 2>&1 | grep -qE 'version "(2[1-9]|[3-9][0-9])'; then
+		echo "$JAVA_HOME"; return
+	fi
+	local j
+	for j in /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/temurin-21-jdk-amd64 /usr/lib/jvm/java-21-openjdk-amd64; do
+		if [[ -x "$j/bin/java" ]]; then echo "$j"; return; fi
+	done
+	dirname "$(dirname "$(readlink -f "$(command -v java)")")"
+}
+
+# install_plugins installs the k-NN plugin once (idempotent).
+install_plugins() {
+	if [[ ! -d "$home/plugins/opensearch-knn" ]]; then
+		log "installing opensearch-knn $knn_version"
+		OPENSEARCH_JAVA_HOME="$(java_home)" "$home/bin/opensearch-plugin" install --batch \
+			"file://$cache/opensearch-knn-$knn_version.zip" >&2
+	fi
+}
+
+# configure lays out a private node dir outside the (possibly root-only)
+# cache: a hard-linked copy of the distribution with the plugin installed,
+# and a config for a single node on loopback with ports chosen by the OS (0),
+# reported through the ports file.
+configure() {
+	node="$(mktemp -d "${TMPDIR:-/tmp}/rcp-sidecar-os.XXXXXX")"
+	mkdir -p "$work" && echo "$node" >"$nodefile"
+	cp -al "$home" "$node/home" 2>/dev/null || cp -r "$home" "$node/home"
+	rm -rf "$node/home/config" && cp -r "$home/config" "$node/config"
+	mkdir -p "$node/data" "$node/logs" "$node/config/jvm.options.d"
+	cat >"$node/config/opensearch.yml" <<YML
+cluster.name: rcp-test
+node.name: rcp-os-1
+discovery.type: single-node
+network.host: 127.0.0.1
+http.port: 0
+transport.port: 0
+node.portsfile: true
+path.data: $node/data
+path.logs: $node/logs
+cluster.routing.allocation.disk.threshold_enabled: false
+action.destructive_requires_name: false
+YML
+	printf -- '-Xms%s\n-Xmx%s\n' "$heap" "$heap" >"$node/config/jvm.options.d/heap.options"
+	# jvm.options names gc/heap-dump paths relative to the working directory.
+	sed -i -e "s#file=logs/#file=$node/logs/#" -e "s#HeapDumpPath=data#HeapDumpPath=$node/data#" \
+		-e "s#ErrorFile=logs/#ErrorFile=$node/logs/#" "$node/config/jvm.options"
+}
+
+# as_os runs a command as the unprivileged node user when we are root.
+as_os() {
+	if [[ "$(id -u)" != 0 ]]; then "$@"; return; fi
+	id "$osuser" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$osuser"
+	chown -R "$osuser:" "$node/config" "$node/data" "$node/logs"
+	chmod 755 "$node"
+	runuser -u "$osuser" -- "$@"
+}
+
+launch() {
+	log "starting $version (heap $heap, java $(java_home))"
+	cd "$node"
+	as_os env OPENSEARCH_PATH_CONF="$node/config" OPENSEARCH_JAVA_HOME="$(java_home)" \
+		"$node/home/bin/opensearch" -d -p "$node/logs/opensearch.pid" \
+		>"$node/stdout.log" 2>&1 || { cat "$node/stdout.log" >&2; exit 1; }
+}
+
+# wait_ready waits for the ports file, then for yellow or green health.
+wait_ready() {
+	local i port=""
+	for i in $(seq 1 240); do
+		if [[ -s "$node/logs/http.ports" ]]; then
+			port="$(head -1 "$node/logs/http.ports" | sed 's/.*://')"
+			if curl -fsS "http://127.0.0.1:$port/_cluster/health?wait_for_status=yellow&timeout=1s" >/dev/null 2>&1; then
+				echo "$port"; return 0
+			fi
+		fi
+		sleep 1
+	done
+	log "not ready after 240s; last log lines:"
+	tail -n 40 "$node/logs/rcp-test.log" >&2 || true
+	return 1
+}
+
+main() {
+	"$here/stop.sh" >/dev/null 2>&1 || true
+	need_tools
+	fetch
+	install_plugins
+	configure
+	launch
+	local port
+	port="$(wait_ready)"
+	mkdir -p "$work"
+	{
+		echo "export RCP_OS_URL=http://127.0.0.1:$port"
+		echo "export RCP_OS_VERSION=$version"
+	} >"$envfile"
+	log "ready at http://127.0.0.1:$port (env in $envfile)"
+}
+
+main "$@"
