@@ -2,29 +2,6 @@ package mapping
 
 import "github.com/rcp-sidecar/rcp-sidecar/rcp"
 
-// Ranked is one entry of a ranked list.
-type Ranked struct {
-	ID    string
-	Score float64
-}
-
-// Fused is one fused result.
-type Fused struct {
-	ID               string
-	Score, WeightSum float64
-	Ranks            []int
-	Scores           []float64
-}
-
-// RRF fuses ranked lists by reciprocal rank (§16.3).
-func RRF(lists [][]Ranked, weights []float64, rrfK int) []Fused { return nil }
-
-// WeightedFuse fuses min-max normalised scores.
-func WeightedFuse(lists [][]Ranked, weights []float64) []Fused { return nil }
-
-// ConvexFuse fuses floor-anchored normalised scores.
-func ConvexFuse(lists [][]Ranked, floors []float64, weights []float64) []Fused { return nil }
-
 // MMR selects k diverse documents.
 func MMR(query []float32, docs [][]float32, relevance []float64, lambda float64, k int) []int {
 	return nil
