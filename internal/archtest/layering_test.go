@@ -1,0 +1,242 @@
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/rcp-sidecar/rcp-sidecar"
+
+// pkg is the subset of `go list -json` output the rules need.
+type pkg struct {
+	ImportPath   string
+	Name         string
+	Dir          string
+	GoFiles      []string
+	Imports      []string
+	Deps         []string
+	TestImports  []string
+	XTestImports []string
+}
+
+// rel returns p relative to the module ("" for the root), or p itself
+// when p is outside the module.
+func rel(p string) string {
+	if p == module {
+		return ""
+	}
+	return strings.TrimPrefix(p, module+"/")
+}
+
+func inModule(p string) bool { return p == module || strings.HasPrefix(p, module+"/") }
+
+// isStd reports whether p is a standard-library import path (no dot in
+// its first element).
+func isStd(p string) bool {
+	first, _, _ := strings.Cut(p, "/")
+	return !strings.Contains(first, ".") && !inModule(p)
+}
+
+// listPackages runs `go list -e -json ./...` from the module root.
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-e", "-json", "./...")
+	cmd.Dir = moduleRoot(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("decode go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 5 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == "/dev/null" {
+		t.Fatal("not inside the module")
+	}
+	return strings.TrimSuffix(gomod, "/go.mod")
+}
+
+// allowed reports whether import imp matches one allow entry: "std", a
+// module-relative package (exact), or an external path prefix.
+func allowed(imp string, allow []string) bool {
+	for _, a := range allow {
+		switch {
+		case a == "std" && isStd(imp):
+			return true
+		case inModule(imp) && rel(imp) == a:
+			return true
+		case !inModule(imp) && strings.Contains(a, ".") && strings.HasPrefix(imp, a):
+			return true
+		}
+	}
+	return false
+}
+
+// layers lists, per module package, everything its non-test code may
+// import directly (ARCHITECTURE §2.2). Packages absent here are only
+// subject to the global rules below.
+var layers = map[string][]string{
+	"rcp/jsonrpc":           {"std"},
+	"rcp":                   {"std", "rcp/jsonrpc"},
+	"mapping":               {"std", "rcp"},
+	"capability":            {"std", "rcp", "mapping"},
+	"adapters/internal/dsl": {"std"},
+	"adapters":              {"std", "rcp", "rcp/server", "capability", "mapping", "go.opentelemetry.io/"},
+	"rcp/server":            {"std", "rcp", "rcp/jsonrpc", "go.opentelemetry.io/"},
+	"adapters/memory":       {"std", "adapters", "capability", "mapping", "rcp"},
+	"adapters/elasticsearch": {"std", "adapters", "capability", "mapping", "rcp", "adapters/internal/dsl",
+		"github.com/elastic/"},
+	"adapters/opensearch": {"std", "adapters", "capability", "mapping", "rcp", "adapters/internal/dsl",
+		"github.com/opensearch-project/"},
+	"adapters/qdrant": {"std", "adapters", "capability", "mapping", "rcp",
+		"github.com/qdrant/", "google.golang.org/grpc", "google.golang.org/protobuf"},
+	"embedding":       {"std", "adapters", "rcp"},
+	"internal/config": {"std", "adapters", "mapping", "github.com/spf13/viper"},
+}
+
+func TestLayering(t *testing.T) {
+	for _, p := range listPackages(t) {
+		allow, ok := layers[rel(p.ImportPath)]
+		if !ok {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !allowed(imp, allow) {
+				t.Errorf("%s imports %s; allowed: %v", rel(p.ImportPath), imp, allow)
+			}
+		}
+	}
+}
+
+// TestStdOnlyLeavesStayLeaves checks the transitive closure, not only
+// direct imports: the wire and pure packages depend on nothing outside
+// the standard library (§2.13).
+func TestStdOnlyLeavesStayLeaves(t *testing.T) {
+	leaves := []string{"rcp/jsonrpc", "rcp", "mapping", "capability", "adapters/internal/dsl"}
+	for _, p := range listPackages(t) {
+		if !contains(leaves, rel(p.ImportPath)) {
+			continue
+		}
+		for _, d := range p.Deps {
+			if !isStd(d) && !contains(leaves, rel(d)) {
+				t.Errorf("%s depends on %s", rel(p.ImportPath), d)
+			}
+		}
+	}
+}
+
+// owners confines third-party import prefixes to the packages (or
+// directory prefixes, ending in "/") allowed to import them in non-test
+// code.
+var owners = []struct {
+	prefix string
+	only   []string
+}{
+	{"github.com/elastic/", []string{"adapters/elasticsearch"}},
+	{"github.com/opensearch-project/", []string{"adapters/opensearch"}},
+	{"github.com/qdrant/", []string{"adapters/qdrant"}},
+	{"github.com/spf13/cobra", []string{"cmd/"}},
+	{"github.com/spf13/pflag", []string{"cmd/"}},
+	{"github.com/spf13/viper", []string{"cmd/", "internal/config"}},
+}
+
+// testOnly are dependencies that non-test code may use only in test
+// helper packages (named *test, like rcptest and adaptertest).
+var testOnly = []string{"github.com/santhosh-tekuri/jsonschema/", "golang.org/x/tools/txtar", "github.com/google/go-cmp/"}
+
+func TestDependencyOwners(t *testing.T) {
+	for _, p := range listPackages(t) {
+		r := rel(p.ImportPath)
+		if strings.HasPrefix(r, "integration/") || r == "integration" {
+			continue // end-to-end tests may use any client
+		}
+		for _, imp := range p.Imports {
+			checkOwner(t, r, imp)
+			if hasPrefix(imp, testOnly) && !strings.HasSuffix(p.Name, "test") {
+				t.Errorf("%s (non-test code) imports test-only %s", r, imp)
+			}
+		}
+	}
+}
+
+func checkOwner(t *testing.T, r, imp string) {
+	t.Helper()
+	for _, o := range owners {
+		if !strings.HasPrefix(imp, o.prefix) {
+			continue
+		}
+		if !ownedBy(r, o.only) {
+			t.Errorf("%s imports %s; only %v may", r, imp, o.only)
+		}
+	}
+}
+
+// TestBinaryHasNoTestDeps: the shipped binary must not link the testing
+// package or test-only libraries, even transitively.
+func TestBinaryHasNoTestDeps(t *testing.T) {
+	found := false
+	for _, p := range listPackages(t) {
+		if p.Name != "main" {
+			continue
+		}
+		found = true
+		for _, d := range p.Deps {
+			if d == "testing" || hasPrefix(d, testOnly) || strings.HasSuffix(d, "test") && inModule(d) {
+				t.Errorf("%s links %s", rel(p.ImportPath), d)
+			}
+		}
+	}
+	if !found {
+		t.Log("no main package yet")
+	}
+}
+
+func ownedBy(r string, only []string) bool {
+	for _, o := range only {
+		if r == o || strings.HasSuffix(o, "/") && strings.HasPrefix(r, o) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
