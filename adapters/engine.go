@@ -1,0 +1,156 @@
+package adapters
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// EngineOptions configure an Engine.
+type EngineOptions struct {
+	// Name and Version identify the server (initialize.result.server).
+	Name, Version string
+	// Policy narrows the derived capabilities. EmbedDim and EmbedIdentity
+	// are taken from Embedder when it is set, and forced to zero when not.
+	Policy capability.Policy
+	// Embedder embeds queries (dense stages), embed inputs and documents
+	// written by index/add. Nil means no embedder.
+	Embedder Embedder
+	// Logger receives engine-side error text, never sent to clients (§15).
+	Logger *slog.Logger
+	// CursorKey authenticates pagination cursors; random when empty.
+	CursorKey []byte
+}
+
+// Engine is the portable RCP layer over one Adapter. It implements
+// server.Backend: gating, funnel clamp, stage planning, sidecar fusion,
+// MMR and packing, score labels, usage and error mapping happen here once
+// for every engine. Its capability set is fixed at NewEngine (§13.2).
+// Engine is safe for concurrent use.
+type Engine struct {
+	a       Adapter
+	opts    EngineOptions
+	policy  capability.Policy
+	ev      *capability.Evidence
+	caps    rcp.Capabilities
+	reasons []Reason
+	fields  map[string]mapping.FieldType
+	ops     []mapping.Op
+	dense   *capability.VectorField
+	log     *slog.Logger
+}
+
+// Reason is capability.Reason, re-exported for callers of Explain.
+type Reason = capability.Reason
+
+// NewEngine probes a once and derives the capability set that the Engine
+// then serves for its whole lifetime (§13.2: a backend lost later yields
+// -32010, never a narrower capability set).
+func NewEngine(ctx context.Context, a Adapter, opts EngineOptions) (*Engine, error) {
+	if a == nil {
+		return nil, errors.New("adapters: nil adapter")
+	}
+	ev, err := a.Probe(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("adapters: probe: %w", err)
+	}
+	e := &Engine{a: a, opts: opts, ev: ev, log: opts.Logger}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if err := e.initKey(); err != nil {
+		return nil, err
+	}
+	e.policy = embedPolicy(opts.Policy, opts.Embedder).WithDefaults()
+	e.caps, e.reasons = capability.Derive(ev, e.policy)
+	e.dense = capability.DenseField(ev, e.policy)
+	e.indexFilter()
+	return e, nil
+}
+
+func (e *Engine) initKey() error {
+	if len(e.opts.CursorKey) > 0 {
+		return nil
+	}
+	e.opts.CursorKey = make([]byte, 32)
+	if _, err := rand.Read(e.opts.CursorKey); err != nil {
+		return fmt.Errorf("adapters: cursor key: %w", err)
+	}
+	return nil
+}
+
+// embedPolicy makes the policy's embedder facts agree with the embedder
+// actually configured: dense is advertised only when it can be served.
+func embedPolicy(p capability.Policy, emb Embedder) capability.Policy {
+	if emb == nil {
+		p.EmbedDim, p.EmbedIdentity = 0, ""
+		return p
+	}
+	p.EmbedDim = emb.Dimension()
+	if p.EmbedIdentity == "" {
+		p.EmbedIdentity = emb.Identity()
+	}
+	return p
+}
+
+func (e *Engine) indexFilter() {
+	if e.caps.Filter == nil {
+		return
+	}
+	e.fields = make(map[string]mapping.FieldType, len(e.caps.Filter.Fields))
+	for name, t := range e.caps.Filter.Fields {
+		e.fields[name] = mapping.FieldType(t)
+	}
+	for _, op := range e.caps.Filter.Operators {
+		e.ops = append(e.ops, mapping.Op(op))
+	}
+}
+
+// Info identifies the server.
+func (e *Engine) Info() rcp.PeerInfo { return rcp.PeerInfo{Name: e.opts.Name, Version: e.opts.Version} }
+
+// Capabilities returns the fixed capability set (§13.2).
+func (e *Engine) Capabilities() rcp.Capabilities { return e.caps }
+
+// Evidence returns what the probe proved.
+func (e *Engine) Evidence() *capability.Evidence { return e.ev }
+
+// Explain returns the reason behind every capability decision.
+func (e *Engine) Explain() []capability.Reason { return slices.Clone(e.reasons) }
+
+// Close releases the adapter.
+func (e *Engine) Close() error { return e.a.Close() }
+
+// Conformance is the level the capability set honestly supports (§14):
+// L1 needs dense, sparse and hybrid retrieval plus filter and citations.
+func (e *Engine) Conformance() string {
+	r := e.caps.Retrieve
+	if r == nil || e.caps.Filter == nil || e.caps.Citations == nil {
+		return "L0"
+	}
+	for _, m := range []rcp.Mode{rcp.ModeDense, rcp.ModeSparse, rcp.ModeHybrid} {
+		if !slices.Contains(r.Modes, m) {
+			return "L0"
+		}
+	}
+	return "L1"
+}
+
+func (e *Engine) hasMode(m rcp.Mode) bool {
+	return e.caps.Retrieve != nil && slices.Contains(e.caps.Retrieve.Modes, m)
+}
+
+func (e *Engine) hasFusion(f rcp.FusionMethod) bool {
+	return e.caps.Retrieve != nil && slices.Contains(e.caps.Retrieve.Fusion, f)
+}
+
+func (e *Engine) hasEncoding(enc string) bool {
+	return e.caps.Embed != nil && slices.Contains(e.caps.Embed.Encodings, enc)
+}

@@ -1,0 +1,295 @@
+package adapters
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Defaults for retrieve options (§7.7, §16.3).
+const (
+	defaultRRFK   = 60
+	defaultLambda = 0.5
+	defaultAlpha  = 0.5
+)
+
+// retrieval is one retrieve request after gating: the effective options,
+// the notes about what was degraded or emulated, and the funnel.
+type retrieval struct {
+	p       *rcp.RetrieveParams
+	strict  bool
+	text    string
+	mode    rcp.Mode
+	fusion  rcp.FusionMethod
+	rrfK    int
+	weights map[string]float64
+	alpha   float64
+	mmr     bool
+	lambda  float64
+	filter  mapping.Filter
+	funnel  mapping.Funnel
+	offset  int
+	budget  int
+	text2   bool // includeText
+	vectors bool // includeVectors
+	f32     bool
+	notes   []string
+}
+
+func (r *retrieval) note(format string, args ...any) {
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+}
+
+// degrade applies the §7.7 strict rule to an unadvertised option value:
+// -32005 with data.option under strict (the default), otherwise a note.
+func (r *retrieval) degrade(option, format string, args ...any) *rcp.Error {
+	msg := fmt.Sprintf(format, args...)
+	if r.strict {
+		return rcp.OptionUnsupported(option, "%s", msg)
+	}
+	r.note("%s; ignored (strict:false)", msg)
+	return nil
+}
+
+// gate validates p against the advertised capabilities (§7.7 step 1).
+func (e *Engine) gate(p *rcp.RetrieveParams) (*retrieval, *rcp.Error) {
+	r := &retrieval{p: p, strict: p.IsStrict(), text2: p.IncludeText == nil || *p.IncludeText,
+		vectors: p.IncludeVectors != nil && *p.IncludeVectors}
+	steps := []func(*retrieval) *rcp.Error{
+		e.gateQuery, e.gateMode, e.gateFusion, e.gateNever, e.gateShape,
+		e.gateMMR, e.gateEncoding, e.gateBudget, e.gateFilter, e.gateCursor,
+	}
+	for _, step := range steps {
+		if err := step(r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// gateQuery: query is required (-32602); non-text blocks on a text-only
+// server are -32005 naming the block type (§4.8).
+func (e *Engine) gateQuery(r *retrieval) *rcp.Error {
+	q := r.p.Query
+	if !q.IsSet() || len(q.Blocks) == 0 {
+		return rcp.InvalidParams("query", "query is required")
+	}
+	for _, b := range q.Blocks {
+		if b.Type != "text" {
+			return rcp.OptionUnsupported(b.Type, "content block type %q is not supported; this server is text-only", b.Type)
+		}
+	}
+	r.text, _ = q.Text()
+	return nil
+}
+
+func (e *Engine) gateMode(r *retrieval) *rcp.Error {
+	r.mode = r.p.Mode
+	def := e.caps.Retrieve.DefaultMode
+	switch {
+	case r.mode == "":
+		r.mode = def
+	case !e.hasMode(r.mode):
+		if err := r.degrade(string(r.mode), "mode %q is not advertised", r.mode); err != nil {
+			return err
+		}
+		r.note("mode %s used instead of %s", def, r.mode)
+		r.mode = def
+	}
+	return nil
+}
+
+func (e *Engine) gateFusion(r *retrieval) *rcp.Error {
+	f := r.p.Fusion
+	r.fusion, r.rrfK, r.alpha = rcp.FusionRRF, defaultRRFK, defaultAlpha
+	r.weights = map[string]float64{"sparse": 1, "dense": 1}
+	if f == nil {
+		return nil
+	}
+	if r.mode != rcp.ModeHybrid {
+		r.note("fusion ignored: mode %s runs a single list", r.mode)
+		return nil
+	}
+	if f.Method != "" && !e.hasFusion(f.Method) {
+		if err := r.degrade(string(f.Method), "fusion method %q is not advertised", f.Method); err != nil {
+			return err
+		}
+		r.note("fusion rrf used instead of %s", f.Method)
+	} else if f.Method != "" {
+		r.fusion = f.Method
+	}
+	return r.fusionParams(f)
+}
+
+func (r *retrieval) fusionParams(f *rcp.FusionParams) *rcp.Error {
+	if f.RRFK != nil {
+		if *f.RRFK < 1 {
+			return rcp.InvalidParams("fusion.rrfK", "fusion.rrfK must be a positive integer")
+		}
+		r.rrfK = *f.RRFK
+	}
+	if f.Alpha != nil {
+		if !(*f.Alpha >= 0 && *f.Alpha <= 1) {
+			return rcp.InvalidParams("fusion.alpha", "fusion.alpha must be in [0,1]")
+		}
+		r.alpha = *f.Alpha
+	}
+	for name, w := range f.Weights {
+		if w < 0 || math.IsInf(w, 0) || math.IsNaN(w) {
+			return rcp.InvalidParams("fusion.weights."+name, "fusion weights must be finite and non-negative")
+		}
+		if _, known := r.weights[name]; known {
+			r.weights[name] = w
+		}
+	}
+	return nil
+}
+
+// gateNever rejects options this sidecar never advertises: rerank, rewrite,
+// recency and indexVersion pinning (§7.7 strict rule, §7.7.1).
+func (e *Engine) gateNever(r *retrieval) *rcp.Error {
+	p := r.p
+	if p.Rerank != nil && !p.Rerank.Disabled {
+		opt := p.Rerank.Method
+		if opt == "" {
+			opt = "rerank"
+		}
+		if err := r.degrade(opt, "rerank is not advertised"); err != nil {
+			return err
+		}
+	}
+	if p.Rewrite != nil && !p.Rewrite.Disabled {
+		opt := p.Rewrite.Value
+		if opt == "" {
+			opt = "rewrite"
+		}
+		if err := r.degrade(opt, "query rewrite %q is not advertised", opt); err != nil {
+			return err
+		}
+	}
+	if p.Recency != nil {
+		if err := r.degrade("recency", "recency decay is not supported"); err != nil {
+			return err
+		}
+	}
+	if p.IndexVersion != "" {
+		return r.degrade("indexVersion", "snapshots are not advertised; indexVersion cannot be pinned")
+	}
+	return nil
+}
+
+// gateShape checks modality, unit and level: absent retrieve.modalities
+// means text only (§4.8), absent units means chunk/passage (§6.1), absent
+// levels means a flat corpus.
+func (e *Engine) gateShape(r *retrieval) *rcp.Error {
+	p := r.p
+	if p.Modality != "" && p.Modality != "text" {
+		if err := r.degrade(p.Modality, "modality %q is not advertised", p.Modality); err != nil {
+			return err
+		}
+	}
+	if p.Unit != "" && p.Unit != "chunk" && p.Unit != "passage" {
+		if err := r.degrade(p.Unit, "unit %q is not advertised", p.Unit); err != nil {
+			return err
+		}
+	}
+	if p.Level != nil && *p.Level < 0 {
+		return rcp.InvalidParams("level", "level must be >= 0")
+	}
+	if p.Level != nil && *p.Level > 0 {
+		return r.degrade("level", "the corpus is flat; level %d is not available", *p.Level)
+	}
+	if p.Seed != nil && !e.ev.Deterministic {
+		r.note("seed ignored: this backend does not guarantee deterministic results")
+	}
+	return nil
+}
+
+func (e *Engine) gateMMR(r *retrieval) *rcp.Error {
+	if r.p.MMR == nil {
+		return nil
+	}
+	lambda := defaultLambda
+	if l := r.p.MMR.Lambda; l != nil {
+		if !(*l >= 0 && *l <= 1) {
+			return rcp.InvalidParams("mmr.lambda", "mmr.lambda must be in [0,1]")
+		}
+		lambda = *l
+	}
+	if !e.caps.Retrieve.MMR {
+		return r.degrade("mmr", "mmr is not advertised")
+	}
+	r.mmr, r.lambda = true, lambda
+	return nil
+}
+
+// gateEncoding: hit vectors use json unless the client asked for an
+// advertised binary encoding (§7.3.1: never an encoding not requested).
+func (e *Engine) gateEncoding(r *retrieval) *rcp.Error {
+	switch enc := r.p.Encoding; {
+	case enc == "" || enc == "json":
+	case e.hasEncoding(enc):
+		r.f32 = enc == "f32-base64"
+	default:
+		if err := r.degrade(enc, "vector encoding %q is not advertised", enc); err != nil {
+			return err
+		}
+		r.note("vectors encoded as json")
+	}
+	if r.vectors && len(e.ev.VectorFields) == 0 {
+		r.note("includeVectors: the target stores no vectors")
+	}
+	return nil
+}
+
+func (e *Engine) gateBudget(r *retrieval) *rcp.Error {
+	tb := r.p.TokenBudget
+	if tb == nil {
+		return nil
+	}
+	if *tb < 1 {
+		return rcp.InvalidParams("tokenBudget", "tokenBudget must be a positive integer")
+	}
+	if !e.caps.Retrieve.TokenBudget {
+		return r.degrade("tokenBudget", "tokenBudget is not advertised")
+	}
+	r.budget = int(min(*tb, math.MaxInt32))
+	return nil
+}
+
+// gateFilter validates the filter against the advertised fields and
+// operators (§8); a filter is never silently dropped, even if not strict.
+func (e *Engine) gateFilter(r *retrieval) *rcp.Error {
+	raw := r.p.Filter
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if e.caps.Filter == nil {
+		return rcp.OptionUnsupported("filter", "filter is not advertised")
+	}
+	f, err := mapping.ValidateFilter(raw, e.fields, e.ops)
+	if err != nil {
+		return err
+	}
+	r.filter = f
+	return nil
+}
+
+func (e *Engine) gateCursor(r *retrieval) *rcp.Error {
+	if r.p.Cursor == "" || e.caps.Pagination != nil {
+		return nil
+	}
+	if err := r.degrade("cursor", "pagination is not advertised"); err != nil {
+		return err
+	}
+	r.p = withoutCursor(r.p)
+	return nil
+}
+
+func withoutCursor(p *rcp.RetrieveParams) *rcp.RetrieveParams {
+	c := *p
+	c.Cursor = ""
+	return &c
+}

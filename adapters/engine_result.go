@@ -1,0 +1,166 @@
+package adapters
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// cursorState is what a sealed pagination cursor carries (§10).
+type cursorState struct {
+	Query  string   `json:"q"`
+	Mode   rcp.Mode `json:"m"`
+	Offset int      `json:"o"`
+}
+
+// openCursor restores the page offset; a cursor minted for another query,
+// filter or mode is -32602 on field "cursor".
+func (e *Engine) openCursor(r *retrieval) *rcp.Error {
+	if r.p.Cursor == "" {
+		return nil
+	}
+	var st cursorState
+	if err := mapping.OpenCursor(e.opts.CursorKey, r.p.Cursor, &st); err != nil {
+		return err
+	}
+	if st.Query != requestHash(r) || st.Mode != r.mode || st.Offset < 0 {
+		return rcp.InvalidParams("cursor", "cursor does not belong to this query")
+	}
+	r.offset = st.Offset
+	return nil
+}
+
+// requestHash fingerprints everything that decides the ranked list, so a
+// cursor cannot be replayed against a different request.
+func requestHash(r *retrieval) string {
+	var filter bytes.Buffer
+	_ = json.Compact(&filter, r.p.Filter)
+	b, _ := json.Marshal(struct {
+		Q   rcp.QueryInput
+		F   string
+		Fu  *rcp.FusionParams
+		MMR *rcp.MMRParams
+		Min *float64
+	}{r.p.Query, filter.String(), r.p.Fusion, r.p.MMR, r.p.MinScore})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+// finish cuts the page, packs it into the token budget, seals the next
+// cursor and labels the result (§7.7 steps 5–6).
+func (e *Engine) finish(ctx context.Context, r *retrieval, rk *ranking, start time.Time) (*rcp.RetrieveResult, error) {
+	page := rk.items[min(r.offset, len(rk.items)):min(r.offset+r.funnel.K, len(rk.items))]
+	res := &rcp.RetrieveResult{Usage: &rcp.Usage{Candidates: &rk.candidates}}
+	if r.budget > 0 {
+		page = e.pack(ctx, r, page, res.Usage)
+	}
+	next, err := e.nextCursor(r, len(rk.items), len(page))
+	if err != nil {
+		return nil, e.wrap(ctx, err)
+	}
+	res.NextCursor = next
+	res.Hits = e.hits(r, page)
+	res.Meta = scaleMeta(r.mode, rk)
+	latency := time.Since(start).Milliseconds()
+	res.Usage.LatencyMs = &latency
+	res.Usage.Notes = r.notes
+	return res, nil
+}
+
+// pack keeps the leading hits whose bodies fit the token budget (§7.7.2)
+// and reports the packed total in usage.tokens.
+func (e *Engine) pack(ctx context.Context, r *retrieval, page []item, u *rcp.Usage) []item {
+	texts := make([]string, len(page))
+	for i, it := range page {
+		texts[i] = it.c.Text
+	}
+	n, used := mapping.PackBudget(texts, r.budget)
+	n = max(0, min(n, len(page)))
+	u.Tokens = &used
+	r.note("sidecar packed %d of %d hits into tokenBudget %d (%d tokens)", n, len(page), r.budget, used)
+	rcp.ReporterFrom(ctx).Progress("pack", 0.9, fmt.Sprintf("packed %d hits", n), nil)
+	return page[:n]
+}
+
+func (e *Engine) nextCursor(r *retrieval, total, served int) (string, error) {
+	consumed := r.offset + served
+	if e.caps.Pagination == nil || served == 0 || consumed >= total {
+		return "", nil
+	}
+	return mapping.SealCursor(e.opts.CursorKey, cursorState{Query: requestHash(r), Mode: r.mode, Offset: consumed})
+}
+
+// scaleMeta labels the scores actually returned (§6.1): the mode run, its
+// scale and, only when known, its floor.
+func scaleMeta(mode rcp.Mode, rk *ranking) map[string]any {
+	scale := rk.scale
+	if scale == "" {
+		scale = rcp.ScaleUnbounded
+	}
+	m := map[string]any{"scoreScale": string(scale), "mode": string(mode)}
+	if rk.floor != nil {
+		m["scoreFloor"] = *rk.floor
+	}
+	return m
+}
+
+func (e *Engine) hits(r *retrieval, items []item) []rcp.Hit {
+	hits := make([]rcp.Hit, len(items))
+	for i, it := range items {
+		hits[i] = e.hit(r, it)
+	}
+	return hits
+}
+
+func (e *Engine) hit(r *retrieval, it item) rcp.Hit {
+	h := rcp.Hit{ID: it.c.ID, Score: finite(it.score), Meta: it.c.Meta, Scores: finiteScores(it.scores)}
+	if r.text2 {
+		h.Text = it.c.Text
+	}
+	if r.vectors && len(it.c.Vector) > 0 {
+		h.Vector = it.c.Vector
+		if r.f32 {
+			h.Vector = mapping.EncodeF32(it.c.Vector)
+		}
+	}
+	if e.caps.Citations != nil {
+		h.Citation = e.citation(it.c)
+		h.Trust = &rcp.Trust{Level: e.policy.Trust}
+	}
+	return h
+}
+
+func (e *Engine) citation(c Candidate) *rcp.Citation {
+	if c.Citation != nil {
+		return c.Citation
+	}
+	return &rcp.Citation{Source: e.ev.Target, Title: c.Title, URI: c.URI}
+}
+
+// finite substitutes a finite sentinel for NaN/±Inf (§4.6).
+func finite(f float64) float64 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case math.IsInf(f, 1):
+		return math.MaxFloat64
+	case math.IsInf(f, -1):
+		return -math.MaxFloat64
+	}
+	return f
+}
+
+func finiteScores(m map[string]float64) map[string]float64 {
+	for k, v := range m {
+		m[k] = finite(v)
+	}
+	return m
+}

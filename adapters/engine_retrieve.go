@@ -1,0 +1,197 @@
+package adapters
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// item is one ranked candidate inside the pipeline.
+type item struct {
+	c      Candidate
+	score  float64
+	scores map[string]float64
+	wsum   float64
+}
+
+// ranking is the pipeline's working list and the scale of its scores.
+type ranking struct {
+	items      []item
+	scale      rcp.ScoreScale
+	floor      *float64
+	candidates int
+	qvec       []float32
+}
+
+// stageRun is one recall stage: its Hit.scores key, request and result.
+type stageRun struct {
+	key   string
+	req   SearchRequest
+	cands *Candidates
+}
+
+// Retrieve runs the §7.7 pipeline as named steps: gate, clamp, recall,
+// fuse, diversify, filter by minScore, page and pack, label.
+func (e *Engine) Retrieve(ctx context.Context, p *rcp.RetrieveParams) (*rcp.RetrieveResult, error) {
+	start := time.Now()
+	if e.caps.Retrieve == nil {
+		return nil, rcp.NewError(rcp.CodeCapabilityMissing, "retrieve is not advertised")
+	}
+	r, gerr := e.gate(p)
+	if gerr != nil {
+		return nil, gerr
+	}
+	if err := e.clamp(r); err != nil {
+		return nil, err
+	}
+	if err := e.openCursor(r); err != nil {
+		return nil, err
+	}
+	rk, err := e.recallAndRank(ctx, r)
+	if err != nil {
+		return nil, e.wrap(ctx, err)
+	}
+	rk.items = minScore(r, rk.items)
+	return e.finish(ctx, r, rk, start)
+}
+
+// clamp applies the §7.7 funnel invariant candidateK ≥ topN ≥ k ≤ maxK.
+// Rerank is never advertised here, so topN does not take part.
+func (e *Engine) clamp(r *retrieval) *rcp.Error {
+	f, err := mapping.ClampFunnel(r.p.K, r.p.CandidateK, nil, e.caps.Retrieve.MaxK, e.policy.DefaultCandidateK)
+	if err != nil {
+		return err
+	}
+	if r.p.K != nil && *r.p.K > int64(f.K) {
+		r.note("k clamped to maxK %d", f.K)
+	}
+	r.funnel = f
+	return nil
+}
+
+func (e *Engine) recallAndRank(ctx context.Context, r *retrieval) (*ranking, error) {
+	runs, err := e.recall(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	rk := e.combine(ctx, r, runs)
+	if err := e.diversify(ctx, r, rk); err != nil {
+		return nil, err
+	}
+	return rk, nil
+}
+
+// recall plans the stages for the mode (§7.7 step 3) and runs them
+// concurrently; native hybrid only when the evidence proves it.
+func (e *Engine) recall(ctx context.Context, r *retrieval) ([]*stageRun, error) {
+	runs := e.planStages(r)
+	fns := make([]func(context.Context) error, len(runs))
+	for i, s := range runs {
+		fns[i] = func(ctx context.Context) error { return e.runStage(ctx, s) }
+	}
+	if err := runAll(ctx, fns...); err != nil {
+		return nil, err
+	}
+	return runs, nil
+}
+
+func (e *Engine) planStages(r *retrieval) []*stageRun {
+	base := e.baseRequest(r)
+	mk := func(key string, st Stage) *stageRun {
+		req := base
+		req.Stage = st
+		return &stageRun{key: key, req: req}
+	}
+	switch {
+	case r.mode == rcp.ModeSparse:
+		return []*stageRun{mk("sparse", StageLexical)}
+	case r.mode == rcp.ModeDense:
+		return []*stageRun{mk("dense", StageDense)}
+	case e.ev.NativeRRF && r.fusion == rcp.FusionRRF:
+		return []*stageRun{mk("fused", StageHybrid)}
+	}
+	return []*stageRun{mk("sparse", StageLexical), mk("dense", StageDense)}
+}
+
+// baseRequest is the shared part of every stage request: deep enough for
+// the funnel and for the current page plus one (to know whether more exist).
+func (e *Engine) baseRequest(r *retrieval) SearchRequest {
+	k := max(r.funnel.CandidateK, r.offset+r.funnel.K+1)
+	req := SearchRequest{Text: r.text, TextFields: e.ev.TextFields, Filter: r.filter, K: k, CandidateK: k,
+		RRFK: r.rrfK, WithText: r.text2 || r.budget > 0, WithVectors: r.mmr || r.vectors, Seed: r.p.Seed}
+	switch {
+	case e.dense != nil:
+		req.VectorField = e.dense.Name
+	case len(e.ev.VectorFields) > 0:
+		req.VectorField = e.ev.VectorFields[0].Name
+	}
+	return req
+}
+
+// runStage embeds the query when the stage needs a vector and the engine
+// cannot embed it itself, then plans and executes the stage.
+func (e *Engine) runStage(ctx context.Context, s *stageRun) error {
+	if s.req.Stage != StageLexical && !e.ev.QueryInference {
+		v, err := e.queryVector(ctx, s.req.Text)
+		if err != nil {
+			return err
+		}
+		s.req.Vector = v
+	}
+	plan, err := e.a.Plan(&s.req)
+	if err != nil {
+		return err
+	}
+	c, err := e.a.Search(ctx, plan)
+	if err != nil {
+		return err
+	}
+	if c.Scale == "" {
+		c.Scale, c.Floor = plan.Scale, plan.Floor
+	}
+	s.cands = c
+	return nil
+}
+
+// queryVector embeds a query with the configured embedder (kind "query").
+func (e *Engine) queryVector(ctx context.Context, text string) ([]float32, error) {
+	if e.opts.Embedder == nil {
+		return nil, nil
+	}
+	vs, err := e.opts.Embedder.Embed(ctx, []string{text}, "query")
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) != 1 || len(vs[0]) != e.policy.EmbedDim {
+		return nil, fmt.Errorf("embedder returned %d vectors for 1 query (want %d-d)", len(vs), e.policy.EmbedDim)
+	}
+	return vs[0], nil
+}
+
+// runAll runs fns concurrently under a shared ctx that is cancelled on the
+// first error, waits for all, and returns that first error (errgroup-like).
+func runAll(ctx context.Context, fns ...func(context.Context) error) error {
+	if len(fns) == 1 {
+		return fns[0](ctx)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	for _, fn := range fns {
+		wg.Go(func() {
+			if err := fn(ctx); err != nil {
+				once.Do(func() { first = err; cancel(err) })
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}

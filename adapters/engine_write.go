@@ -1,0 +1,247 @@
+package adapters
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// MaxIDBytes bounds document ids accepted by index/add and index/delete.
+const MaxIDBytes = 512
+
+// Embed serves §7.3: one vector per input, in order. inputs (or the legacy
+// texts) are bare strings or text blocks; other blocks are -32005 on a
+// text-only server (§4.8). More inputs than embed.batchLimit is -32013: the
+// request exceeds an advertised limit that cannot be clamped, and §12 names
+// the inputs count as a PayloadTooLarge case (§15.5 enforcement).
+func (e *Engine) Embed(ctx context.Context, p *rcp.EmbedParams) (*rcp.EmbedResult, error) {
+	if e.caps.Embed == nil || e.opts.Embedder == nil {
+		return nil, rcp.NewError(rcp.CodeCapabilityMissing, "embed is not advertised")
+	}
+	texts, rerr := e.embedInputs(p)
+	if rerr != nil {
+		return nil, rerr
+	}
+	f32, rerr := e.embedEncoding(p.Encoding)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if p.Kind != "" && p.Kind != "query" && p.Kind != "document" {
+		return nil, rcp.InvalidParams("kind", "kind must be \"query\" or \"document\"")
+	}
+	vs, err := e.embedAll(ctx, texts, p.Kind)
+	if err != nil {
+		return nil, e.wrap(ctx, err)
+	}
+	return e.embedResult(vs, f32), nil
+}
+
+func (e *Engine) embedInputs(p *rcp.EmbedParams) ([]string, *rcp.Error) {
+	inputs, field := p.Inputs, "inputs"
+	if len(inputs) == 0 && len(p.Texts) > 0 {
+		inputs, field = p.Texts, "texts"
+	}
+	if len(inputs) == 0 {
+		return nil, rcp.InvalidParams("inputs", "inputs must be a non-empty array")
+	}
+	if lim := e.caps.Embed.BatchLimit; lim > 0 && len(inputs) > lim {
+		err := rcp.NewError(rcp.CodePayloadTooLarge, "%d inputs exceed embed.batchLimit %d", len(inputs), lim)
+		err.Data = &rcp.ErrorData{Field: field}
+		return nil, err
+	}
+	texts := make([]string, len(inputs))
+	for i, in := range inputs {
+		t, ok := in.Text()
+		if !ok {
+			typ := firstNonText(in.Blocks)
+			return nil, rcp.OptionUnsupported(typ, "%s[%d]: content block type %q is not supported", field, i, typ)
+		}
+		texts[i] = t
+	}
+	return texts, nil
+}
+
+func firstNonText(bs []rcp.Content) string {
+	for _, b := range bs {
+		if b.Type != "text" {
+			return b.Type
+		}
+	}
+	return "text"
+}
+
+func (e *Engine) embedEncoding(enc string) (bool, *rcp.Error) {
+	switch {
+	case enc == "" || enc == "json":
+		return false, nil
+	case e.hasEncoding(enc):
+		return enc == "f32-base64", nil
+	}
+	return false, rcp.OptionUnsupported(enc, "encoding %q is not advertised", enc)
+}
+
+// embedAll embeds texts in batches of at most the advertised batch limit
+// and checks that the embedder kept its dimension contract.
+func (e *Engine) embedAll(ctx context.Context, texts []string, kind string) ([][]float32, error) {
+	lim := max(e.policy.EmbedBatchLimit, 1)
+	out := make([][]float32, 0, len(texts))
+	for start := 0; start < len(texts); start += lim {
+		batch := texts[start:min(start+lim, len(texts))]
+		vs, err := e.opts.Embedder.Embed(ctx, batch, kind)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkVectors(vs, len(batch), e.policy.EmbedDim); err != nil {
+			return nil, err
+		}
+		out = append(out, vs...)
+	}
+	return out, nil
+}
+
+func checkVectors(vs [][]float32, n, dim int) error {
+	if len(vs) != n {
+		return fmt.Errorf("embedder returned %d vectors for %d inputs", len(vs), n)
+	}
+	for _, v := range vs {
+		if len(v) != dim {
+			return fmt.Errorf("embedder returned a %d-d vector, want %d", len(v), dim)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) embedResult(vs [][]float32, f32 bool) *rcp.EmbedResult {
+	res := &rcp.EmbedResult{Vectors: vs, Encoding: "json", Dimension: e.policy.EmbedDim}
+	if f32 {
+		enc := make([]string, len(vs))
+		for i, v := range vs {
+			enc[i] = mapping.EncodeF32(v)
+		}
+		res.Vectors, res.Encoding = enc, "f32-base64"
+	}
+	return res
+}
+
+// IndexAdd upserts documents (§7.10): ids come back positionally, missing
+// ids are minted, and the embedder fills vectors when dense is served.
+func (e *Engine) IndexAdd(ctx context.Context, p *rcp.IndexAddParams) (*rcp.IndexAddResult, error) {
+	w, rerr := e.writer()
+	if rerr != nil {
+		return nil, rerr
+	}
+	if rerr := e.gateIndexAdd(p); rerr != nil {
+		return nil, rerr
+	}
+	docs, rerr := toDocuments(p.Documents)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if err := e.embedDocuments(ctx, docs); err != nil {
+		return nil, e.wrap(ctx, err)
+	}
+	if err := w.Upsert(ctx, docs); err != nil {
+		return nil, e.wrap(ctx, err)
+	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	return &rcp.IndexAddResult{IDs: ids}, nil
+}
+
+func (e *Engine) writer() (Writer, *rcp.Error) {
+	w, ok := e.a.(Writer)
+	if e.caps.Index == nil || !e.caps.Index.Writable || !ok {
+		return nil, rcp.NewError(rcp.CodeCapabilityMissing, "index is not advertised as writable")
+	}
+	return w, nil
+}
+
+// gateIndexAdd: server-side chunking and contextual retrieval are not
+// advertised (index.chunking/contextual absent), so asking is -32005.
+func (e *Engine) gateIndexAdd(p *rcp.IndexAddParams) *rcp.Error {
+	if p.Chunk != nil && *p.Chunk {
+		return rcp.OptionUnsupported("chunk", "server-side chunking is not advertised")
+	}
+	if p.Contextual != nil && *p.Contextual {
+		return rcp.OptionUnsupported("contextual", "contextual chunking is not advertised")
+	}
+	return nil
+}
+
+func toDocuments(in []rcp.Document) ([]Document, *rcp.Error) {
+	docs := make([]Document, len(in))
+	for i, d := range in {
+		id := d.ID
+		if id == "" {
+			id = mintID()
+		} else if err := checkID(id, fmt.Sprintf("documents[%d].id", i)); err != nil {
+			return nil, err
+		}
+		docs[i] = Document{ID: id, Text: d.Text, Meta: d.Meta}
+	}
+	return docs, nil
+}
+
+func checkID(id, field string) *rcp.Error {
+	if id == "" || len(id) > MaxIDBytes || !utf8.ValidString(id) {
+		return rcp.InvalidParams(field, "id must be a non-empty UTF-8 string of at most %d bytes", MaxIDBytes)
+	}
+	return nil
+}
+
+// mintID returns a random RFC 4122 version-4 UUID string.
+func mintID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// embedDocuments fills vectors (kind "document") when dense retrieval is
+// served through the sidecar's embedder.
+func (e *Engine) embedDocuments(ctx context.Context, docs []Document) error {
+	if e.dense == nil || e.opts.Embedder == nil || e.ev.QueryInference || len(docs) == 0 {
+		return nil
+	}
+	texts := make([]string, len(docs))
+	for i, d := range docs {
+		texts[i] = d.Text
+	}
+	vs, err := e.embedAll(ctx, texts, "document")
+	if err != nil {
+		return err
+	}
+	for i := range docs {
+		docs[i].Vector = vs[i]
+	}
+	return nil
+}
+
+// IndexDelete removes ids (§7.11): idempotent, counting only documents
+// actually removed by this call.
+func (e *Engine) IndexDelete(ctx context.Context, p *rcp.IndexDeleteParams) (*rcp.IndexDeleteResult, error) {
+	w, rerr := e.writer()
+	if rerr != nil {
+		return nil, rerr
+	}
+	for i, id := range p.IDs {
+		if err := checkID(id, fmt.Sprintf("ids[%d]", i)); err != nil {
+			return nil, err
+		}
+	}
+	if len(p.IDs) == 0 {
+		return &rcp.IndexDeleteResult{}, nil
+	}
+	n, err := w.Delete(ctx, p.IDs)
+	if err != nil {
+		return nil, e.wrap(ctx, err)
+	}
+	return &rcp.IndexDeleteResult{Deleted: n}, nil
+}
