@@ -55,7 +55,7 @@ func WeightedFuse(lists [][]Ranked, weights []float64) []Fused {
 func ConvexFuse(lists [][]Ranked, floors []float64, weights []float64) []Fused {
 	norms := make([]func(float64) float64, len(lists))
 	for i, l := range lists {
-		lo, hi := finiteRange(l)
+		lo, hi := listRange(l)
 		if i < len(floors) && !math.IsNaN(floors[i]) && !math.IsInf(floors[i], 0) {
 			lo = floors[i]
 		}
@@ -64,18 +64,27 @@ func ConvexFuse(lists [][]Ranked, floors []float64, weights []float64) []Fused {
 	return fuse(lists, weights, func(i, _ int, s float64) float64 { return norms[i](s) })
 }
 
-// finiteRange returns the min and max of the finite scores in l (0, 0 when none).
-func finiteRange(l []Ranked) (lo, hi float64) {
+// listRange returns the min and max of the finite scores in l.
+func listRange(l []Ranked) (lo, hi float64) {
+	xs := make([]float64, len(l))
+	for i, r := range l {
+		xs[i] = r.Score
+	}
+	return finiteRange(xs)
+}
+
+// finiteRange returns the min and max of the finite xs (0, 0 when none).
+func finiteRange(xs []float64) (lo, hi float64) {
 	first := true
-	for _, r := range l {
-		if math.IsNaN(r.Score) || math.IsInf(r.Score, 0) {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
 			continue
 		}
-		if first || r.Score < lo {
-			lo = r.Score
+		if first || x < lo {
+			lo = x
 		}
-		if first || r.Score > hi {
-			hi = r.Score
+		if first || x > hi {
+			hi = x
 		}
 		first = false
 	}

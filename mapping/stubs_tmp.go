@@ -2,14 +2,6 @@ package mapping
 
 import "github.com/rcp-sidecar/rcp-sidecar/rcp"
 
-// MMR selects k diverse documents.
-func MMR(query []float32, docs [][]float32, relevance []float64, lambda float64, k int) []int {
-	return nil
-}
-
-// Cosine returns the cosine similarity of a and b.
-func Cosine(a, b []float32) float64 { return 0 }
-
 // EstimateTokens estimates the token count of s.
 func EstimateTokens(s string) int { return 0 }
 
