@@ -8,14 +8,6 @@ func EstimateTokens(s string) int { return 0 }
 // PackBudget reports how many leading texts fit in budget.
 func PackBudget(texts []string, budget int) (n, used int) { return 0, 0 }
 
-// Funnel is the clamped k / candidateK / rerank.topN triple (§7.7).
-type Funnel struct{ K, CandidateK, TopN int }
-
-// ClampFunnel validates and clamps the funnel (§7.7).
-func ClampFunnel(k, candidateK, topN *int64, maxK, defaultCandidateK int) (Funnel, *rcp.Error) {
-	return Funnel{}, nil
-}
-
 // EncodeF32 encodes a vector as base64 little-endian float32 (§7.3.1).
 func EncodeF32(v []float32) string { return "" }
 
