@@ -2,12 +2,6 @@ package mapping
 
 import "github.com/rcp-sidecar/rcp-sidecar/rcp"
 
-// EstimateTokens estimates the token count of s.
-func EstimateTokens(s string) int { return 0 }
-
-// PackBudget reports how many leading texts fit in budget.
-func PackBudget(texts []string, budget int) (n, used int) { return 0, 0 }
-
 // EncodeF32 encodes a vector as base64 little-endian float32 (§7.3.1).
 func EncodeF32(v []float32) string { return "" }
 
