@@ -1,0 +1,177 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/jsonrpc"
+)
+
+// call is one accepted request. out is set when the request was answered
+// at accept time (gating and envelope errors).
+type call struct {
+	sess   *session
+	id     jsonrpc.ID
+	method string
+	e      *entry
+	params json.RawMessage
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	stop   context.CancelFunc
+	rep    *reporter
+	out    []byte
+}
+
+// job is one accepted frame: a single message or a batch (§11).
+type job struct {
+	batch bool
+	calls []*call
+	out   []byte // frame-level answer (parse error, empty or oversized batch)
+}
+
+// accept decodes a frame, runs notifications immediately (cancel preempts,
+// §7.14), gates every request (§13, §7) and registers the survivors as
+// in-flight. It is called in arrival order; run may then be concurrent.
+// pathMethod, when set, is the HTTP path's method that every request in the
+// frame must name (§5.2).
+func (sess *session) accept(ctx context.Context, data []byte, emit func([]byte), pathMethod string) *job {
+	fr, derr := jsonrpc.DecodeFrame(data)
+	if derr != nil {
+		return &job{out: errorFrame(jsonrpc.NullID, decodeErr(derr))}
+	}
+	if fr.Batch && len(fr.Members) > sess.srv.opts.MaxBatch {
+		return &job{out: errorFrame(jsonrpc.NullID, rcp.NewError(rcp.CodeInvalidParams,
+			"batch of %d exceeds the limit of %d", len(fr.Members), sess.srv.opts.MaxBatch))}
+	}
+	j := &job{batch: fr.Batch}
+	for _, m := range fr.Members {
+		if c := sess.acceptMember(ctx, m, emit, pathMethod); c != nil {
+			j.calls = append(j.calls, c)
+		}
+	}
+	return j
+}
+
+func (sess *session) acceptMember(ctx context.Context, m jsonrpc.Member, emit func([]byte), pathMethod string) *call {
+	switch {
+	case m.Response != nil:
+		sess.srv.log.Debug("ignoring a response frame; this server sends no requests", "id", m.ID.String())
+		return nil
+	case m.Request == nil:
+		return &call{id: m.ID, out: errorFrame(m.ID, decodeErr(m.Err))}
+	case m.Request.IsNotification():
+		if m.Err == nil {
+			sess.handleNotification(m.Request)
+		}
+		return nil
+	}
+	req := m.Request
+	if pathMethod != "" && req.Method != pathMethod {
+		return &call{id: req.ID, out: errorFrame(req.ID, rcp.NewError(rcp.CodeInvalidRequest,
+			"method %q in the body does not match %q in the path", req.Method, pathMethod))}
+	}
+	e, gerr := sess.checkRequest(req)
+	if gerr == nil && m.Err != nil {
+		gerr = decodeErr(m.Err)
+	}
+	if gerr != nil {
+		return &call{id: req.ID, out: errorFrame(req.ID, gerr)}
+	}
+	if req.Method == rcp.MethodShutdown {
+		sess.closing.Store(true)
+	}
+	return sess.newCall(ctx, req, e, emit)
+}
+
+func (sess *session) newCall(parent context.Context, req *jsonrpc.Request, e *entry, emit func([]byte)) *call {
+	meta := parseMeta(req.Params)
+	c := &call{sess: sess, id: req.ID, method: req.Method, e: e, params: req.Params}
+	c.ctx, c.cancel = context.WithCancelCause(parent)
+	c.stop = func() {}
+	if d := deadline(sess.srv.opts.Deadline, meta.deadlineMs); d > 0 {
+		c.ctx, c.stop = context.WithTimeoutCause(c.ctx, d, rcp.ErrTimeout)
+	}
+	c.rep = sess.newReporter(meta, emit)
+	c.ctx = rcp.WithReporter(c.ctx, c.rep)
+	sess.inflight.add(c)
+	return c
+}
+
+// run executes the job and returns the encoded answer, or nil when nothing
+// must be answered (notifications only, §4.5/§11).
+func (j *job) run() []byte {
+	if j.out != nil {
+		return j.out
+	}
+	if !j.batch {
+		if len(j.calls) == 0 {
+			return nil
+		}
+		return j.calls[0].execute()
+	}
+	outs := make([][]byte, len(j.calls))
+	var wg sync.WaitGroup
+	for i, c := range j.calls {
+		wg.Go(func() { outs[i] = c.execute() })
+	}
+	wg.Wait()
+	if len(outs) == 0 {
+		return nil
+	}
+	return jsonrpc.EncodeBatch(outs)
+}
+
+type outcome struct {
+	v   any
+	err error
+}
+
+// execute answers the call exactly once (§13.1): with the handler's
+// outcome, or with -32006/-32014 as soon as its context is done.
+func (c *call) execute() []byte {
+	if c.out != nil {
+		return c.out
+	}
+	defer c.finish()
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- outcome{err: rcp.NewError(rcp.CodeInternalError, "internal error").WithCause(fmt.Errorf("panic: %v", p))}
+			}
+		}()
+		v, err := c.e.handle(c.ctx, c)
+		done <- outcome{v, err}
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-c.ctx.Done():
+		o.err = ctxError(c.ctx)
+	}
+	c.rep.close()
+	if o.err != nil {
+		return errorFrame(c.id, c.classify(o.err))
+	}
+	return resultFrame(c.id, o.v)
+}
+
+// classify prefers the context's cause for non-RCP errors of a done call.
+func (c *call) classify(err error) error {
+	if _, ok := err.(*rcp.Error); !ok && c.ctx.Err() != nil {
+		return ctxError(c.ctx)
+	}
+	if e := rcp.AsError(err); e.Code == rcp.CodeInternalError {
+		c.sess.srv.log.Error("request failed", "method", c.method, "id", c.id.String(), "err", err)
+	}
+	return err
+}
+
+func (c *call) finish() {
+	c.sess.inflight.remove(c)
+	c.stop()
+	c.cancel(context.Canceled)
+}
