@@ -11,6 +11,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
 
 // EngineOptions configure an Engine.
@@ -154,3 +155,6 @@ func (e *Engine) hasFusion(f rcp.FusionMethod) bool {
 func (e *Engine) hasEncoding(enc string) bool {
 	return e.caps.Embed != nil && slices.Contains(e.caps.Embed.Encodings, enc)
 }
+
+// §13.2 and the server's gating rely on Engine being a server.Backend.
+var _ server.Backend = (*Engine)(nil)

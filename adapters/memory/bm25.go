@@ -1,0 +1,113 @@
+package memory
+
+import (
+	"math"
+	"strings"
+	"unicode"
+)
+
+// tokenize lower-cases s and splits it on anything that is not a letter, a
+// digit or a combining mark (Unicode-aware, §4.6: never assume ASCII). Han,
+// Hiragana, Katakana and Hangul characters are single-character tokens, a
+// simple unigram segmentation for scripts without spaces.
+func tokenize(s string) []string {
+	var toks []string
+	var cur strings.Builder
+	flush := func() {
+		if cur.Len() > 0 {
+			toks = append(toks, cur.String())
+			cur.Reset()
+		}
+	}
+	for _, r := range s {
+		switch {
+		case isCJK(r):
+			flush()
+			toks = append(toks, string(unicode.ToLower(r)))
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
+			cur.WriteRune(unicode.ToLower(r))
+		default:
+			flush()
+		}
+	}
+	flush()
+	return toks
+}
+
+func isCJK(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// termFreqs counts tokens of s.
+func termFreqs(s string) (map[string]int, int) {
+	toks := tokenize(s)
+	tf := make(map[string]int, len(toks))
+	for _, t := range toks {
+		tf[t]++
+	}
+	return tf, len(toks)
+}
+
+// uniqueTerms returns the distinct tokens of a query in first-seen order;
+// each query term contributes once.
+func uniqueTerms(q string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tokenize(q) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// fieldIndex is the inverted index and length statistics of one text field.
+type fieldIndex struct {
+	postings map[string]map[string]int // term → doc id → term frequency
+	totalLen int
+}
+
+func newFieldIndex() *fieldIndex { return &fieldIndex{postings: map[string]map[string]int{}} }
+
+func (f *fieldIndex) add(id string, tf map[string]int, n int) {
+	for t, c := range tf {
+		p := f.postings[t]
+		if p == nil {
+			p = map[string]int{}
+			f.postings[t] = p
+		}
+		p[id] = c
+	}
+	f.totalLen += n
+}
+
+func (f *fieldIndex) remove(id string, tf map[string]int, n int) {
+	for t := range tf {
+		delete(f.postings[t], id)
+		if len(f.postings[t]) == 0 {
+			delete(f.postings, t)
+		}
+	}
+	f.totalLen -= n
+}
+
+// bm25 holds the Okapi BM25 parameters.
+type bm25 struct{ k1, b float64 }
+
+// idf is the Lucene form ln(1 + (N - df + 0.5)/(df + 0.5)), which is never
+// negative, so BM25 scores have the floor 0.
+func idf(n, df int) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// term is one term's contribution:
+// idf · tf·(k1+1) / (tf + k1·(1 - b + b·dl/avgdl)).
+func (p bm25) term(idf float64, tf, dl int, avgdl float64) float64 {
+	norm := 1.0
+	if avgdl > 0 {
+		norm = 1 - p.b + p.b*float64(dl)/avgdl
+	}
+	t := float64(tf)
+	return idf * t * (p.k1 + 1) / (t + p.k1*norm)
+}
