@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/embedding"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+)
+
+// app is the wired-up process: configuration, logger and one Engine.
+type app struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	backend string
+	engine  *adapters.Engine
+}
+
+// loadApp reads the configuration (or builds the demo one), then opens the
+// selected backend: embedder → adapter → Engine (which probes once).
+func loadApp(ctx context.Context, g *globals) (*app, error) {
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return nil, err
+	}
+	level := cfg.Server.LogLevel
+	if g.logLevel != "" {
+		level = g.logLevel
+	}
+	log, err := newLogger(stderr, level)
+	if err != nil {
+		return nil, err
+	}
+	a := &app{cfg: cfg, log: log}
+	emb, err := openEmbedder(ctx, cfg.Embedder)
+	if err != nil {
+		return nil, err
+	}
+	if g.demo {
+		a.backend = demoBackend
+		a.engine, err = openDemo(ctx, emb, log)
+		return a, err
+	}
+	return a, a.openBackend(ctx, g.backend, emb)
+}
+
+// loadConfig loads --config; with --demo and no --config it starts from
+// the defaults (and RCP_* overrides do not apply).
+func loadConfig(g *globals) (*config.Config, error) {
+	if g.configPath == "" {
+		if g.demo {
+			return config.Default(), nil
+		}
+		return nil, errors.New("no configuration: pass --config FILE, or --demo")
+	}
+	return config.Load(g.configPath, newRegistry())
+}
+
+func (a *app) openBackend(ctx context.Context, name string, emb adapters.Embedder) error {
+	b, ok := a.cfg.Backend(name)
+	if !ok {
+		return fmt.Errorf("backend %q not found; choose one with --backend: %s", name, backendNames(a.cfg))
+	}
+	f, _ := newRegistry().Lookup(b.Engine)
+	log := a.log.With("backend", b.Name, "engine", b.Engine)
+	ad, err := f.Open(ctx, b.Config, adapters.Deps{Logger: log, Embedder: emb})
+	if err != nil {
+		return fmt.Errorf("open backend %s: %w", b.Name, err)
+	}
+	a.backend = b.Name
+	a.engine, err = adapters.NewEngine(ctx, ad, engineOptions(b.Policy, emb, log))
+	if err != nil {
+		ad.Close()
+		return fmt.Errorf("probe backend %s: %w", b.Name, err)
+	}
+	return nil
+}
+
+func backendNames(cfg *config.Config) string {
+	names := make([]string, len(cfg.Backends))
+	for i, b := range cfg.Backends {
+		names[i] = b.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func engineOptions(p config.Policy, emb adapters.Embedder, log *slog.Logger) adapters.EngineOptions {
+	return adapters.EngineOptions{
+		Name:     "rcp-sidecar",
+		Version:  version,
+		Embedder: emb,
+		Logger:   log,
+		Policy: capability.Policy{
+			MaxK: p.MaxK, DefaultCandidateK: p.DefaultCandidateK, Writable: p.Writable,
+			Fields: p.Fields, Operators: p.Ops(), Trust: p.Trust,
+			Streaming: true, Log: true,
+		},
+	}
+}
+
+// openEmbedder returns nil (no embedder) when the section is absent.
+// A zero dimension is learned from one probe request.
+func openEmbedder(ctx context.Context, e *config.Embedder) (adapters.Embedder, error) {
+	if e == nil {
+		return nil, nil
+	}
+	emb, err := embedding.NewOpenAI(embedding.OpenAIOptions{
+		BaseURL: e.URL, Model: e.Model, APIKey: e.APIKey.Reveal(), Dimension: e.Dimension,
+		BatchSize: e.BatchSize, Timeout: e.Timeout,
+		QueryPrefix: e.QueryPrefix, DocumentPrefix: e.DocumentPrefix,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedder: %w", err)
+	}
+	if e.Dimension == 0 {
+		if err := emb.Probe(ctx); err != nil {
+			return nil, fmt.Errorf("embedder probe: %w", err)
+		}
+	}
+	return emb, nil
+}
+
+// newServer applies the server section to an RCP server over the engine.
+func (a *app) newServer() *server.Server {
+	s := a.cfg.Server
+	return server.New(a.engine, server.Options{
+		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: a.log,
+		BasePath: s.HTTP.BasePath, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
+		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
+	})
+}
+
+func (a *app) Close() {
+	if a.engine != nil {
+		a.engine.Close()
+	}
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// loadResult is one measured run.
+type loadResult struct {
+	n, errs int
+	elapsed time.Duration
+	lat     []time.Duration
+}
+
+func (r loadResult) rps() float64 { return float64(r.n) / r.elapsed.Seconds() }
+
+func (r loadResult) pct(p float64) time.Duration {
+	if len(r.lat) == 0 {
+		return 0
+	}
+	return r.lat[min(len(r.lat)-1, int(float64(len(r.lat))*p))]
+}
+
+func retrieveBodies(queries []string, k int, mode string) [][]byte {
+	out := make([][]byte, len(queries))
+	for i, q := range queries {
+		p := map[string]any{"query": q, "k": k}
+		if mode != "" {
+			p["mode"] = mode
+		}
+		out[i], _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "retrieve", "params": p})
+	}
+	return out
+}
+
+func post(ctx context.Context, hc *http.Client, url, session string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if session != "" {
+		req.Header.Set("RCP-Session", session)
+	}
+	return hc.Do(req)
+}
+
+func okResponse(status int, body []byte) bool {
+	return status == http.StatusOK && bytes.Contains(body, []byte(`"result"`))
+}
+
+// measure warms up, then runs f.conns workers for f.dur, each sending
+// requests back to back over the query list.
+func measure(ctx context.Context, hc *http.Client, url, session string, reqs [][]byte, f *benchFlags) loadResult {
+	if f.warmup > 0 {
+		runWorkers(ctx, hc, url, session, reqs, f.conns, f.warmup)
+	}
+	return runWorkers(ctx, hc, url, session, reqs, f.conns, f.dur)
+}
+
+func runWorkers(ctx context.Context, hc *http.Client, url, session string, reqs [][]byte, conns int, dur time.Duration) loadResult {
+	results := make([]loadResult, conns)
+	start := time.Now()
+	deadline := start.Add(dur)
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Go(func() { results[i] = worker(ctx, hc, url, session, reqs, i, deadline) })
+	}
+	wg.Wait()
+	total := loadResult{elapsed: time.Since(start)}
+	for _, r := range results {
+		total.n += r.n
+		total.errs += r.errs
+		total.lat = append(total.lat, r.lat...)
+	}
+	slices.Sort(total.lat)
+	return total
+}
+
+func worker(ctx context.Context, hc *http.Client, url, session string, reqs [][]byte, seed int, deadline time.Time) loadResult {
+	var r loadResult
+	buf := make([]byte, 0, 64<<10)
+	for j := seed; time.Now().Before(deadline) && ctx.Err() == nil; j++ {
+		t0 := time.Now()
+		ok := doOne(ctx, hc, url, session, reqs[j%len(reqs)], &buf)
+		r.lat = append(r.lat, time.Since(t0))
+		r.n++
+		if !ok {
+			r.errs++
+		}
+	}
+	return r
+}
+
+func doOne(ctx context.Context, hc *http.Client, url, session string, body []byte, buf *[]byte) bool {
+	resp, err := post(ctx, hc, url, session, body)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	b := bytes.NewBuffer((*buf)[:0])
+	_, err = io.Copy(b, resp.Body)
+	*buf = b.Bytes()
+	return err == nil && okResponse(resp.StatusCode, *buf)
+}
+
+// rssSampler polls VmRSS of a process every 100ms.
+type rssSampler struct {
+	pid  int
+	stop func() rssStats
+}
+
+type rssStats struct {
+	pid          int
+	maxKB, hwmKB int64
+	samples      int
+}
+
+func startRSS(pid int) *rssSampler {
+	s := &rssSampler{pid: pid}
+	if pid <= 0 {
+		s.stop = func() rssStats { return rssStats{} }
+		return s
+	}
+	done := make(chan rssStats)
+	quit := make(chan struct{})
+	go func() {
+		st := rssStats{pid: pid}
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if kb, ok := procStatusKB(pid, "VmRSS:"); ok {
+				st.maxKB, st.samples = max(st.maxKB, kb), st.samples+1
+			}
+			select {
+			case <-quit:
+				st.hwmKB, _ = procStatusKB(pid, "VmHWM:")
+				done <- st
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	s.stop = func() rssStats { close(quit); return <-done }
+	return s
+}
+
+// procStatusKB reads one "Key:  N kB" line of /proc/<pid>/status.
+func procStatusKB(pid int, key string) (int64, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, key); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				n, err := strconv.ParseInt(f[0], 10, 64)
+				return n, err == nil
+			}
+		}
+	}
+	return 0, false
+}
+
+func printBench(w io.Writer, target, bare loadResult, rss rssStats) {
+	fmt.Fprintf(w, "%-6s %10s %10s %10s %8s %8s\n", "", "req/s", "p50", "p99", "requests", "errors")
+	for _, row := range []struct {
+		name string
+		r    loadResult
+	}{{"rcp", target}, {"bare", bare}} {
+		fmt.Fprintf(w, "%-6s %10.0f %10s %10s %8d %8d\n", row.name, row.r.rps(), row.r.pct(0.50).Round(time.Microsecond),
+			row.r.pct(0.99).Round(time.Microsecond), row.r.n, row.r.errs)
+	}
+	if bare.rps() > 0 {
+		fmt.Fprintf(w, "ratio  %.1f%% of the bare handler's throughput\n", 100*target.rps()/bare.rps())
+	}
+	if rss.pid > 0 {
+		fmt.Fprintf(w, "rss    pid %d: max %.1f MB over %d samples, VmHWM %.1f MB\n", rss.pid, float64(rss.maxKB)/1024, rss.samples, float64(rss.hwmKB)/1024)
+	}
+}

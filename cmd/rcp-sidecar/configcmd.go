@@ -1,0 +1,34 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+)
+
+func newConfigCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "config", Short: "Configuration tools"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "check",
+		Short: "Load and validate the configuration, then print it resolved (secrets elided)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if g.configPath == "" {
+				return errors.New("config check: pass --config FILE")
+			}
+			cfg, err := config.Load(g.configPath, newRegistry())
+			if err != nil {
+				return err
+			}
+			if err := writeJSON(cmd.OutOrStdout(), cfg); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: ok (%d backend(s): %s)\n", g.configPath, len(cfg.Backends), backendNames(cfg))
+			return nil
+		},
+	})
+	return cmd
+}

@@ -1,0 +1,14 @@
+package main
+
+import (
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/memory"
+)
+
+// newRegistry is the explicit table of engines compiled into the binary
+// (ARCHITECTURE §2.4): no init side effects, no blank imports.
+func newRegistry() *adapters.Registry {
+	return adapters.NewRegistry(
+		memory.Factory,
+	)
+}

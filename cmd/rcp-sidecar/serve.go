@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// stderr receives logs; tests may redirect it.
+var stderr io.Writer = os.Stderr
+
+type serveFlags struct {
+	stdio bool
+	http  string
+}
+
+func newServeCmd(g *globals) *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve RCP over stdio (--stdio) or HTTP (default)",
+		Example: "  rcp-sidecar serve --demo\n" +
+			"  rcp-sidecar serve --stdio --config config.yaml --backend docs",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, g, f) },
+	}
+	cmd.Flags().BoolVar(&f.stdio, "stdio", false, "speak NDJSON on stdin/stdout (§5.1); stdout carries protocol frames only")
+	cmd.Flags().StringVar(&f.http, "http", "", "HTTP listen address (overrides server.http.listen)")
+	return cmd
+}
+
+func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
+	if f.stdio && f.http != "" {
+		return errors.New("--stdio and --http are exclusive")
+	}
+	ctx := cmd.Context()
+	a, err := loadApp(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	srv := a.newServer()
+	if f.stdio {
+		a.log.Info("serving RCP over stdio", "backend", a.backend)
+		return srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
+	}
+	addr := a.cfg.Server.HTTP.Listen
+	if f.http != "" {
+		addr = f.http
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	if g.demo {
+		printDemoBanner(cmd.OutOrStdout(), ln.Addr().String(), a.cfg.Server.HTTP.BasePath)
+	}
+	a.log.Info("serving RCP over HTTP", "addr", ln.Addr().String(), "base", a.cfg.Server.HTTP.BasePath, "backend", a.backend)
+	return serveHTTP(ctx, ln, srv.Handler())
+}
+
+// serveHTTP serves until ctx is done, then drains in-flight requests.
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func printDemoBanner(w io.Writer, addr, base string) {
+	url := "http://" + addr + base
+	fmt.Fprintf(w, "rcp-sidecar demo: RCP/1 over HTTP at %s (in-memory engine, bundled corpus)\n\n", url)
+	fmt.Fprintf(w, "Try:\n  curl -s %s/retrieve -H 'Content-Type: application/json' \\\n", url)
+	fmt.Fprintln(w, `    -d '{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"how does a search engine rank documents","k":3,"mode":"sparse","filter":{"field":"topic","op":"eq","value":"search"}}}'`)
+	fmt.Fprintf(w, "\nor: go run ./cmd/rcp-sidecar query --url %s \"why do comets have tails\"\n\n", url)
+}

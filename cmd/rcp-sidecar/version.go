@@ -1,0 +1,22 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, the RCP protocol version and the engines compiled in",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintf(cmd.OutOrStdout(), "rcp-sidecar %s (RCP/%d, %s, engines: %v)\n",
+				version, rcp.ProtocolVersion, runtime.Version(), newRegistry().Names())
+		},
+	}
+}
