@@ -332,3 +332,23 @@ func TestValidateFilterTreeShape(t *testing.T) {
 		t.Fatalf("not child = %#v", not.Child)
 	}
 }
+
+// benchFilter is a realistic six-clause filter.
+const benchFilter = `{"and":[
+	{"field":"kw","op":"eq","value":"en"},
+	{"field":"n","op":"gte","value":2015},
+	{"field":"d","op":"lt","value":"2024-01-01T00:00:00Z"},
+	{"or":[
+		{"field":"kw","op":"in","value":["news","blog","paper"]},
+		{"field":"txt","op":"contains","value":"retrieval"}]},
+	{"not":{"field":"b","op":"eq","value":true}}]}`
+
+func BenchmarkValidateFilter(b *testing.B) {
+	raw := json.RawMessage(benchFilter)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ValidateFilter(raw, testFields, AllOps); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -107,8 +107,15 @@ func normaliser(lo, hi float64) func(float64) float64 {
 // fuse accumulates weight·contrib(list, rank, score) per document across
 // lists (first occurrence per list only) and sorts by the §16.3 order.
 func fuse(lists [][]Ranked, weights []float64, contrib func(list, rank int, score float64) float64) []Fused {
-	index := make(map[string]int)
-	var out []Fused
+	total := 0
+	for _, l := range lists {
+		total += len(l)
+	}
+	// One backing array each for Ranks and Scores keeps allocations flat.
+	ranks := make([]int, total*len(lists))
+	scores := make([]float64, total*len(lists))
+	index := make(map[string]int, total)
+	out := make([]Fused, 0, total)
 	for i, l := range lists {
 		w := weightAt(weights, i)
 		for r, h := range l {
@@ -116,7 +123,8 @@ func fuse(lists [][]Ranked, weights []float64, contrib func(list, rank int, scor
 			if !seen {
 				j = len(out)
 				index[h.ID] = j
-				out = append(out, Fused{ID: h.ID, Ranks: make([]int, len(lists)), Scores: make([]float64, len(lists))})
+				lo, hi := j*len(lists), (j+1)*len(lists)
+				out = append(out, Fused{ID: h.ID, Ranks: ranks[lo:hi:hi], Scores: scores[lo:hi:hi]})
 			}
 			f := &out[j]
 			if f.Ranks[i] != 0 {

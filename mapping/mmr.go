@@ -103,18 +103,25 @@ func cosineNorm(a, b []float32, na, nb float64) float64 {
 	if len(a) != len(b) || na == 0 || nb == 0 {
 		return 0
 	}
-	var dot float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-	}
-	return dot / (na * nb)
+	return dot(a, b) / (na * nb)
 }
 
 // norm returns the Euclidean norm of v.
-func norm(v []float32) float64 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
+func norm(v []float32) float64 { return math.Sqrt(dot(v, v)) }
+
+// dot is the float64 dot product of equal-length a and b, with four
+// independent accumulators so the loop pipelines.
+func dot(a, b []float32) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += float64(a[i]) * float64(b[i])
+		s1 += float64(a[i+1]) * float64(b[i+1])
+		s2 += float64(a[i+2]) * float64(b[i+2])
+		s3 += float64(a[i+3]) * float64(b[i+3])
 	}
-	return math.Sqrt(s)
+	for ; i < len(a); i++ {
+		s0 += float64(a[i]) * float64(b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
 }
