@@ -1,0 +1,120 @@
+package adapters_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+func TestConformanceLevel(t *testing.T) {
+	full, _ := newEngine(t, setup{emb: true})
+	sparse, _ := newEngine(t, setup{})
+	if got := full.Conformance(); got != "L1" {
+		t.Errorf("hybrid+filter+citations engine: %s, want L1", got)
+	}
+	if got := sparse.Conformance(); got != "L0" {
+		t.Errorf("sparse-only engine: %s, want L0", got)
+	}
+	if len(full.Explain()) == 0 || full.Evidence().Engine != "memory" {
+		t.Error("explain/evidence empty")
+	}
+}
+
+func TestRetrieveGating(t *testing.T) {
+	full, _ := newEngine(t, setup{emb: true})
+	sparse, _ := newEngine(t, setup{policy: capability.Policy{Operators: []mapping.Op{mapping.OpEq, mapping.OpIn}}})
+	tests := []struct {
+		name          string
+		sparseOnly    bool
+		req           string
+		code          rcp.Code
+		option, field string
+	}{
+		{name: "missing query", req: `{"k":3}`, code: rcp.CodeInvalidParams, field: "query"},
+		{name: "empty block list", req: `{"query":[],"k":3}`, code: rcp.CodeInvalidParams, field: "query"},
+		{name: "image block", req: `{"query":{"type":"image","mimeType":"image/png","data":"AA=="},"k":3}`,
+			code: rcp.CodeOptionUnsupported, option: "image"},
+		{name: "mode not advertised", sparseOnly: true, req: `{"query":"solar","k":3,"mode":"dense"}`,
+			code: rcp.CodeOptionUnsupported, option: "dense"},
+		{name: "hybrid not advertised", sparseOnly: true, req: `{"query":"solar","k":3,"mode":"hybrid"}`,
+			code: rcp.CodeOptionUnsupported, option: "hybrid"},
+		{name: "rerank", req: `{"query":"solar","k":3,"rerank":{"method":"cross-encoder"}}`,
+			code: rcp.CodeOptionUnsupported, option: "cross-encoder"},
+		{name: "rewrite", req: `{"query":"solar","k":3,"rewrite":"hyde"}`, code: rcp.CodeOptionUnsupported, option: "hyde"},
+		{name: "unit", req: `{"query":"solar","k":3,"unit":"community"}`, code: rcp.CodeOptionUnsupported, option: "community"},
+		{name: "modality", req: `{"query":"solar","k":3,"modality":"image"}`, code: rcp.CodeOptionUnsupported, option: "image"},
+		{name: "encoding without embed", sparseOnly: true, req: `{"query":"solar","k":3,"encoding":"f32-base64"}`,
+			code: rcp.CodeOptionUnsupported, option: "f32-base64"},
+		{name: "mmr without vectors", sparseOnly: true, req: `{"query":"solar","k":3,"mmr":{"lambda":0.5}}`,
+			code: rcp.CodeOptionUnsupported, option: "mmr"},
+		{name: "recency", req: `{"query":"solar","k":3,"recency":{"field":"year","halfLifeDays":3}}`,
+			code: rcp.CodeOptionUnsupported, option: "recency"},
+		{name: "indexVersion", req: `{"query":"solar","k":3,"indexVersion":"v1"}`, code: rcp.CodeOptionUnsupported, option: "indexVersion"},
+		{name: "level", req: `{"query":"solar","k":3,"level":2}`, code: rcp.CodeOptionUnsupported, option: "level"},
+		{name: "filter unknown field", req: `{"query":"solar","k":3,"filter":{"field":"nosuch","op":"eq","value":"x"}}`,
+			code: rcp.CodeInvalidParams, field: "filter.nosuch"},
+		{name: "filter op narrowed by policy", sparseOnly: true,
+			req:  `{"query":"solar","k":3,"filter":{"field":"year","op":"gt","value":2020}}`,
+			code: rcp.CodeOptionUnsupported, option: "gt"},
+		{name: "filter empty and", req: `{"query":"solar","k":3,"filter":{"and":[]}}`, code: rcp.CodeInvalidParams, field: "filter"},
+		{name: "tokenBudget zero", req: `{"query":"solar","k":3,"tokenBudget":0}`, code: rcp.CodeInvalidParams, field: "tokenBudget"},
+		{name: "lambda out of range", req: `{"query":"solar","k":3,"mmr":{"lambda":2}}`, code: rcp.CodeInvalidParams, field: "mmr.lambda"},
+		{name: "alpha out of range", req: `{"query":"solar","k":3,"mode":"hybrid","fusion":{"method":"convex","alpha":2}}`,
+			code: rcp.CodeInvalidParams, field: "fusion.alpha"},
+		{name: "rrfK zero", req: `{"query":"solar","k":3,"mode":"hybrid","fusion":{"rrfK":0}}`,
+			code: rcp.CodeInvalidParams, field: "fusion.rrfK"},
+		{name: "negative k", req: `{"query":"solar","k":-1}`, code: rcp.CodeInvalidParams, field: "k"},
+		{name: "garbage cursor", req: `{"query":"solar","k":3,"cursor":"not-a-cursor"}`, code: rcp.CodeInvalidParams, field: "cursor"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := full
+			if tc.sparseOnly {
+				e = sparse
+			}
+			_, err := e.Retrieve(context.Background(), params(t, tc.req))
+			wantErr(t, err, tc.code, tc.option, tc.field)
+		})
+	}
+}
+
+func TestStrictFalseDegrades(t *testing.T) {
+	sparse, _ := newEngine(t, setup{})
+	tests := []struct{ req, note string }{
+		{`{"query":"solar","k":3,"mode":"dense","strict":false}`, "mode sparse used instead of dense"},
+		{`{"query":"solar","k":3,"rerank":{"method":"llm"},"strict":false}`, "rerank is not advertised"},
+		{`{"query":"solar","k":3,"unit":"page","strict":false}`, "strict:false"},
+		{`{"query":"solar","k":3,"mmr":{},"strict":false}`, "mmr is not advertised"},
+		{`{"query":"solar","k":3,"encoding":"f32-base64","strict":false}`, "vectors encoded as json"},
+	}
+	for _, tc := range tests {
+		res := retrieve(t, sparse, tc.req)
+		if len(res.Hits) == 0 || !hasNote(res.Usage, tc.note) {
+			t.Errorf("%s: hits %d notes %v, want note %q", tc.req, len(res.Hits), res.Usage.Notes, tc.note)
+		}
+	}
+	// A filter is never dropped, even when not strict.
+	_, err := sparse.Retrieve(context.Background(), params(t, `{"query":"solar","k":3,"strict":false,"filter":{"field":"nosuch","op":"eq","value":1}}`))
+	wantErr(t, err, rcp.CodeInvalidParams, "", "filter.nosuch")
+}
+
+func TestFusionGating(t *testing.T) {
+	dot, _ := newEngine(t, setup{emb: true, sim: capability.SimDot})
+	if f := dot.Capabilities().Retrieve.Fusion; len(f) != 2 {
+		t.Fatalf("dot store fusion %v, want rrf+weighted only", f)
+	}
+	_, err := dot.Retrieve(context.Background(), params(t, `{"query":"solar","k":3,"mode":"hybrid","fusion":{"method":"convex"}}`))
+	wantErr(t, err, rcp.CodeOptionUnsupported, "convex", "")
+	res := retrieve(t, dot, `{"query":"solar","k":3,"mode":"hybrid","strict":false,"fusion":{"method":"convex"}}`)
+	if !hasNote(res.Usage, "fusion rrf used instead of convex") || !hasNote(res.Usage, "with rrf") {
+		t.Errorf("degraded convex notes %v", res.Usage.Notes)
+	}
+	cos, _ := newEngine(t, setup{emb: true})
+	res = retrieve(t, cos, `{"query":"solar","k":3,"mode":"hybrid","fusion":{"method":"convex","alpha":0.7}}`)
+	if !hasNote(res.Usage, "convex fusion (alpha=0.7") {
+		t.Errorf("convex notes %v", res.Usage.Notes)
+	}
+}
