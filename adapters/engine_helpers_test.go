@@ -181,3 +181,5 @@ func nonIncreasing(t testing.TB, hs []rcp.Hit) {
 		}
 	}
 }
+
+func capabilityMaxK(n int) capability.Policy { return capability.Policy{MaxK: n} }
