@@ -1,0 +1,147 @@
+package dsl
+
+import "encoding/json"
+
+// This file holds the OpenSearch-only constructs: the k-NN plugin's knn
+// query clause, the neural-search hybrid query, temporary search pipelines
+// and the request-body extensions (ext.mmr, search_pipeline). Elasticsearch
+// rejects all of them.
+
+// KnnQuery is the OpenSearch k-NN plugin's knn query clause:
+// {"knn":{"<field>":{"vector":[…],"k":K,"filter":{…}}}}. Filter is applied
+// during the approximate search (efficient filtering on the lucene and
+// faiss engines), so k hits come back whenever k documents match it.
+type KnnQuery struct {
+	Field  string
+	Vector []float32
+	K      int
+	Filter Query
+	// MinScore and MaxDistance turn the query into a radial search
+	// (2.14+); K must then be 0.
+	MinScore    *float64
+	MaxDistance *float64
+	// EfSearch sets method_parameters.ef_search (HNSW) when > 0.
+	EfSearch int
+}
+
+// MarshalJSON implements json.Marshaler.
+func (q *KnnQuery) MarshalJSON() ([]byte, error) {
+	type body struct {
+		Vector      []float32      `json:"vector"`
+		K           int            `json:"k,omitempty"`
+		Filter      Query          `json:"filter,omitempty"`
+		MinScore    *float64       `json:"min_score,omitempty"`
+		MaxDistance *float64       `json:"max_distance,omitempty"`
+		Method      map[string]int `json:"method_parameters,omitempty"`
+	}
+	b := body{Vector: q.Vector, K: q.K, Filter: q.Filter, MinScore: q.MinScore, MaxDistance: q.MaxDistance}
+	if b.Vector == nil {
+		b.Vector = []float32{}
+	}
+	if q.EfSearch > 0 {
+		b.Method = map[string]int{"ef_search": q.EfSearch}
+	}
+	return fieldKeyed("knn", q.Field, b)
+}
+
+// Hybrid is the neural-search plugin's hybrid query: each sub-query is
+// scored separately and a search pipeline normalises and combines them.
+// Filter applies to every sub-query (2.19+).
+type Hybrid struct {
+	Queries         []Query `json:"queries"`
+	Filter          Query   `json:"filter,omitempty"`
+	PaginationDepth int     `json:"pagination_depth,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler.
+func (q *Hybrid) MarshalJSON() ([]byte, error) {
+	type plain Hybrid
+	return keyed("hybrid", (*plain)(q))
+}
+
+func (*KnnQuery) isQuery() {}
+func (*Hybrid) isQuery()   {}
+
+// OSSearch is an OpenSearch _search body: the common Search plus the
+// OpenSearch-only extensions.
+type OSSearch struct {
+	Search
+	// SearchPipeline is a temporary pipeline applied to this request only.
+	SearchPipeline *SearchPipeline `json:"search_pipeline,omitempty"`
+	// Ext carries plugin extensions such as ext.mmr (3.3+).
+	Ext *Ext `json:"ext,omitempty"`
+}
+
+// Ext is the search-request ext section.
+type Ext struct {
+	MMR *MMR `json:"mmr,omitempty"`
+}
+
+// MMR is the k-NN plugin's maximal marginal relevance reranking (3.3+).
+// Diversity is in [0,1]; 1 means maximum diversity.
+type MMR struct {
+	Diversity  float64 `json:"diversity"`
+	Candidates int     `json:"candidates,omitempty"`
+	// VectorFieldPath names the vector field when it cannot be inferred.
+	VectorFieldPath string `json:"vector_field_path,omitempty"`
+}
+
+// SearchPipeline is a search pipeline definition (stored or temporary).
+type SearchPipeline struct {
+	Description            string           `json:"description,omitempty"`
+	PhaseResultsProcessors []PhaseProcessor `json:"phase_results_processors,omitempty"`
+}
+
+// PhaseProcessor is one phase-results processor: exactly one field is set.
+type PhaseProcessor struct {
+	Normalization *NormalizationProcessor `json:"normalization-processor,omitempty"`
+	ScoreRanker   *ScoreRankerProcessor   `json:"score-ranker-processor,omitempty"`
+}
+
+// NormalizationProcessor normalises and combines hybrid sub-query scores.
+type NormalizationProcessor struct {
+	Normalization Technique `json:"normalization"`
+	Combination   Technique `json:"combination"`
+}
+
+// ScoreRankerProcessor fuses hybrid sub-query ranks (technique "rrf").
+type ScoreRankerProcessor struct {
+	Combination Technique `json:"combination"`
+}
+
+// Technique names a normalisation or combination technique and its
+// parameters (weights, rank_constant, lower_bounds, …).
+type Technique struct {
+	Technique  string         `json:"technique"`
+	Parameters map[string]any `json:"parameters,omitempty"`
+}
+
+// RRFPipeline returns a temporary pipeline fusing hybrid sub-queries with
+// RRF: Σ w/(rankConstant + rank). Weights may be nil (equal weights).
+func RRFPipeline(rankConstant int, weights []float64) *SearchPipeline {
+	params := map[string]any{"rank_constant": rankConstant}
+	if weights != nil {
+		params["weights"] = weights
+	}
+	return &SearchPipeline{PhaseResultsProcessors: []PhaseProcessor{{
+		ScoreRanker: &ScoreRankerProcessor{Combination: Technique{Technique: "rrf", Parameters: params}},
+	}}}
+}
+
+// MinMaxPipeline returns a temporary pipeline normalising each sub-query
+// with min_max and combining with a weighted arithmetic mean.
+func MinMaxPipeline(weights []float64) *SearchPipeline {
+	var params map[string]any
+	if weights != nil {
+		params = map[string]any{"weights": weights}
+	}
+	return &SearchPipeline{PhaseResultsProcessors: []PhaseProcessor{{
+		Normalization: &NormalizationProcessor{
+			Normalization: Technique{Technique: "min_max"},
+			Combination:   Technique{Technique: "arithmetic_mean", Parameters: params},
+		},
+	}}}
+}
+
+// StoredPipelines is the GET /_search/pipeline response: id → definition.
+type StoredPipelines map[string]json.RawMessage

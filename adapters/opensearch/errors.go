@@ -1,0 +1,172 @@
+package opensearch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Error is a non-2xx OpenSearch response (or a failed bulk item).
+type Error struct {
+	Op     string
+	Status int
+	// Cause is the decoded `error` object; nil when the body was not an
+	// OpenSearch error document (e.g. a plain-text 401 from a proxy).
+	Cause *dsl.ErrorCause
+	// RetryAfter is the Retry-After header, when sent.
+	RetryAfter time.Duration
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("opensearch: %s: %d %s: %s", e.Op, e.Status, e.Cause.Type, e.Cause.Reason)
+	}
+	return fmt.Sprintf("opensearch: %s: status %d", e.Op, e.Status)
+}
+
+// RetryAfterMs implements adapters.RetryAfterer: the Retry-After header, or
+// one second for rejected executions and circuit breakers without one.
+func (e *Error) RetryAfterMs() int64 {
+	if e.RetryAfter > 0 {
+		return e.RetryAfter.Milliseconds()
+	}
+	if classify(e) == rcp.CodeRateLimited {
+		return 1000
+	}
+	return 0
+}
+
+func newError(method, path string, res *response) *Error {
+	e := &Error{Op: method + " " + path, Status: res.Status}
+	var body dsl.ErrorResponse
+	if json.Unmarshal(res.Body, &body) == nil && body.Error != nil {
+		e.Cause = body.Error
+	}
+	if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && s > 0 {
+		e.RetryAfter = time.Duration(s) * time.Second
+	}
+	return e
+}
+
+// ErrorCode implements adapters.Adapter: it classifies on error.type in
+// the whole cause tree first and falls back to the HTTP status (§12).
+func (a *adapter) ErrorCode(err error) rcp.Code { return errorCode(err) }
+
+func errorCode(err error) rcp.Code {
+	var re *rcp.Error
+	var oe *Error
+	switch {
+	case err == nil:
+		return rcp.CodeInternalError
+	case errors.As(err, &re):
+		return re.Code
+	case errors.Is(err, context.Canceled):
+		return rcp.CodeCancelled
+	case errors.Is(err, context.DeadlineExceeded):
+		return rcp.CodeTimeout
+	case errors.As(err, &oe):
+		return classify(oe)
+	}
+	return transportCode(err)
+}
+
+// transportCode classifies failures that produced no HTTP response.
+func transportCode(err error) rcp.Code {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
+		return rcp.CodeBackendUnavailable
+	case errors.As(err, &ne) && ne.Timeout():
+		return rcp.CodeTimeout
+	case errors.As(err, &ne):
+		return rcp.CodeBackendUnavailable
+	}
+	var de *net.DNSError
+	if errors.As(err, &de) {
+		return rcp.CodeBackendUnavailable
+	}
+	return rcp.CodeInternalError
+}
+
+// typeCodes maps error.type to a code. Decisions are made on the type,
+// never on the status alone: a 429 cluster_block_exception is a full disk,
+// not rate limiting, and a 403 cluster block is not an auth failure.
+var typeCodes = map[string]rcp.Code{
+	"rejected_execution_exception":             rcp.CodeRateLimited,
+	"es_rejected_execution_exception":          rcp.CodeRateLimited,
+	"circuit_breaking_exception":               rcp.CodeRateLimited,
+	"too_many_requests_exception":              rcp.CodeRateLimited,
+	"search_timeout_exception":                 rcp.CodeTimeout,
+	"timeout_exception":                        rcp.CodeTimeout,
+	"receive_timeout_transport_exception":      rcp.CodeTimeout,
+	"process_cluster_event_timeout_exception":  rcp.CodeTimeout,
+	"cluster_block_exception":                  rcp.CodeBackendUnavailable,
+	"index_not_found_exception":                rcp.CodeBackendUnavailable,
+	"no_shard_available_action_exception":      rcp.CodeBackendUnavailable,
+	"node_not_connected_exception":             rcp.CodeBackendUnavailable,
+	"master_not_discovered_exception":          rcp.CodeBackendUnavailable,
+	"cluster_manager_not_discovered_exception": rcp.CodeBackendUnavailable,
+	"security_exception":                       rcp.CodeUnauthorized,
+	"parsing_exception":                        rcp.CodeInvalidParams,
+	"x_content_parse_exception":                rcp.CodeInvalidParams,
+	"json_parse_exception":                     rcp.CodeInvalidParams,
+	"query_shard_exception":                    rcp.CodeInvalidParams,
+	"illegal_argument_exception":               rcp.CodeInvalidParams,
+	"number_format_exception":                  rcp.CodeInvalidParams,
+	"mapper_parsing_exception":                 rcp.CodeInvalidParams,
+	"document_parsing_exception":               rcp.CodeInvalidParams,
+	"version_conflict_engine_exception":        rcp.CodeConflict,
+}
+
+// classify maps one OpenSearch error: the most specific known type in
+// the cause tree wins (outermost wrappers such as
+// search_phase_execution_exception carry no meaning of their own).
+func classify(e *Error) rcp.Code {
+	if c, ok := byType(e.Cause); ok {
+		return c
+	}
+	return byStatus(e.Status)
+}
+
+func byType(c *dsl.ErrorCause) (rcp.Code, bool) {
+	types := c.Types()
+	// Availability and rate limits outrank parse errors found deeper in
+	// shard failures: they decide whether a retry can help.
+	for _, pri := range []rcp.Code{rcp.CodeRateLimited, rcp.CodeTimeout, rcp.CodeBackendUnavailable,
+		rcp.CodeUnauthorized, rcp.CodeConflict, rcp.CodeInvalidParams} {
+		for _, t := range types {
+			if typeCodes[t] == pri {
+				return pri, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func byStatus(status int) rcp.Code {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return rcp.CodeUnauthorized
+	case status == http.StatusTooManyRequests:
+		return rcp.CodeRateLimited
+	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
+		return rcp.CodeTimeout
+	case status == http.StatusRequestEntityTooLarge:
+		return rcp.CodePayloadTooLarge
+	case status == http.StatusBadRequest:
+		return rcp.CodeInvalidParams
+	case status == http.StatusNotFound, status == http.StatusBadGateway, status == http.StatusServiceUnavailable:
+		return rcp.CodeBackendUnavailable
+	}
+	return rcp.CodeInternalError
+}

@@ -1,0 +1,150 @@
+// Package opensearch is the RCP adapter for OpenSearch 2.19 / 3.x with the
+// k-NN plugin.
+//
+// # Probe
+//
+// Read-only calls: GET / (version.distribution must be "opensearch"),
+// GET /_cat/plugins?format=json (opensearch-knn, opensearch-neural-search,
+// opensearch-ml), GET /<index>/_mapping (text fields, knn_vector fields
+// with dimension, space_type, engine and method; keyword, numeric, date and
+// boolean fields), GET /<index>/_settings (index.knn), GET
+// /_search/pipeline (stored normalisation/score-ranker processors),
+// GET /_cluster/settings?include_defaults=true (MMR factories, 3.3+) and
+// GET /<index>/_count.
+//
+// # Capabilities
+//
+//   - sparse: at least one text field (multi_match over them, boosts from
+//     the configuration).
+//   - dense: a knn_vector field of data_type float; the query is embedded
+//     by the sidecar's embedder (dims must match, decided by Derive). The
+//     filter goes inside the knn clause, so it is applied during the
+//     approximate search (lucene and faiss engines) and k hits come back
+//     whenever k documents match.
+//   - NativeRRF: only when opensearch-neural-search is installed and the
+//     version has the RRF score-ranker processor (2.19+); the plan then
+//     carries a temporary search pipeline. Otherwise the sidecar fuses and
+//     says so in Evidence.Notes.
+//   - NativeMMR: never advertised: the k-NN plugin's ext.mmr (3.3+) needs
+//     the cluster setting cluster.search.enabled_system_generated_factories
+//     and keeps the original similarity on each hit, so scores would stop
+//     being monotonic (§4.6). The probe records availability in Notes; the
+//     sidecar runs MMR itself. PlanMMR/RescoreMMR implement the native path
+//     (hits re-scored by rank so scores never increase) for when the Engine
+//     can request it.
+//   - filter fields: keyword, numeric, date and boolean with every §8
+//     operator; text fields only with exists.
+//   - writes: only when the configuration says writable.
+//
+// # Emulated
+//
+// Hybrid fusion, MMR and token packing run in the sidecar unless NativeRRF
+// holds.
+//
+// # Scores
+//
+// sparse: BM25 `_score` (scale bm25, floor 0). dense: the k-NN `_score` is
+// inverted per space_type (verified against a live 3.5 node for the lucene
+// engine):
+//   - cosinesimil: `_score` = (1+cos)/2 → cos = 2s−1 (scale cosine, floor −1).
+//   - innerproduct: `_score` = dot+1 for dot > 0, 1/(1−dot) otherwise → the
+//     raw dot product (scale dot, no floor).
+//   - l2: `_score` = 1/(1+d²) is kept: monotone in −d², strictly positive
+//     (scale unbounded, floor 0). l1, linf and hamming: 1/(1+d), likewise.
+//
+// Hybrid (native RRF): Σ w/(k+rank) (scale unbounded, floor 0).
+//
+// # Configuration
+//
+// See Config: urls, index, text_fields, content_field, vector_field,
+// title_field, uri_field, writable, refresh, username+password | bearer,
+// ca_file, timeout. AWS SigV4 request signing (Amazon OpenSearch Service)
+// is a planned addition; opensearch-go's signer package is the route.
+//
+// # Known differences
+//
+// The k-NN plugin zip published on Maven Central has no native libraries:
+// on such a node only `"engine": "lucene"` fields work, and indexing into a
+// faiss or nmslib field kills the node (UnsatisfiedLinkError). The adapter
+// reads faiss and nmslib mappings all the same. `contains` on text fields
+// is not offered: match_phrase is token containment, not substring.
+package opensearch
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+)
+
+// Name is the engine name in the configuration.
+const Name = "opensearch"
+
+// Factory registers the OpenSearch adapter.
+var Factory = adapters.Factory{
+	Name:      Name,
+	NewConfig: func() adapters.Config { return DefaultConfig() },
+	Open:      open,
+}
+
+var (
+	_ adapters.Adapter = (*adapter)(nil)
+	_ adapters.Writer  = (*adapter)(nil)
+)
+
+// adapter is one OpenSearch target. The probe result is kept so that Plan
+// (pure) knows each vector field's space and engine.
+type adapter struct {
+	cfg  *Config
+	http *client
+	log  *slog.Logger
+
+	mu     sync.RWMutex
+	schema *schema
+}
+
+func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapter, error) {
+	cfg, ok := c.(*Config)
+	if !ok {
+		return nil, fmt.Errorf("opensearch: config of type %T", c)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cl, err := newClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &adapter{cfg: cfg, http: cl, log: log.With("engine", Name)}, nil
+}
+
+// Close implements adapters.Adapter.
+func (a *adapter) Close() error { return a.http.close() }
+
+// current returns the probed schema, or nil before the first Probe.
+func (a *adapter) current() *schema {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.schema
+}
+
+func (a *adapter) setSchema(s *schema) {
+	a.mu.Lock()
+	a.schema = s
+	a.mu.Unlock()
+}
+
+// evidence returns the capability evidence of the current schema.
+func (a *adapter) evidence() *capability.Evidence {
+	if s := a.current(); s != nil {
+		return s.ev
+	}
+	return nil
+}

@@ -1,0 +1,184 @@
+package opensearch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// errNotProbed is returned by Plan and Search before the first Probe.
+var errNotProbed = errors.New("opensearch: plan before probe")
+
+// maxWindow is OpenSearch's from+size and knn k limit.
+const maxWindow = 10000
+
+// Plan implements adapters.Adapter. It is pure: the body depends only on
+// the request and the probed schema.
+func (a *adapter) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
+	s := a.current()
+	if s == nil {
+		return nil, errNotProbed
+	}
+	return planFor(a.cfg, s, req)
+}
+
+func planFor(cfg *Config, s *schema, req *adapters.SearchRequest) (*adapters.Plan, error) {
+	if req.K <= 0 || req.From < 0 || req.From+req.K > maxWindow {
+		return nil, rcp.InvalidParams("k", "k=%d from=%d is outside OpenSearch's window of %d", req.K, req.From, maxWindow)
+	}
+	filter, err := translateFilter(req.Filter)
+	if err != nil {
+		return nil, err
+	}
+	p := &adapters.Plan{Adapter: Name, Stage: req.Stage, Target: cfg.Index,
+		Op: "POST /" + url.PathEscape(cfg.Index) + "/_search"}
+	var body *dsl.OSSearch
+	switch req.Stage {
+	case adapters.StageLexical:
+		body, err = lexicalBody(cfg, req, filter)
+		p.Scale, p.Floor = rcp.ScaleBM25, floorPtr(0)
+	case adapters.StageDense:
+		var vi vectorInfo
+		if vi, err = denseField(s, req); err == nil {
+			body = denseBody(cfg, req, filter, vi)
+			p.Scale, p.Floor = spaceScale(vi.Space)
+		}
+	case adapters.StageHybrid:
+		body, err = hybridBody(cfg, s, req, filter)
+		p.Scale, p.Floor = rcp.ScaleUnbounded, floorPtr(0)
+	default:
+		err = fmt.Errorf("opensearch: unknown stage %q", req.Stage)
+	}
+	if err != nil {
+		return nil, err
+	}
+	body.Source = source(s, req)
+	if p.Body, err = json.Marshal(body); err != nil {
+		return nil, fmt.Errorf("opensearch: encode plan: %w", err)
+	}
+	return p, nil
+}
+
+// window sets size/from; trackTotal is on for exact usage counts.
+func window(req *adapters.SearchRequest) dsl.Search {
+	size := req.K
+	return dsl.Search{Size: &size, From: req.From, TrackTotalHits: true}
+}
+
+// multiMatch is the BM25 clause over the request's (or probed) text
+// fields with their boosts. Query text stays data (§15.4).
+func multiMatch(cfg *Config, req *adapters.SearchRequest) (dsl.Query, error) {
+	if len(req.TextFields) == 0 {
+		return nil, rcp.NewError(rcp.CodeInternalError, "no text fields for a sparse stage")
+	}
+	fields := make([]string, len(req.TextFields))
+	for i, f := range req.TextFields {
+		fields[i] = dsl.FieldBoost(f.Name, f.Boost)
+	}
+	return &dsl.MultiMatch{Query: req.Text, Fields: fields, Type: cfg.MultiMatchType}, nil
+}
+
+func lexicalBody(cfg *Config, req *adapters.SearchRequest, filter dsl.Query) (*dsl.OSSearch, error) {
+	mm, err := multiMatch(cfg, req)
+	if err != nil {
+		return nil, err
+	}
+	body := &dsl.OSSearch{Search: window(req)}
+	body.Query = mm
+	if filter != nil {
+		body.Query = &dsl.Bool{Must: []dsl.Query{mm}, Filter: []dsl.Query{filter}}
+	}
+	body.MinScore = req.MinScore
+	return body, nil
+}
+
+// denseField returns the vector field the request names (or the first).
+func denseField(s *schema, req *adapters.SearchRequest) (vectorInfo, error) {
+	name := queriedField(s, req)
+	vi, ok := s.vectors[name]
+	if !ok || len(req.Vector) == 0 {
+		return vectorInfo{}, rcp.NewError(rcp.CodeInternalError, "dense stage without a vector field or query vector")
+	}
+	if len(req.Vector) != vi.Dims {
+		return vectorInfo{}, rcp.InvalidParams("query", "query vector has %d dimensions, field %q has %d", len(req.Vector), name, vi.Dims)
+	}
+	vi.Name = name
+	return vi, nil
+}
+
+// knnClause builds the knn query with the filter inside it, so filtering
+// happens during the approximate search (§7.7 funnel: k = candidateK).
+func knnClause(cfg *Config, req *adapters.SearchRequest, vi vectorInfo, filter dsl.Query) *dsl.KnnQuery {
+	k := min(max(req.CandidateK, req.From+req.K), maxWindow)
+	return &dsl.KnnQuery{Field: vi.Name, Vector: req.Vector, K: k, Filter: filter, EfSearch: cfg.EfSearch}
+}
+
+func denseBody(cfg *Config, req *adapters.SearchRequest, filter dsl.Query, vi vectorInfo) *dsl.OSSearch {
+	body := &dsl.OSSearch{Search: window(req)}
+	body.Query = knnClause(cfg, req, vi, filter)
+	if req.MinScore != nil {
+		ms := forward(vi.Space, *req.MinScore)
+		body.MinScore = &ms
+	}
+	return body
+}
+
+// hybridBody is the neural-search hybrid query (lexical + knn) fused by a
+// temporary RRF score-ranker pipeline. The hybrid-level filter (2.19+) is
+// pushed into both sub-queries, inside the knn clause for the vector one.
+func hybridBody(cfg *Config, s *schema, req *adapters.SearchRequest, filter dsl.Query) (*dsl.OSSearch, error) {
+	if !s.hybrid {
+		return nil, rcp.OptionUnsupported("hybrid", "native hybrid needs the neural-search plugin")
+	}
+	mm, err := multiMatch(cfg, req)
+	if err != nil {
+		return nil, err
+	}
+	vi, err := denseField(s, req)
+	if err != nil {
+		return nil, err
+	}
+	rrfK := req.RRFK
+	if rrfK <= 0 {
+		rrfK = 60
+	}
+	body := &dsl.OSSearch{Search: window(req), SearchPipeline: dsl.RRFPipeline(rrfK, nil)}
+	depth := min(max(req.CandidateK, req.From+req.K), maxWindow)
+	body.Query = &dsl.Hybrid{Queries: []dsl.Query{mm, knnClause(cfg, req, vi, nil)}, Filter: filter,
+		PaginationDepth: depth}
+	return body, nil
+}
+
+// source excludes every vector field from _source except the queried one
+// when the request needs its vectors (MMR, includeVectors).
+func source(s *schema, req *adapters.SearchRequest) *dsl.Source {
+	keep := ""
+	if req.WithVectors {
+		keep = queriedField(s, req)
+	}
+	var ex []string
+	for name := range s.vectors {
+		if name != keep {
+			ex = append(ex, name)
+		}
+	}
+	if len(ex) == 0 {
+		return nil
+	}
+	slices.Sort(ex)
+	return &dsl.Source{Excludes: ex}
+}
+
+// queriedField is the vector field the request names, else the first one.
+func queriedField(s *schema, req *adapters.SearchRequest) string {
+	if req.VectorField == "" && len(s.ev.VectorFields) > 0 {
+		return s.ev.VectorFields[0].Name
+	}
+	return req.VectorField
+}

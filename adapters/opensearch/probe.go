@@ -1,0 +1,254 @@
+package opensearch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+)
+
+// probeResponses are the raw bodies the probe reads, in call order. Tests
+// replay recorded ones (testdata/probe/).
+type probeResponses struct {
+	Root, Plugins, Mapping, Settings, Pipelines, Cluster, Count []byte
+}
+
+// probeCalls names the read-only calls behind probeResponses.
+func probeCalls(index string) []string {
+	ix := url.PathEscape(index)
+	return []string{"/", "/_cat/plugins?format=json", "/" + ix + "/_mapping", "/" + ix + "/_settings",
+		"/_search/pipeline", "/_cluster/settings?include_defaults=true&flat_settings=true", "/" + ix + "/_count"}
+}
+
+// Probe implements adapters.Adapter.
+func (a *adapter) Probe(ctx context.Context) (*capability.Evidence, error) {
+	raw, err := a.fetch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := buildSchema(a.cfg, raw)
+	if err != nil {
+		return nil, err
+	}
+	a.setSchema(s)
+	return s.ev, nil
+}
+
+// fetch runs the probe calls. The search-pipeline listing answers 404 when
+// no pipeline is stored; that is an empty listing, not an error.
+func (a *adapter) fetch(ctx context.Context) (*probeResponses, error) {
+	calls := probeCalls(a.cfg.Index)
+	out := make([][]byte, len(calls))
+	for i, path := range calls {
+		res, err := a.http.do(ctx, http.MethodGet, path, nil, false)
+		var oe *Error
+		if i == 4 && errors.As(err, &oe) && oe.Status == http.StatusNotFound {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("opensearch: probe: %w", err)
+		}
+		out[i] = res.Body
+	}
+	return &probeResponses{out[0], out[1], out[2], out[3], out[4], out[5], out[6]}, nil
+}
+
+// schema is the probed view of the target that Plan and Search need.
+type schema struct {
+	ev      *capability.Evidence
+	version version
+	vectors map[string]vectorInfo
+	filters map[string]mapping.FieldType
+	content string
+	// hybrid: neural-search is installed and has the RRF score ranker.
+	hybrid bool
+	// mmr: the version has ext.mmr and the cluster enables its factories.
+	mmr bool
+}
+
+// buildSchema derives the schema and evidence from probe responses. Pure.
+func buildSchema(cfg *Config, r *probeResponses) (*schema, error) {
+	var root rootInfo
+	if err := json.Unmarshal(r.Root, &root); err != nil {
+		return nil, fmt.Errorf("opensearch: decode GET /: %w", err)
+	}
+	if root.Version.Distribution != "opensearch" {
+		return nil, fmt.Errorf("opensearch: the engine at %v reports distribution %q, not opensearch", cfg.URLs, root.Version.Distribution)
+	}
+	v, err := parseVersion(root.Version.Number)
+	if err != nil {
+		return nil, err
+	}
+	f, err := parseMappings(r.Mapping)
+	if err != nil {
+		return nil, err
+	}
+	st, err := parseSettings(r.Settings)
+	if err != nil {
+		return nil, err
+	}
+	s := &schema{version: v, vectors: f.vectors, filters: f.filters}
+	ev := &capability.Evidence{Engine: Name, Version: root.Version.Number, Target: cfg.Index,
+		Writable: cfg.Writable, Pagination: true, Deterministic: st.SingleCopy}
+	s.ev = ev
+	plugins := pluginSet(r.Plugins)
+	if err := s.fillFields(cfg, f, st, plugins[pluginKNN]); err != nil {
+		return nil, err
+	}
+	s.fillNative(v, plugins, r)
+	ev.DocCount = docCount(r.Count)
+	return s, nil
+}
+
+func pluginSet(raw []byte) map[string]bool {
+	var rows []catPlugin
+	_ = json.Unmarshal(raw, &rows) // an unreadable listing means no plugins
+	set := map[string]bool{}
+	for _, p := range rows {
+		set[p.Component] = true
+	}
+	return set
+}
+
+func docCount(raw []byte) int64 {
+	var c struct {
+		Count int64 `json:"count"`
+	}
+	_ = json.Unmarshal(raw, &c) // unknown count stays 0
+	return c.Count
+}
+
+// fillFields records text, vector and filter fields and the content,
+// title and URI fields.
+func (s *schema) fillFields(cfg *Config, f *fields, st settingsFacts, knn bool) error {
+	ev := s.ev
+	text, err := textFields(cfg, f)
+	if err != nil {
+		return err
+	}
+	ev.TextFields = text
+	ev.VectorFields, err = vectorFields(cfg, f, st.KNN && knn)
+	if err != nil {
+		return err
+	}
+	ev.FilterFields = filterFields(f)
+	s.content = pick(cfg.ContentField, f.filters, []string{"text", "content", "body"}, f.text)
+	ev.TitleField = pick(cfg.TitleField, f.filters, []string{"title"}, nil)
+	ev.URIField = pick(cfg.URIField, f.filters, []string{"url", "uri"}, nil)
+	for _, c := range f.conflicts {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("field %q has different types across the indices behind %q; not offered", c, cfg.Index))
+	}
+	if len(f.vectors) > 0 && !knn {
+		ev.Notes = append(ev.Notes, "knn_vector fields found but the k-NN plugin is not installed; dense search unavailable")
+	}
+	return nil
+}
+
+// pick returns the configured field, else the first candidate present in
+// the mapping, else the first fallback.
+func pick(configured string, present map[string]mapping.FieldType, candidates, fallback []string) string {
+	if configured != "" {
+		return configured
+	}
+	for _, c := range candidates {
+		if _, ok := present[c]; ok {
+			return c
+		}
+	}
+	if len(fallback) > 0 {
+		return fallback[0]
+	}
+	return ""
+}
+
+func textFields(cfg *Config, f *fields) ([]capability.TextField, error) {
+	if len(cfg.TextFields) == 0 {
+		out := make([]capability.TextField, len(f.text))
+		for i, n := range f.text {
+			out[i] = capability.TextField{Name: n}
+		}
+		return out, nil
+	}
+	out := make([]capability.TextField, 0, len(cfg.TextFields))
+	for _, tf := range cfg.TextFields {
+		if !slices.Contains(f.text, tf.Name) {
+			return nil, fmt.Errorf("opensearch: text_fields: %q is not a text field of %q", tf.Name, cfg.Index)
+		}
+		out = append(out, capability.TextField{Name: tf.Name, Boost: tf.Boost})
+	}
+	return out, nil
+}
+
+// vectorFields lists float knn_vector fields; the configured one first.
+// Fields of trained models (model_id) have no dimension in the mapping
+// and are skipped.
+func vectorFields(cfg *Config, f *fields, knn bool) ([]capability.VectorField, error) {
+	names := make([]string, 0, len(f.vectors))
+	for n := range f.vectors {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if cfg.VectorField != "" {
+		if _, ok := f.vectors[cfg.VectorField]; !ok {
+			return nil, fmt.Errorf("opensearch: vector_field: %q is not a knn_vector field of %q", cfg.VectorField, cfg.Index)
+		}
+		names = append([]string{cfg.VectorField}, slices.DeleteFunc(names, func(n string) bool { return n == cfg.VectorField })...)
+	}
+	var out []capability.VectorField
+	for _, n := range names {
+		vi := f.vectors[n]
+		if vi.DataType != "float" || vi.Dims == 0 {
+			continue
+		}
+		out = append(out, capability.VectorField{Name: n, Dims: vi.Dims, Similarity: similarity(vi.Space),
+			Indexed: knn, Detail: map[string]string{"space_type": vi.Space, "engine": vi.Engine,
+				"method": vi.Method, "data_type": vi.DataType}})
+	}
+	return out, nil
+}
+
+// filterFields offers every §8 operator on keyword, numeric, date and
+// boolean fields, and only exists on text (term/match on analysed text
+// is not exact).
+func filterFields(f *fields) []capability.FilterField {
+	names := make([]string, 0, len(f.filters))
+	for n := range f.filters {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := make([]capability.FilterField, 0, len(names))
+	for _, n := range names {
+		ff := capability.FilterField{Name: n, Type: f.filters[n]}
+		if ff.Type == mapping.TypeText {
+			ff.Ops = []mapping.Op{mapping.OpExists}
+		}
+		out = append(out, ff)
+	}
+	return out
+}
+
+// fillNative records native hybrid and MMR availability, honestly.
+func (s *schema) fillNative(v version, plugins map[string]bool, r *probeResponses) {
+	ev := s.ev
+	s.hybrid = plugins[pluginNeural] && plugins[pluginKNN] && v.atLeast(2, 19)
+	ev.NativeRRF = s.hybrid && len(ev.TextFields) > 0 && len(ev.VectorFields) > 0
+	switch {
+	case ev.NativeRRF:
+		ev.Notes = append(ev.Notes, "native hybrid: hybrid query with a temporary score-ranker-processor (rrf) pipeline")
+	case !plugins[pluginNeural]:
+		ev.Notes = append(ev.Notes, "opensearch-neural-search is not installed: hybrid fusion runs in the sidecar")
+	}
+	if pf, err := parsePipelines(r.Pipelines); err == nil && len(pf.Normalization)+len(pf.ScoreRanker) > 0 {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("stored hybrid pipelines: normalization %v, score-ranker %v (not used: the adapter sends its own)", pf.Normalization, pf.ScoreRanker))
+	}
+	s.mmr = v.atLeast(3, 3) && plugins[pluginKNN] && mmrFactories(r.Cluster)
+	if s.mmr {
+		ev.Notes = append(ev.Notes, "engine MMR (ext.mmr) is enabled but keeps raw similarities; the sidecar runs MMR")
+	}
+}

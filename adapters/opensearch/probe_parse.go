@@ -1,0 +1,332 @@
+package opensearch
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+)
+
+// rootInfo is the part of GET / the probe reads.
+type rootInfo struct {
+	Version struct {
+		Distribution string `json:"distribution"`
+		Number       string `json:"number"`
+	} `json:"version"`
+}
+
+// catPlugin is one row of GET /_cat/plugins?format=json.
+type catPlugin struct {
+	Component string `json:"component"`
+	Version   string `json:"version"`
+}
+
+// Plugin component names as _cat/plugins reports them.
+const (
+	pluginKNN    = "opensearch-knn"
+	pluginNeural = "opensearch-neural-search"
+	pluginML     = "opensearch-ml"
+)
+
+// version is a parsed major.minor.patch.
+type version struct{ Major, Minor, Patch int }
+
+func parseVersion(s string) (version, error) {
+	parts := strings.SplitN(strings.SplitN(s, "-", 2)[0], ".", 3)
+	var v version
+	dst := []*int{&v.Major, &v.Minor, &v.Patch}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return version{}, fmt.Errorf("opensearch: version %q: %w", s, err)
+		}
+		*dst[i] = n
+	}
+	return v, nil
+}
+
+// atLeast reports whether v >= major.minor.
+func (v version) atLeast(major, minor int) bool {
+	return v.Major > major || (v.Major == major && v.Minor >= minor)
+}
+
+// vectorInfo is what scoring needs to know about a knn_vector field.
+type vectorInfo struct {
+	Name     string
+	Dims     int
+	Space    string // l2, cosinesimil, innerproduct, l1, linf, hamming, hammingbit
+	Engine   string // lucene, faiss, nmslib
+	Method   string // hnsw, ivf
+	DataType string // float, byte, binary
+	Mode     string
+	ModelID  string
+}
+
+// mappingProp is one node of a mapping's properties tree.
+type mappingProp struct {
+	Type       string                 `json:"type"`
+	Properties map[string]mappingProp `json:"properties"`
+	Fields     map[string]mappingProp `json:"fields"`
+	Index      *bool                  `json:"index"`
+	// knn_vector parameters.
+	Dimension int    `json:"dimension"`
+	SpaceType string `json:"space_type"`
+	DataType  string `json:"data_type"`
+	Mode      string `json:"mode"`
+	ModelID   string `json:"model_id"`
+	Method    *struct {
+		Name      string `json:"name"`
+		Engine    string `json:"engine"`
+		SpaceType string `json:"space_type"`
+	} `json:"method"`
+}
+
+// indexMapping is one index's entry in GET /<index>/_mapping.
+type indexMapping struct {
+	Mappings struct {
+		Properties map[string]mappingProp `json:"properties"`
+	} `json:"mappings"`
+}
+
+// fields is the flattened, typed view of a mapping.
+type fields struct {
+	text    []string
+	filters map[string]mapping.FieldType
+	vectors map[string]vectorInfo
+	// uriLike are keyword or text fields named url/uri.
+	conflicts []string
+}
+
+// parseMappings flattens GET /<index>/_mapping (one or more indices behind
+// an alias). A field whose type differs between indices is dropped and
+// reported as a conflict.
+func parseMappings(raw []byte) (*fields, error) {
+	var byIndex map[string]indexMapping
+	if err := json.Unmarshal(raw, &byIndex); err != nil {
+		return nil, fmt.Errorf("opensearch: decode mapping: %w", err)
+	}
+	names := make([]string, 0, len(byIndex))
+	for n := range byIndex {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	f := &fields{filters: map[string]mapping.FieldType{}, vectors: map[string]vectorInfo{}}
+	seen := map[string]string{}
+	for _, n := range names {
+		walk("", byIndex[n].Mappings.Properties, func(path string, p mappingProp) {
+			f.add(path, p, seen)
+		})
+	}
+	f.dropConflicts()
+	sort.Strings(f.text)
+	return f, nil
+}
+
+// walk visits every leaf property with its dotted path, in sorted order.
+func walk(prefix string, props map[string]mappingProp, visit func(string, mappingProp)) {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := props[k]
+		path := prefix + k
+		if p.Properties != nil && (p.Type == "" || p.Type == "object") {
+			walk(path+".", p.Properties, visit)
+			continue
+		}
+		visit(path, p)
+	}
+}
+
+// filterTypes maps OpenSearch field types to §8 filter types.
+var filterTypes = map[string]mapping.FieldType{
+	"keyword": mapping.TypeKeyword, "constant_keyword": mapping.TypeKeyword,
+	"long": mapping.TypeInt, "integer": mapping.TypeInt, "short": mapping.TypeInt, "byte": mapping.TypeInt,
+	"float": mapping.TypeFloat, "double": mapping.TypeFloat, "half_float": mapping.TypeFloat,
+	"scaled_float": mapping.TypeFloat,
+	"date":         mapping.TypeDate, "date_nanos": mapping.TypeDate,
+	"boolean": mapping.TypeBool,
+	"text":    mapping.TypeText, "match_only_text": mapping.TypeText,
+}
+
+func (f *fields) add(path string, p mappingProp, seen map[string]string) {
+	kind := p.Type
+	if p.Type == "knn_vector" {
+		vi := knnInfo(p)
+		kind = fmt.Sprintf("knn_vector/%d/%s/%s/%s", vi.Dims, vi.Space, vi.Engine, vi.DataType)
+		f.vectors[path] = vi
+	}
+	if prev, ok := seen[path]; ok {
+		if prev != kind {
+			f.conflicts = append(f.conflicts, path)
+		}
+		return
+	}
+	seen[path] = kind
+	if p.Index != nil && !*p.Index {
+		return // not searchable: neither BM25 nor exact filters work
+	}
+	if t, ok := filterTypes[p.Type]; ok {
+		f.filters[path] = t
+		if t == mapping.TypeText {
+			f.text = append(f.text, path)
+		}
+	}
+}
+
+func (f *fields) dropConflicts() {
+	for _, c := range f.conflicts {
+		delete(f.filters, c)
+		delete(f.vectors, c)
+		for i, t := range f.text {
+			if t == c {
+				f.text = append(f.text[:i], f.text[i+1:]...)
+				break
+			}
+		}
+	}
+	sort.Strings(f.conflicts)
+}
+
+// knnInfo reads a knn_vector mapping with the k-NN plugin's defaults:
+// engine faiss (2.18+), space l2 (hamming for binary), data_type float.
+func knnInfo(p mappingProp) vectorInfo {
+	vi := vectorInfo{Dims: p.Dimension, Space: strings.ToLower(p.SpaceType), Mode: p.Mode, ModelID: p.ModelID,
+		DataType: strings.ToLower(p.DataType)} // 3.x echoes data_type upper-cased
+	if p.Method != nil {
+		vi.Method, vi.Engine = p.Method.Name, strings.ToLower(p.Method.Engine)
+		if p.Method.SpaceType != "" {
+			vi.Space = strings.ToLower(p.Method.SpaceType)
+		}
+	}
+	if vi.DataType == "" {
+		vi.DataType = "float"
+	}
+	if vi.Engine == "" {
+		vi.Engine = "faiss"
+	}
+	if vi.Method == "" {
+		vi.Method = "hnsw"
+	}
+	if vi.Space == "" {
+		vi.Space = "l2"
+		if vi.DataType == "binary" {
+			vi.Space = "hamming"
+		}
+	}
+	return vi
+}
+
+// similarity maps a k-NN space_type to the capability vocabulary.
+func similarity(space string) capability.Similarity {
+	switch space {
+	case "cosinesimil":
+		return capability.SimCosine
+	case "innerproduct":
+		return capability.SimDot
+	case "l2":
+		return capability.SimL2
+	case "l1":
+		return capability.SimManhattan
+	}
+	return capability.Similarity(space)
+}
+
+// indexSettings is the part of GET /<index>/_settings the probe reads
+// (values arrive as strings).
+type indexSettings struct {
+	Settings struct {
+		Index struct {
+			KNN      string `json:"knn"`
+			Shards   string `json:"number_of_shards"`
+			Replicas string `json:"number_of_replicas"`
+		} `json:"index"`
+	} `json:"settings"`
+}
+
+// settingsFacts summarises the settings of every index behind the target.
+type settingsFacts struct {
+	KNN bool
+	// SingleCopy: one primary shard and no replicas in every index, so
+	// equal requests see the same segments (§7.7.1 determinism).
+	SingleCopy bool
+}
+
+func parseSettings(raw []byte) (settingsFacts, error) {
+	var byIndex map[string]indexSettings
+	if err := json.Unmarshal(raw, &byIndex); err != nil {
+		return settingsFacts{}, fmt.Errorf("opensearch: decode settings: %w", err)
+	}
+	f := settingsFacts{KNN: len(byIndex) > 0, SingleCopy: len(byIndex) == 1}
+	for _, s := range byIndex {
+		ix := s.Settings.Index
+		f.KNN = f.KNN && ix.KNN == "true"
+		f.SingleCopy = f.SingleCopy && ix.Shards == "1" && ix.Replicas == "0"
+	}
+	return f, nil
+}
+
+// pipelineFacts lists stored search pipelines with hybrid processors.
+type pipelineFacts struct {
+	Normalization []string
+	ScoreRanker   []string
+}
+
+func parsePipelines(raw []byte) (pipelineFacts, error) {
+	var stored map[string]struct {
+		Phase []map[string]json.RawMessage `json:"phase_results_processors"`
+	}
+	var pf pipelineFacts
+	if len(raw) == 0 {
+		return pf, nil
+	}
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		return pf, fmt.Errorf("opensearch: decode search pipelines: %w", err)
+	}
+	for id, p := range stored {
+		for _, proc := range p.Phase {
+			if _, ok := proc["normalization-processor"]; ok {
+				pf.Normalization = append(pf.Normalization, id)
+			}
+			if _, ok := proc["score-ranker-processor"]; ok {
+				pf.ScoreRanker = append(pf.ScoreRanker, id)
+			}
+		}
+	}
+	sort.Strings(pf.Normalization)
+	sort.Strings(pf.ScoreRanker)
+	return pf, nil
+}
+
+// mmrFactories reports whether the cluster setting enables the k-NN
+// plugin's MMR system-generated processors (3.3+).
+func mmrFactories(raw []byte) bool {
+	var cs map[string]map[string]any
+	if json.Unmarshal(raw, &cs) != nil {
+		return false
+	}
+	const key = "cluster.search.enabled_system_generated_factories"
+	for _, scope := range []string{"transient", "persistent", "defaults"} {
+		if v, ok := cs[scope][key]; ok {
+			return factoriesEnabled(v)
+		}
+	}
+	return false
+}
+
+func factoriesEnabled(v any) bool {
+	list, _ := v.([]any)
+	var over, rerank bool
+	for _, x := range list {
+		s, _ := x.(string)
+		over = over || s == "*" || s == "mmr_over_sample_factory"
+		rerank = rerank || s == "*" || s == "mmr_rerank_factory"
+	}
+	return over && rerank
+}

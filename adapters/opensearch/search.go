@@ -1,0 +1,138 @@
+package opensearch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Search implements adapters.Adapter: it runs the plan and converts each
+// `_score` to the plan's scale (score.go). A timed-out or partially failed
+// search is an error, never a partial result.
+func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candidates, error) {
+	s := a.current()
+	if s == nil {
+		return nil, errNotProbed
+	}
+	method, path, ok := strings.Cut(p.Op, " ")
+	if !ok || method != http.MethodPost {
+		return nil, fmt.Errorf("opensearch: plan op %q is not a search", p.Op)
+	}
+	res, err := a.http.do(ctx, method, path, p.Body, false)
+	if err != nil {
+		return nil, err
+	}
+	var sr dsl.SearchResponse
+	if err := json.Unmarshal(res.Body, &sr); err != nil {
+		return nil, fmt.Errorf("opensearch: decode search: %w", err)
+	}
+	if err := incomplete(&sr, p.Op); err != nil {
+		return nil, err
+	}
+	return decodeHits(s, p, &sr)
+}
+
+// incomplete turns timed_out and shard failures into errors.
+func incomplete(sr *dsl.SearchResponse, op string) error {
+	if sr.TimedOut {
+		return rcp.Retryable(rcp.CodeTimeout, 0, "search timed out in the engine")
+	}
+	if sr.Shards.Failed == 0 {
+		return nil
+	}
+	e := &Error{Op: op, Status: http.StatusInternalServerError}
+	var f dsl.ShardFailure
+	if len(sr.Shards.Failures) > 0 && json.Unmarshal(sr.Shards.Failures[0], &f) == nil && f.Reason != nil {
+		e.Cause = f.Reason
+	}
+	return e
+}
+
+// stageSpace names the space whose inversion applies to a plan's scores;
+// the plan's scale identifies it (spaceScale is one-to-one on these).
+func stageSpace(p *adapters.Plan) string {
+	if p.Stage != adapters.StageDense {
+		return ""
+	}
+	switch p.Scale {
+	case rcp.ScaleCosine:
+		return "cosinesimil"
+	case rcp.ScaleDot:
+		return "innerproduct"
+	}
+	return ""
+}
+
+func decodeHits(s *schema, p *adapters.Plan, sr *dsl.SearchResponse) (*adapters.Candidates, error) {
+	c := &adapters.Candidates{Scale: p.Scale, Floor: p.Floor, Total: -1, Hits: make([]adapters.Candidate, 0, len(sr.Hits.Hits))}
+	if sr.Hits.Total != nil && sr.Hits.Total.Relation == "eq" {
+		c.Total = sr.Hits.Total.Value
+	}
+	space := stageSpace(p)
+	for _, h := range sr.Hits.Hits {
+		cand, err := candidate(s, h)
+		if err != nil {
+			return nil, err
+		}
+		if h.Score != nil {
+			cand.Score = invert(space, *h.Score)
+		}
+		c.Hits = append(c.Hits, cand)
+	}
+	return c, nil
+}
+
+// candidate splits _source into text, title, URI, vector and metadata.
+func candidate(s *schema, h dsl.Hit) (adapters.Candidate, error) {
+	c := adapters.Candidate{ID: h.ID, Sort: h.Sort}
+	src := map[string]json.RawMessage{}
+	if len(h.Source) > 0 {
+		if err := json.Unmarshal(h.Source, &src); err != nil {
+			return c, fmt.Errorf("opensearch: decode _source of %q: %w", h.ID, err)
+		}
+	}
+	for name := range s.vectors {
+		if raw, ok := src[name]; ok {
+			if err := json.Unmarshal(raw, &c.Vector); err != nil {
+				return c, fmt.Errorf("opensearch: decode vector of %q: %w", h.ID, err)
+			}
+			delete(src, name)
+		}
+	}
+	c.Text = stringField(src[s.content])
+	delete(src, s.content)
+	c.Title = stringField(src[s.ev.TitleField])
+	c.URI = stringField(src[s.ev.URIField])
+	meta, err := decodeMeta(src)
+	c.Meta = meta
+	return c, err
+}
+
+func stringField(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// decodeMeta decodes the remaining _source with numbers as float64 (JSON
+// semantics, as the neutral corpus describes them).
+func decodeMeta(src map[string]json.RawMessage) (map[string]any, error) {
+	meta := make(map[string]any, len(src))
+	for k, raw := range src {
+		var v any
+		if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&v); err != nil {
+			return nil, fmt.Errorf("opensearch: decode field %q: %w", k, err)
+		}
+		meta[k] = v
+	}
+	return meta, nil
+}

@@ -1,0 +1,113 @@
+package opensearch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Upsert implements adapters.Writer with _bulk `index` actions: create or
+// replace by id, so repeating a call is idempotent (§7.10).
+func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
+	if !a.cfg.Writable {
+		return rcp.NewError(rcp.CodeCapabilityMissing, "index/add is not enabled for this backend")
+	}
+	s := a.current()
+	if s == nil {
+		return errNotProbed
+	}
+	actions := make([]dsl.BulkAction, len(docs))
+	for i, d := range docs {
+		actions[i] = dsl.BulkAction{Op: "index", ID: d.ID, Doc: sourceOf(s, d)}
+	}
+	_, err := a.bulk(ctx, actions)
+	return err
+}
+
+// sourceOf builds a document's _source: metadata, the content field and
+// the vector field.
+func sourceOf(s *schema, d adapters.Document) map[string]any {
+	src := make(map[string]any, len(d.Meta)+2)
+	for k, v := range d.Meta {
+		src[k] = v
+	}
+	content := s.content
+	if content == "" {
+		content = "text"
+	}
+	src[content] = d.Text
+	if len(d.Vector) > 0 {
+		if vf := queriedField(s, &adapters.SearchRequest{}); vf != "" {
+			src[vf] = d.Vector
+		}
+	}
+	return src
+}
+
+// Delete implements adapters.Writer: _bulk `delete` actions; a missing id
+// is not an error and only result "deleted" is counted (§7.11).
+func (a *adapter) Delete(ctx context.Context, ids []string) (int, error) {
+	if !a.cfg.Writable {
+		return 0, rcp.NewError(rcp.CodeCapabilityMissing, "index/delete is not enabled for this backend")
+	}
+	actions := make([]dsl.BulkAction, len(ids))
+	for i, id := range ids {
+		actions[i] = dsl.BulkAction{Op: "delete", ID: id}
+	}
+	items, err := a.bulk(ctx, actions)
+	n := 0
+	for _, it := range items {
+		if it.Result == "deleted" {
+			n++
+		}
+	}
+	return n, err
+}
+
+// bulk sends one _bulk request to the target and returns the items; the
+// first failed item (other than a delete of a missing id) is the error.
+func (a *adapter) bulk(ctx context.Context, actions []dsl.BulkAction) ([]dsl.BulkItemResult, error) {
+	if len(actions) == 0 {
+		return nil, nil
+	}
+	body, err := dsl.EncodeBulk(actions)
+	if err != nil {
+		return nil, fmt.Errorf("opensearch: encode bulk: %w", err)
+	}
+	path := "/" + url.PathEscape(a.cfg.Index) + "/_bulk?refresh=" + refresh(a.cfg.Refresh)
+	res, err := a.http.do(ctx, http.MethodPost, path, body, true)
+	if err != nil {
+		return nil, err
+	}
+	return bulkItems(res.Body, path)
+}
+
+func refresh(r string) string {
+	if r == "" {
+		return "wait_for"
+	}
+	return r
+}
+
+// bulkItems decodes a _bulk response and reports the first item error.
+func bulkItems(raw []byte, op string) ([]dsl.BulkItemResult, error) {
+	var br dsl.BulkResponse
+	if err := json.Unmarshal(raw, &br); err != nil {
+		return nil, fmt.Errorf("opensearch: decode bulk: %w", err)
+	}
+	items := make([]dsl.BulkItemResult, len(br.Items))
+	var first error
+	for i, m := range br.Items {
+		_, items[i] = dsl.Item(m)
+		if it := items[i]; it.Error != nil && first == nil {
+			first = &Error{Op: op + " item " + it.ID, Status: it.Status, Cause: it.Error}
+		}
+	}
+	return items, first
+}
