@@ -98,6 +98,7 @@ func newEngine(t testing.TB, s setup) (*adapters.Engine, *memory.Store) {
 	t.Helper()
 	var emb *fakeEmbedder
 	opts := adapters.EngineOptions{Name: "test", Version: "0", Policy: s.policy, CursorKey: []byte("k")}
+	opts.Policy.Writable = s.writable
 	if s.emb {
 		emb = &fakeEmbedder{dim: dim}
 		opts.Embedder = emb
