@@ -1,0 +1,172 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/jsonrpc"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+)
+
+type httpReq struct {
+	method, path, body string
+	header             map[string]string
+}
+
+func do(t testing.TB, h http.Handler, r httpReq) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(r.method, r.path, strings.NewReader(r.body))
+	for k, v := range r.header {
+		req.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w
+}
+
+// rpcCode returns the JSON-RPC error code of a single response body (0 for
+// success), validating the body against the schema.
+func rpcCode(t *testing.T, body string) int {
+	t.Helper()
+	if err := rcptest.ValidateFrame([]byte(body)); err != nil {
+		t.Errorf("invalid frame %s: %v", body, err)
+	}
+	fr, derr := jsonrpc.DecodeFrame([]byte(body))
+	if derr != nil || fr.Batch || fr.Members[0].Response == nil {
+		t.Fatalf("not a single response: %s", body)
+	}
+	if e := fr.Members[0].Response.Error; e != nil {
+		return e.Code
+	}
+	return 0
+}
+
+func TestHTTPStateless(t *testing.T) {
+	b := rcptest.NewStubBackend(3)
+	b.Caps.Streaming = nil
+	h := server.New(b, server.Options{MaxBodyBytes: 512, ReadyFunc: func(context.Context) error { return errors.New("warming") }}).Handler()
+	const ping = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	for _, tc := range []struct {
+		name       string
+		req        httpReq
+		wantStatus int
+		wantCode   int // JSON-RPC code when a body is expected; 0 = success
+	}{
+		{"retrieve without initialize", httpReq{"POST", "/rcp/retrieve", `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"q"}}`, nil}, 200, 0},
+		{"base path", httpReq{"POST", "/rcp", ping, nil}, 200, 0},
+		{"initialize idempotent", httpReq{"POST", "/rcp/initialize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`, nil}, 200, 0},
+		{"gated still -32003", httpReq{"POST", "/rcp/embed", `{"jsonrpc":"2.0","id":1,"method":"embed","params":{"inputs":["x"]}}`, nil}, 200, int(rcp.CodeCapabilityMissing)},
+		{"path mismatch", httpReq{"POST", "/rcp/retrieve", ping, nil}, 200, int(rcp.CodeInvalidRequest)},
+		{"bad json", httpReq{"POST", "/rcp", `{`, nil}, 200, int(rcp.CodeParseError)},
+		{"too large", httpReq{"POST", "/rcp", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"nonce":"` + strings.Repeat("x", 600) + `"}}`, nil}, 200, int(rcp.CodePayloadTooLarge)},
+		{"notification", httpReq{"POST", "/rcp", `{"jsonrpc":"2.0","method":"notifications/x"}`, nil}, 204, -1},
+		{"get", httpReq{"GET", "/rcp/ping", "", nil}, 405, -1},
+		{"unknown path", httpReq{"POST", "/other", ping, nil}, 404, -1},
+		{"healthz", httpReq{"GET", "/healthz", "", nil}, 200, -1},
+		{"readyz", httpReq{"GET", "/readyz", "", nil}, 503, -1},
+		{"foreign origin", httpReq{"POST", "/rcp", ping, map[string]string{"Origin": "http://evil.example"}}, 403, -1},
+		{"sse without streaming is buffered", httpReq{"POST", "/rcp", ping, map[string]string{"Accept": "text/event-stream"}}, 200, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := do(t, h, tc.req)
+			if w.Code != tc.wantStatus {
+				t.Fatalf("status %d, want %d (%s)", w.Code, tc.wantStatus, w.Body)
+			}
+			if tc.wantCode >= 0 {
+				if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+					t.Errorf("content-type %q", ct)
+				}
+				if got := rpcCode(t, strings.TrimSpace(w.Body.String())); got != tc.wantCode {
+					t.Errorf("code %d, want %d", got, tc.wantCode)
+				}
+			}
+		})
+	}
+}
+
+func TestHTTPBatchAndCORS(t *testing.T) {
+	h := server.New(rcptest.NewStubBackend(1), server.Options{AllowOrigins: []string{"https://app.example"}}).Handler()
+	w := do(t, h, httpReq{"POST", "/rcp", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},2]`, nil})
+	var arr []json.RawMessage
+	if err := json.Unmarshal(w.Body.Bytes(), &arr); err != nil || len(arr) != 2 || w.Code != 200 {
+		t.Fatalf("batch: %d %s", w.Code, w.Body)
+	}
+	w = do(t, h, httpReq{"OPTIONS", "/rcp/retrieve", "", map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}})
+	if w.Code != 204 || w.Header().Get("Access-Control-Allow-Origin") != "https://app.example" || !strings.Contains(w.Header().Get("Access-Control-Allow-Headers"), server.SessionHeader) {
+		t.Fatalf("preflight: %d %v", w.Code, w.Header())
+	}
+}
+
+func TestHTTPSSE(t *testing.T) {
+	h := server.New(rcptest.NewStubBackend(2), server.Options{}).Handler()
+	w := do(t, h, httpReq{"POST", "/rcp/retrieve", `{"jsonrpc":"2.0","id":"r","method":"retrieve","params":{"query":"q","_meta":{"progressToken":"p"}}}`,
+		map[string]string{"Accept": "text/event-stream"}})
+	if w.Code != 200 || w.Header().Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %v", w.Code, w.Header())
+	}
+	events := strings.Split(strings.TrimSuffix(w.Body.String(), "\n\n"), "\n\n")
+	if len(events) != 2 {
+		t.Fatalf("want progress + final, got %q", w.Body.String())
+	}
+	for i, ev := range events {
+		payload, ok := strings.CutPrefix(ev, "data: ")
+		if !ok || strings.Contains(payload, "\n") {
+			t.Fatalf("malformed event %q", ev)
+		}
+		if err := rcptest.ValidateFrame([]byte(payload)); err != nil {
+			t.Errorf("event %d: %v", i, err)
+		}
+		if last := i == len(events)-1; last != strings.Contains(payload, `"id":"r"`) {
+			t.Errorf("event %d order wrong: %s", i, payload)
+		}
+	}
+}
+
+func TestHTTPStateful(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := server.New(rcptest.NewStubBackend(1), server.Options{Stateful: true, SessionTTL: time.Minute}).Handler()
+		retrieve := `{"jsonrpc":"2.0","id":2,"method":"retrieve","params":{"query":"q"}}`
+		if c := rpcCode(t, do(t, h, httpReq{"POST", "/rcp", retrieve, nil}).Body.String()); c != int(rcp.CodeNotInitialized) {
+			t.Fatalf("no session: code %d", c)
+		}
+		w := do(t, h, httpReq{"POST", "/rcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`, nil})
+		var res struct {
+			Result rcp.InitializeResult `json:"result"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil {
+			t.Fatal(err)
+		}
+		tok, _ := res.Result.Meta["session"].(string)
+		if tok == "" {
+			t.Fatalf("no _meta.session in %s", w.Body)
+		}
+		hdr := map[string]string{server.SessionHeader: tok}
+		for _, tc := range []struct {
+			name string
+			body string
+			hdr  map[string]string
+			want int
+		}{
+			{"with session", retrieve, hdr, 0},
+			{"unknown session", retrieve, map[string]string{server.SessionHeader: "nope"}, int(rcp.CodeNotInitialized)},
+			{"second initialize", `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":1}}`, hdr, int(rcp.CodeInvalidRequest)},
+		} {
+			if c := rpcCode(t, do(t, h, httpReq{"POST", "/rcp", tc.body, tc.hdr}).Body.String()); c != tc.want {
+				t.Errorf("%s: code %d, want %d", tc.name, c, tc.want)
+			}
+		}
+		time.Sleep(2 * time.Minute)
+		if c := rpcCode(t, do(t, h, httpReq{"POST", "/rcp", retrieve, hdr}).Body.String()); c != int(rcp.CodeNotInitialized) {
+			t.Errorf("expired session: code %d, want -32001", c)
+		}
+	})
+}
