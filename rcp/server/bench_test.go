@@ -47,4 +47,3 @@ func BenchmarkStdioRetrieve(b *testing.B) {
 	}
 	inW.Close()
 }
-

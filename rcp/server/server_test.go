@@ -95,7 +95,10 @@ func TestCancelIgnoringBackend(t *testing.T) {
 		}
 		errc := make(chan *rcp.Error, 1)
 		id := c.NextID()
-		go func() { _, err := c.Call(context.Background(), rcp.MethodRetrieve, map[string]any{"query": "q"}); errc <- err }()
+		go func() {
+			_, err := c.Call(context.Background(), rcp.MethodRetrieve, map[string]any{"query": "q"})
+			errc <- err
+		}()
 		synctest.Wait()
 		_ = c.Notify(rcp.NotifyCancel, map[string]any{"id": json.RawMessage(id)})
 		if err := <-errc; err == nil || err.Code != rcp.CodeCancelled {
