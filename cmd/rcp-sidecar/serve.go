@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,8 +18,9 @@ import (
 var stderr io.Writer = os.Stderr
 
 type serveFlags struct {
-	stdio bool
-	http  string
+	stdio      bool
+	http       string
+	cpuProfile string
 }
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -33,12 +35,21 @@ func newServeCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&f.stdio, "stdio", false, "speak NDJSON on stdin/stdout (§5.1); stdout carries protocol frames only")
 	cmd.Flags().StringVar(&f.http, "http", "", "HTTP listen address (overrides server.http.listen)")
+	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until exit")
+	_ = cmd.Flags().MarkHidden("cpuprofile")
 	return cmd
 }
 
 func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if f.stdio && f.http != "" {
 		return errors.New("--stdio and --http are exclusive")
+	}
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	ctx := cmd.Context()
 	a, err := loadApp(ctx, g)
@@ -85,6 +96,18 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
 		return err
 	}
 	return nil
+}
+
+func startCPUProfile(path string) (func(), error) {
+	fh, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(fh); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); fh.Close() }, nil
 }
 
 func printDemoBanner(w io.Writer, addr, base string) {

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
+)
+
+// binary is the rcp-sidecar built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rcp-sidecar-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "rcp-sidecar")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run executes the binary and returns stdout, stderr and the error.
+func run(t *testing.T, stdin string, args ...string) (string, string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+// TestServeStdio speaks to `serve --stdio` over pipes — initialize, then
+// retrieve once initialized — and checks that stdout holds nothing but
+// schema-valid JSON-RPC frames (§5.1) and that EOF shuts it down.
+func TestServeStdio(t *testing.T) {
+	cmd := exec.Command(binary, "serve", "--stdio", "--demo", "--log-level", "debug")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	exchange := func(frame string) json.RawMessage {
+		t.Helper()
+		fmt.Fprintln(stdin, frame)
+		if !lines.Scan() {
+			t.Fatalf("no response to %s\nstderr:\n%s", frame, stderr.String())
+		}
+		return checkFrame(t, lines.Bytes())
+	}
+	exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"client":{"name":"t","version":"0"}}}`)
+	fmt.Fprintln(stdin) // blank lines are tolerated
+	res := exchange(`{"jsonrpc":"2.0","id":"r","method":"retrieve","params":{"query":"why do comets grow tails","k":3,"filter":{"field":"topic","op":"eq","value":"astronomy"}}}`)
+	var r struct{ Hits []struct{ ID string } }
+	if err := json.Unmarshal(res, &r); err != nil || len(r.Hits) == 0 || len(r.Hits) > 3 {
+		t.Fatalf("retrieve result = %s (%v)", res, err)
+	}
+	stdin.Close() // EOF is an implicit shutdown
+	for lines.Scan() {
+		t.Errorf("unexpected stdout after EOF: %s", lines.Bytes())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve --stdio exit: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "level=") {
+		t.Errorf("expected logs on stderr, got %q", stderr.String())
+	}
+}
+
+// checkFrame validates one stdout line against the schema and returns its
+// result, failing on an error response.
+func checkFrame(t *testing.T, line []byte) json.RawMessage {
+	t.Helper()
+	if err := rcptest.ValidateFrame(line); err != nil {
+		t.Fatalf("stdout line is not a valid RCP frame: %v\n%s", err, line)
+	}
+	var f struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(line, &f); err != nil || f.Error != nil {
+		t.Fatalf("frame %s (%v)", line, err)
+	}
+	return f.Result
+}
+
+// TestServeHTTPQueryBench starts `serve --demo` over HTTP on a free port,
+// queries it with `query --url` and runs a one-second `bench` against it.
+func TestServeHTTPQueryBench(t *testing.T) {
+	base := startDemoHTTP(t)
+	out, stderr, err := run(t, "", "query", "--url", base, "--k", "2", "why do comets grow two tails")
+	if err != nil {
+		t.Fatalf("query: %v\n%s", err, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "RANK") || !strings.HasPrefix(lines[1], "1 ") {
+		t.Fatalf("query table:\n%s", out)
+	}
+	if !strings.Contains(lines[1], "Comet tails") {
+		t.Errorf("top hit for the comet query is not the comet passage:\n%s", out)
+	}
+	out, stderr, err = run(t, "", "bench", "--url", base, "-c", "2", "-d", "500ms", "--warmup", "0")
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr)
+	}
+	if !regexp.MustCompile(`(?m)^rcp\s+\d+`).MatchString(out) || !strings.Contains(out, "% of the bare handler") {
+		t.Errorf("bench output:\n%s", out)
+	}
+	if m := regexp.MustCompile(`(?m)^rcp\s+\S+\s+\S+\s+\S+\s+\d+\s+(\d+)$`).FindStringSubmatch(out); m == nil || m[1] != "0" {
+		t.Errorf("bench reported errors:\n%s", out)
+	}
+}
+
+// startDemoHTTP runs `serve --demo --http 127.0.0.1:0` and returns the
+// base URL printed in its banner.
+func startDemoHTTP(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command(binary, "serve", "--demo", "--http", "127.0.0.1:0", "--log-level", "warn")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	re := regexp.MustCompile(`at (http://\S+/rcp) `)
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return m[1]
+		}
+	}
+	t.Fatal("serve --demo printed no URL")
+	return ""
+}
+
+func TestProbeJSON(t *testing.T) {
+	out, stderr, err := run(t, "", "probe", "--demo", "--json")
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, stderr)
+	}
+	var r struct {
+		Evidence struct {
+			Engine   string
+			DocCount int `json:"docCount"`
+		}
+		Capabilities map[string]json.RawMessage
+		Reasons      []struct {
+			Capability string
+			Advertised bool
+			Why        string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("probe --json: %v\n%s", err, out)
+	}
+	if r.Evidence.Engine != "memory" || r.Evidence.DocCount < 120 || r.Capabilities["retrieve"] == nil || len(r.Reasons) == 0 {
+		t.Errorf("probe report = %+v", r)
+	}
+	for _, rs := range r.Reasons {
+		if rs.Why == "" {
+			t.Errorf("capability %s has no reason", rs.Capability)
+		}
+	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	writeFile(t, good, "embedder:\n  url: http://127.0.0.1:1\n  model: m\n  api_key: ${TEST_KEY}\nbackends:\n  - {name: a, engine: memory, settings: {k1: 1.5}}\n")
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, "server:\n  listen_adress: x\nbackends:\n  - {name: a, engine: memory}\n")
+	t.Setenv("TEST_KEY", "key-from-env-123")
+	t.Setenv("RCP_EMBEDDER_MODEL", "model-from-env")
+	tests := []struct {
+		file              string
+		wantErr           bool
+		wantOut, wantErrS string
+	}{
+		{good, false, `"model": "model-from-env"`, "ok (1 backend(s): a)"},
+		{bad, true, "", `unknown key "server.listen_adress"`},
+	}
+	for _, tt := range tests {
+		out, stderr, err := run(t, "", "config", "check", "--config", tt.file)
+		if (err != nil) != tt.wantErr || !strings.Contains(out, tt.wantOut) || !strings.Contains(stderr, tt.wantErrS) {
+			t.Errorf("%s: err=%v\nstdout:\n%s\nstderr:\n%s", filepath.Base(tt.file), err, out, stderr)
+		}
+		if strings.Contains(out+stderr, "key-from-env-123") {
+			t.Errorf("%s: secret leaked in config check output", filepath.Base(tt.file))
+		}
+	}
+}
+
+// TestExampleConfigLoads keeps config.example.yaml loadable by the
+// engines compiled into this binary.
+func TestExampleConfigLoads(t *testing.T) {
+	cfg, err := config.Load(filepath.Join("..", "..", "config.example.yaml"), newRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Backends) == 0 || cfg.Embedder == nil {
+		t.Errorf("example config lost its sections: %+v", cfg)
+	}
+	for _, b := range cfg.Backends {
+		if _, ok := newRegistry().Lookup(b.Engine); !ok {
+			t.Errorf("backend %s uses unknown engine %s", b.Name, b.Engine)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, err := run(t, "", "version")
+	if err != nil || !strings.Contains(out, "RCP/1") || !strings.Contains(out, "memory") {
+		t.Errorf("version: %v %q", err, out)
+	}
+}
+
+func writeFile(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
