@@ -136,6 +136,8 @@ func (f fixture) plan(t *testing.T, transport string, target any) map[string]any
 	}
 	if f.embedDim > 0 {
 		p["embed"] = map[string]any{"inputs": []string{"what is photovoltaics", "wind power"}, "kind": "query"}
+	} else if os.Getenv("RCP_REQUIRE_ENGINES") != "" {
+		t.Fatal("RCP_EMBED_URL is unset but RCP_REQUIRE_ENGINES is set: run integration/embed/start.sh")
 	} else {
 		t.Log("LOUD: RCP_EMBED_URL is unset; the embed step is not exercised (run integration/embed/start.sh)")
 	}
