@@ -34,7 +34,6 @@ type retrieval struct {
 	budget  int
 	text2   bool // includeText
 	vectors bool // includeVectors
-	f32     bool
 	notes   []string
 }
 
@@ -225,13 +224,16 @@ func (e *Engine) gateMMR(r *retrieval) *rcp.Error {
 	return nil
 }
 
-// gateEncoding: hit vectors use json unless the client asked for an
-// advertised binary encoding (§7.3.1: never an encoding not requested).
+// gateEncoding: hit vectors are always JSON number arrays. §7.3.1 lets
+// f32-base64 apply to hit.vector, but the normative schema (Hit.vector) only
+// has the array form, and "json" is the always-available fallback, so a
+// request for f32-base64 is served as json and says so in usage.notes.
+// Any other value is an unknown encoding (§7.3.1: -32005 under strict).
 func (e *Engine) gateEncoding(r *retrieval) *rcp.Error {
-	switch enc := r.p.Encoding; {
-	case enc == "" || enc == "json":
-	case e.hasEncoding(enc):
-		r.f32 = enc == "f32-base64"
+	switch enc := r.p.Encoding; enc {
+	case "", "json":
+	case "f32-base64":
+		r.note("hit vectors are encoded as json: f32-base64 applies to embed results only")
 	default:
 		if err := r.degrade(enc, "vector encoding %q is not advertised", enc); err != nil {
 			return err

@@ -46,8 +46,8 @@ func TestRetrieveGating(t *testing.T) {
 		{name: "rewrite", req: `{"query":"solar","k":3,"rewrite":"hyde"}`, code: rcp.CodeOptionUnsupported, option: "hyde"},
 		{name: "unit", req: `{"query":"solar","k":3,"unit":"community"}`, code: rcp.CodeOptionUnsupported, option: "community"},
 		{name: "modality", req: `{"query":"solar","k":3,"modality":"image"}`, code: rcp.CodeOptionUnsupported, option: "image"},
-		{name: "encoding without embed", sparseOnly: true, req: `{"query":"solar","k":3,"encoding":"f32-base64"}`,
-			code: rcp.CodeOptionUnsupported, option: "f32-base64"},
+		{name: "unknown encoding", sparseOnly: true, req: `{"query":"solar","k":3,"encoding":"f16-base64"}`,
+			code: rcp.CodeOptionUnsupported, option: "f16-base64"},
 		{name: "mmr without vectors", sparseOnly: true, req: `{"query":"solar","k":3,"mmr":{"lambda":0.5}}`,
 			code: rcp.CodeOptionUnsupported, option: "mmr"},
 		{name: "recency", req: `{"query":"solar","k":3,"recency":{"field":"year","halfLifeDays":3}}`,
@@ -88,7 +88,8 @@ func TestStrictFalseDegrades(t *testing.T) {
 		{`{"query":"solar","k":3,"rerank":{"method":"llm"},"strict":false}`, "rerank is not advertised"},
 		{`{"query":"solar","k":3,"unit":"page","strict":false}`, "strict:false"},
 		{`{"query":"solar","k":3,"mmr":{},"strict":false}`, "mmr is not advertised"},
-		{`{"query":"solar","k":3,"encoding":"f32-base64","strict":false}`, "vectors encoded as json"},
+		{`{"query":"solar","k":3,"encoding":"f16-base64","strict":false}`, "vectors encoded as json"},
+		{`{"query":"solar","k":3,"encoding":"f32-base64"}`, "f32-base64 applies to embed results only"},
 	}
 	for _, tc := range tests {
 		res := retrieve(t, sparse, tc.req)

@@ -127,9 +127,6 @@ func (e *Engine) hit(r *retrieval, it item) rcp.Hit {
 	}
 	if r.vectors && len(it.c.Vector) > 0 {
 		h.Vector = it.c.Vector
-		if r.f32 {
-			h.Vector = mapping.EncodeF32(it.c.Vector)
-		}
 	}
 	if e.caps.Citations != nil {
 		h.Citation = e.citation(it.c)

@@ -155,18 +155,18 @@ func TestIncludeVectors(t *testing.T) {
 	js := retrieve(t, e, `{"query":"solar","k":2,"mode":"sparse","includeVectors":true}`)
 	f32 := retrieve(t, e, `{"query":"solar","k":2,"mode":"sparse","includeVectors":true,"encoding":"f32-base64"}`)
 	for i, h := range f32.Hits {
-		s, ok := h.Vector.(string)
+		// Hit.vector is a JSON number array in the schema, whatever the encoding.
+		v, ok := h.Vector.([]float32)
 		if !ok {
-			t.Fatalf("f32 vector is %T", h.Vector)
-		}
-		v, err := mapping.DecodeF32(s, dim)
-		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("hit vector is %T, want []float32", h.Vector)
 		}
 		want := emb.vec(textOf(h.ID))
 		if !slices.Equal(v, want) || !slices.Equal(js.Hits[i].Vector.([]float32), want) {
 			t.Errorf("hit %s vector %v, want %v", h.ID, v, want)
 		}
+	}
+	if !hasNote(f32.Usage, "f32-base64 applies to embed results only") {
+		t.Errorf("no encoding note in %+v", f32.Usage)
 	}
 }
 
