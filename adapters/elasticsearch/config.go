@@ -1,0 +1,153 @@
+package elasticsearch
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Secret is a credential that never prints: String, JSON and text forms
+// are "<secret>".
+type Secret string
+
+// String implements fmt.Stringer.
+func (Secret) String() string { return "<secret>" }
+
+// MarshalJSON implements json.Marshaler.
+func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"<secret>"`), nil }
+
+// MarshalText implements encoding.TextMarshaler.
+func (Secret) MarshalText() ([]byte, error) { return []byte("<secret>"), nil }
+
+// FieldConfig names a BM25 field and its query-time boost.
+type FieldConfig struct {
+	Name  string  `json:"name" mapstructure:"name"`
+	Boost float64 `json:"boost,omitempty" mapstructure:"boost"`
+}
+
+// Config is the `settings` block of an elasticsearch backend.
+type Config struct {
+	// URLs are the node base URLs (http or https). Required.
+	URLs []string `json:"urls" mapstructure:"urls"`
+	// Index is the target index, alias or pattern. Required.
+	Index string `json:"index" mapstructure:"index"`
+
+	// TextFields are the BM25 fields with boosts; empty means every
+	// searchable text field the probe finds.
+	TextFields []FieldConfig `json:"text_fields,omitempty" mapstructure:"text_fields"`
+	// ContentField supplies Hit.text (default: "text", "content" or
+	// "body", else the first text field).
+	ContentField string `json:"content_field,omitempty" mapstructure:"content_field"`
+	// VectorField selects the dense_vector field (default: the first
+	// indexed one).
+	VectorField string `json:"vector_field,omitempty" mapstructure:"vector_field"`
+	// TitleField and URIField feed Hit.citation (default: detected
+	// "title" and "url"/"uri" fields).
+	TitleField string `json:"title_field,omitempty" mapstructure:"title_field"`
+	URIField   string `json:"uri_field,omitempty" mapstructure:"uri_field"`
+	// MultiMatchType is the multi_match type (default best_fields) and
+	// TieBreaker its tie_breaker.
+	MultiMatchType string   `json:"multi_match_type,omitempty" mapstructure:"multi_match_type"`
+	TieBreaker     *float64 `json:"tie_breaker,omitempty" mapstructure:"tie_breaker"`
+	// Highlight asks for the best fragment of the content field and
+	// reports its offsets in Hit.citation.
+	Highlight bool `json:"highlight,omitempty" mapstructure:"highlight"`
+
+	// Writable opts in to index/add and index/delete; Refresh is the
+	// refresh policy of writes: wait_for (default), true or false.
+	Writable bool   `json:"writable,omitempty" mapstructure:"writable"`
+	Refresh  string `json:"refresh,omitempty" mapstructure:"refresh"`
+
+	// Outbound authentication: at most one of APIKey, Username+Password,
+	// Bearer.
+	APIKey   Secret `json:"api_key,omitempty" mapstructure:"api_key"`
+	Username string `json:"username,omitempty" mapstructure:"username"`
+	Password Secret `json:"password,omitempty" mapstructure:"password"`
+	Bearer   Secret `json:"bearer,omitempty" mapstructure:"bearer"`
+	// CAFile is a PEM bundle to trust; CAFingerprint pins the server CA
+	// by SHA-256 hex fingerprint.
+	CAFile        string `json:"ca_file,omitempty" mapstructure:"ca_file"`
+	CAFingerprint string `json:"ca_fingerprint,omitempty" mapstructure:"ca_fingerprint"`
+
+	// Timeout bounds each HTTP request as a backstop to the request
+	// context (default 30s).
+	Timeout time.Duration `json:"timeout,omitempty" mapstructure:"timeout"`
+}
+
+// DefaultConfig returns a Config with defaults applied.
+func DefaultConfig() *Config {
+	return &Config{Refresh: "wait_for", MultiMatchType: "best_fields", Timeout: 30 * time.Second}
+}
+
+// Validate implements adapters.Config.
+func (c *Config) Validate() error {
+	for _, check := range []func() error{c.validateURLs, c.validateIndex, c.validateAuth, c.validateOptions} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateURLs() error {
+	if len(c.URLs) == 0 {
+		return errors.New("elasticsearch: urls is required")
+	}
+	for _, raw := range c.URLs {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("elasticsearch: urls: %q is not an http(s) URL", raw)
+		}
+		if u.User != nil {
+			return fmt.Errorf("elasticsearch: urls: credentials in %q; use username/password or api_key", u.Redacted())
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateIndex() error {
+	if c.Index == "" {
+		return errors.New("elasticsearch: index is required")
+	}
+	if strings.ContainsAny(c.Index, " \"\\/?#<>|") {
+		return fmt.Errorf("elasticsearch: index %q has an invalid character", c.Index)
+	}
+	return nil
+}
+
+func (c *Config) validateAuth() error {
+	n := 0
+	for _, set := range []bool{c.APIKey != "", c.Username != "" || c.Password != "", c.Bearer != ""} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return errors.New("elasticsearch: set only one of api_key, username/password, bearer")
+	case (c.Username == "") != (c.Password == ""):
+		return errors.New("elasticsearch: username and password go together")
+	case c.CAFile != "" && c.CAFingerprint != "":
+		return errors.New("elasticsearch: set ca_file or ca_fingerprint, not both")
+	}
+	return nil
+}
+
+func (c *Config) validateOptions() error {
+	switch c.Refresh {
+	case "", "wait_for", "true", "false":
+	default:
+		return fmt.Errorf("elasticsearch: refresh %q is not wait_for, true or false", c.Refresh)
+	}
+	for _, f := range c.TextFields {
+		if f.Name == "" || f.Boost < 0 {
+			return fmt.Errorf("elasticsearch: text_fields: bad entry %+v", f)
+		}
+	}
+	if c.Timeout < 0 {
+		return errors.New("elasticsearch: timeout must not be negative")
+	}
+	return nil
+}

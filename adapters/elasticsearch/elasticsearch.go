@@ -1,0 +1,165 @@
+// Package elasticsearch is the RCP adapter for Elasticsearch 8.x/9.x.
+//
+// # Probe
+//
+// Read-only calls: GET / (version, build flavour, X-Elastic-Product; when the
+// root endpoint is absent, as in the integ-test distribution, GET
+// /_nodes/_local), GET /_license, GET /_nodes/_local/plugins (modules such
+// as rank-rrf), GET /<target>/_mapping (every concrete index behind an
+// alias or pattern), GET /<target>/_count and, when an inference module is
+// installed, GET /_inference/_all.
+//
+// # Capabilities
+//
+//   - sparse: at least one searchable text field (or the configured ones).
+//   - dense: an indexed float/byte dense_vector field; the query is embedded
+//     by the sidecar's embedder (dims must match, decided by Derive).
+//   - NativeRRF: only when the rank-rrf module is installed and the licence
+//     is enterprise or trial; otherwise the sidecar fuses.
+//   - filter fields: keyword/numeric/date/boolean with every §8 operator;
+//     text fields only with exists (term/match on analysed text is not
+//     exact); a text field with a keyword sub-field filters as keyword
+//     through the sub-field. Fields whose types conflict across the indices
+//     behind an alias are dropped and reported in Evidence.Notes.
+//   - pagination: offset (from/size) cursors sealed by the Engine.
+//   - writes: only when the config says writable and the target is one
+//     index or an alias (not a pattern).
+//
+// # Emulated
+//
+// Hybrid fusion, MMR and token packing run in the sidecar unless
+// NativeRRF holds.
+//
+// # Scores
+//
+// sparse: BM25 `_score` (scale bm25, floor 0). dense: ES kNN `_score` is
+// inverted to the native similarity: cosine and float dot_product 2s−1
+// (floor −1 for cosine), byte dot_product (s−0.5)·32768·dims,
+// max_inner_product s<1 ? 1−1/s : s−1, l2_norm keeps 1/(1+d²).
+//
+// # Configuration
+//
+// See Config: urls, index, text_fields, vector_field, writable, refresh,
+// api_key | username+password | bearer, ca_file | ca_fingerprint.
+//
+// # Known differences
+//
+// `contains` on text fields is not offered: match_phrase is token
+// containment, not substring. A keyword sub-field ignores values longer
+// than its ignore_above, which filters then do not see.
+package elasticsearch
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+
+	es8 "github.com/elastic/go-elasticsearch/v8"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+)
+
+// Name is the engine name in configuration files.
+const Name = "elasticsearch"
+
+// Factory registers the adapter in an adapters.Registry.
+var Factory = adapters.Factory{
+	Name:      Name,
+	NewConfig: func() adapters.Config { return DefaultConfig() },
+	Open:      open,
+}
+
+var (
+	_ adapters.Adapter = (*adapter)(nil)
+	_ adapters.Writer  = (*adapter)(nil)
+)
+
+// adapter implements adapters.Adapter and adapters.Writer. It is safe for
+// concurrent use; the probe result is swapped in under mu.
+type adapter struct {
+	cfg    *Config
+	client *es8.Client
+	http   *http.Transport
+	log    *slog.Logger
+
+	mu    sync.RWMutex
+	state *probeState
+}
+
+func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapter, error) {
+	cfg, ok := c.(*Config)
+	if !ok {
+		return nil, fmt.Errorf("elasticsearch: config is %T, want *elasticsearch.Config", c)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	t := transport(cfg)
+	client, err := newClient(cfg, t)
+	if err != nil {
+		return nil, err
+	}
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &adapter{cfg: cfg, client: client, http: t, log: log.With("engine", Name)}, nil
+}
+
+// newClient builds the vendor client with outbound auth and TLS.
+func newClient(cfg *Config, t *http.Transport) (*es8.Client, error) {
+	ec := es8.Config{
+		Addresses:              cfg.URLs,
+		APIKey:                 string(cfg.APIKey),
+		Username:               cfg.Username,
+		Password:               string(cfg.Password),
+		ServiceToken:           string(cfg.Bearer),
+		CertificateFingerprint: cfg.CAFingerprint,
+		Transport:              t,
+		DisableRetry:           true, // the Engine and its caller own retries (§12.2)
+	}
+	if cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("elasticsearch: read ca_file: %w", err)
+		}
+		ec.CACert = pem
+	}
+	return es8.NewClient(ec)
+}
+
+// transport is a pooled HTTP transport sized for concurrent retrieval.
+func transport(cfg *Config) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	t.ResponseHeaderTimeout = cfg.Timeout
+	t.DialContext = (&net.Dialer{Timeout: cfg.Timeout}).DialContext
+	if cfg.CAFile == "" && cfg.CAFingerprint == "" {
+		t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	return t
+}
+
+// probed returns the last probe state or an error before the first probe.
+func (a *adapter) probed() (*probeState, error) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.state == nil {
+		return nil, errNotProbed
+	}
+	return a.state, nil
+}
+
+var errNotProbed = errors.New("elasticsearch: Plan before Probe")
+
+// Close implements adapters.Adapter.
+func (a *adapter) Close() error {
+	a.http.CloseIdleConnections()
+	return nil
+}

@@ -1,0 +1,151 @@
+package elasticsearch
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// defaultRetryAfterMs is the hint sent with -32011 when ES gives none.
+const defaultRetryAfterMs = 1000
+
+// Error types by classification (engines.md §2.7). Decisions use
+// error.type across the whole cause tree, never the status alone: a 429
+// may be a timeout or a disk block, a 403 a cluster block.
+var (
+	rateLimitTypes = []string{"es_rejected_execution_exception", "circuit_breaking_exception"}
+	timeoutTypes   = []string{"search_timeout_exception", "timeout_exception", "elasticsearch_timeout_exception",
+		"receive_timeout_transport_exception", "process_cluster_event_timeout_exception"}
+	unavailableTypes = []string{"cluster_block_exception", "index_not_found_exception", "no_shard_available_action_exception",
+		"master_not_discovered_exception", "unavailable_shards_exception", "node_not_connected_exception",
+		"node_disconnected_exception", "node_closed_exception", "connect_transport_exception", "index_closed_exception"}
+	// Bad values in otherwise well-formed queries: client input.
+	inputTypes = []string{"query_shard_exception", "number_format_exception", "illegal_argument_exception",
+		"too_many_clauses", "too_many_nested_clauses", "parse_exception", "date_time_parse_exception",
+		"mapper_parsing_exception", "document_parsing_exception"}
+	// Malformed request bodies: the adapter's own bug, never the client's,
+	// because every body is built from typed structs.
+	bodyTypes = []string{"parsing_exception", "x_content_parse_exception", "json_parse_exception", "json_e_o_f_exception"}
+)
+
+// ErrorCode implements adapters.Adapter. Never returns 0.
+func (a *adapter) ErrorCode(err error) rcp.Code {
+	code := classify(err)
+	if a != nil && a.log != nil && code == rcp.CodeInternalError {
+		a.log.Debug("unclassified engine error", "err", err)
+	}
+	return code
+}
+
+func classify(err error) rcp.Code {
+	var re *rcp.Error
+	var ee *Error
+	var pe *errPartial
+	switch {
+	case err == nil:
+		return rcp.CodeInternalError
+	case errors.As(err, &re) && re.Code != 0:
+		return re.Code
+	case errors.Is(err, context.Canceled):
+		return rcp.CodeCancelled
+	case errors.Is(err, context.DeadlineExceeded):
+		return rcp.CodeTimeout
+	case errors.As(err, &ee):
+		return classifyES(ee)
+	case errors.As(err, &pe):
+		if pe.what == "timed_out" {
+			return rcp.CodeTimeout
+		}
+		return rcp.CodeBackendUnavailable
+	}
+	return classifyTransport(err)
+}
+
+// classifyES decides on the error types first, then on the status.
+func classifyES(e *Error) rcp.Code {
+	types := e.Cause.Types()
+	has := func(set []string) bool { return slices.ContainsFunc(types, func(t string) bool { return slices.Contains(set, t) }) }
+	switch {
+	case has(rateLimitTypes):
+		return rcp.CodeRateLimited
+	case has(timeoutTypes):
+		return rcp.CodeTimeout
+	case has(unavailableTypes):
+		return rcp.CodeBackendUnavailable
+	case slices.Contains(types, "security_exception") && strings.Contains(e.Cause.Reason, "license"):
+		return rcp.CodeOptionUnsupported // licence gate the probe did not see
+	case e.Status == 401 || e.Status == 403:
+		return rcp.CodeUnauthorized
+	case slices.Contains(types, "version_conflict_engine_exception"):
+		return rcp.CodeConflict
+	case has(inputTypes):
+		return rcp.CodeInvalidParams
+	case has(bodyTypes):
+		return rcp.CodeInternalError
+	}
+	return classifyStatus(e.Status)
+}
+
+func classifyStatus(status int) rcp.Code {
+	switch status {
+	case 429:
+		return rcp.CodeRateLimited
+	case 413:
+		return rcp.CodePayloadTooLarge
+	case 504:
+		return rcp.CodeTimeout
+	case 502, 503:
+		return rcp.CodeBackendUnavailable
+	}
+	return rcp.CodeInternalError
+}
+
+// classifyTransport maps network failures: refused or unreachable node →
+// -32010, network timeouts → -32014.
+func classifyTransport(err error) rcp.Code {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return rcp.CodeTimeout
+	}
+	var oe *net.OpError
+	var ue *url.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EHOSTUNREACH),
+		errors.As(err, &oe), errors.As(err, &ue):
+		return rcp.CodeBackendUnavailable
+	case strings.Contains(err.Error(), "connection"):
+		// elastictransport reports an empty or dead pool as plain errors.
+		return rcp.CodeBackendUnavailable
+	}
+	return rcp.CodeInternalError
+}
+
+// RetryAfterMs implements adapters.RetryAfterer: the Retry-After header,
+// or a default for rate limiting.
+func (e *Error) RetryAfterMs() int64 {
+	if e.RetryAfter > 0 {
+		return e.RetryAfter.Milliseconds()
+	}
+	if classifyES(e) == rcp.CodeRateLimited {
+		return defaultRetryAfterMs
+	}
+	return 0
+}
+
+// Detail is a client-safe description (no engine internals): the error
+// type and, for a missing index, its name.
+func (e *Error) Detail() string {
+	if e.Cause == nil {
+		return ""
+	}
+	if e.Cause.Type == "index_not_found_exception" {
+		return "index not found: " + e.Cause.Index
+	}
+	return e.Cause.Type
+}

@@ -1,0 +1,173 @@
+package elasticsearch
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+)
+
+// buildState turns probe facts and mappings into Evidence plus the
+// private state Plan and decode use.
+func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []string) *probeState {
+	fields, conflicts := mergeFields(per)
+	ev := &capability.Evidence{
+		Engine: Name, Version: f.version, Target: a.cfg.Index,
+		Pagination: true,
+		Notes:      append(slices.Clone(notes), conflicts...),
+	}
+	st := &probeState{ev: ev, fields: fields, native: map[string]string{}, vectors: map[string]field{}}
+	ev.TextFields = a.textFields(fields, ev)
+	st.content = a.contentField(fields, ev.TextFields)
+	ev.VectorFields = a.vectorFields(fields, st, ev)
+	ev.FilterFields = filterFields(fields, st.native)
+	ev.TitleField = pick(a.cfg.TitleField, fields, "title", "name")
+	ev.URIField = pick(a.cfg.URIField, fields, "url", "uri", "link")
+	ev.NativeRRF = nativeRRF(f, ev)
+	ev.Writable = a.writable(per, ev)
+	ev.Notes = append(ev.Notes, fmt.Sprintf("elasticsearch %s (%s), licence %q, %d node(s), modules %s",
+		f.version, f.flavor, f.licence, f.nodes, strings.Join(f.modules, ",")))
+	return st
+}
+
+// textFields returns the configured BM25 fields that exist and are
+// searchable, or every top-level searchable text field by default.
+func (a *adapter) textFields(fields map[string]field, ev *capability.Evidence) []capability.TextField {
+	var out []capability.TextField
+	if len(a.cfg.TextFields) > 0 {
+		for _, c := range a.cfg.TextFields {
+			if f, ok := fields[c.Name]; ok && isText(f) {
+				out = append(out, capability.TextField{Name: c.Name, Boost: c.Boost})
+				continue
+			}
+			ev.Notes = append(ev.Notes, fmt.Sprintf("configured text field %s is not a searchable text field; ignored", c.Name))
+		}
+		return out
+	}
+	for _, name := range sortedKeys(fields) {
+		if f := fields[name]; isText(f) && !f.IsSub {
+			out = append(out, capability.TextField{Name: name})
+		}
+	}
+	return out
+}
+
+func isText(f field) bool {
+	return (f.Type == "text" || f.Type == "match_only_text") && f.Indexed
+}
+
+// contentField picks the field that supplies Hit.text.
+func (a *adapter) contentField(fields map[string]field, text []capability.TextField) string {
+	if a.cfg.ContentField != "" {
+		return a.cfg.ContentField
+	}
+	for _, n := range []string{"text", "content", "body"} {
+		if f, ok := fields[n]; ok && isText(f) {
+			return n
+		}
+	}
+	if len(text) > 0 {
+		return text[0].Name
+	}
+	return ""
+}
+
+// vectorFields lists usable dense_vector fields (the configured one
+// first). Non-indexed and bit vectors are reported and left out: kNN
+// needs an index, and RCP query vectors are floats.
+func (a *adapter) vectorFields(fields map[string]field, st *probeState, ev *capability.Evidence) []capability.VectorField {
+	var out []capability.VectorField
+	for _, name := range sortedKeys(fields) {
+		f := fields[name]
+		if f.Type != "dense_vector" {
+			continue
+		}
+		if !f.Indexed || f.Element == "bit" || f.Dims == 0 {
+			ev.Notes = append(ev.Notes, fmt.Sprintf("vector field %s (index=%t, element_type=%s, dims=%d) cannot serve kNN here; not offered", name, f.Indexed, f.Element, f.Dims))
+			continue
+		}
+		st.vectors[name] = f
+		vf := capability.VectorField{Name: name, Dims: f.Dims, Similarity: similarity(f.Similarity), Indexed: true,
+			Detail: map[string]string{"element_type": f.Element, "similarity": f.Similarity}}
+		if name == a.cfg.VectorField {
+			out = append([]capability.VectorField{vf}, out...)
+		} else if a.cfg.VectorField == "" {
+			out = append(out, vf)
+		}
+	}
+	return out
+}
+
+// similarity names the native similarity the adapter reports after
+// inverting _score (dot_product on unit vectors is a dot product).
+func similarity(es string) capability.Similarity {
+	switch es {
+	case "cosine":
+		return capability.SimCosine
+	case "dot_product", "max_inner_product":
+		return capability.SimDot
+	}
+	return capability.SimL2
+}
+
+// filterFields offers every field with exact filter semantics. Text
+// fields filter through a keyword sub-field when they have one, else they
+// offer only exists.
+func filterFields(fields map[string]field, native map[string]string) []capability.FilterField {
+	var out []capability.FilterField
+	for _, name := range sortedKeys(fields) {
+		f := fields[name]
+		t := filterType(f.Type)
+		if t == "" || f.IsSub {
+			continue
+		}
+		ff := capability.FilterField{Name: name, Type: t}
+		native[name] = name
+		switch {
+		case t == mapping.TypeText && f.Sub != "":
+			ff.Type, native[name] = mapping.TypeKeyword, f.Sub
+		case t == mapping.TypeText, t == mapping.TypeGeo:
+			ff.Ops = []mapping.Op{mapping.OpExists}
+		}
+		out = append(out, ff)
+	}
+	return out
+}
+
+// pick returns the configured field, or the first candidate mapped.
+func pick(configured string, fields map[string]field, candidates ...string) string {
+	if configured != "" {
+		return configured
+	}
+	for _, c := range candidates {
+		if _, ok := fields[c]; ok {
+			return c
+		}
+	}
+	return ""
+}
+
+// nativeRRF holds only when every node has rank-rrf and the licence
+// allows the rrf retriever (enterprise; trial passes every gate).
+func nativeRRF(f *facts, ev *capability.Evidence) bool {
+	hasModule := slices.Contains(f.modules, "rank-rrf")
+	licensed := f.licence == "enterprise" || f.licence == "trial"
+	if !hasModule || !licensed {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("native rrf unavailable (rank-rrf module=%t, licence %q); the sidecar fuses", hasModule, f.licence))
+	}
+	return hasModule && licensed
+}
+
+// writable holds when the config opts in and writes have one target.
+func (a *adapter) writable(per map[string]map[string]field, ev *capability.Evidence) bool {
+	if !a.cfg.Writable {
+		return false
+	}
+	if strings.ContainsAny(a.cfg.Index, "*,") || len(per) != 1 {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("target %s resolves to %d indices; writes need exactly one", a.cfg.Index, len(per)))
+		return false
+	}
+	return true
+}

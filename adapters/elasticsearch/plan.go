@@ -1,0 +1,152 @@
+package elasticsearch
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+)
+
+// maxWindow is ES's default index.max_result_window and num_candidates cap.
+const maxWindow = 10000
+
+// Plan implements adapters.Adapter: a pure translation of one stage.
+func (a *adapter) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
+	st, err := a.probed()
+	if err != nil {
+		return nil, err
+	}
+	return planWith(a.cfg, st, req)
+}
+
+func planWith(cfg *Config, st *probeState, req *adapters.SearchRequest) (*adapters.Plan, error) {
+	body, err := searchBody(cfg, st, req)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("elasticsearch: encode plan: %w", err)
+	}
+	p := &adapters.Plan{Adapter: Name, Stage: req.Stage, Target: cfg.Index,
+		Op: "POST /" + url.PathEscape(cfg.Index) + "/_search", Body: raw}
+	p.Scale, p.Floor = stageScale(st, req)
+	return p, nil
+}
+
+// searchBody builds the _search body for the stage.
+func searchBody(cfg *Config, st *probeState, req *adapters.SearchRequest) (*dsl.Search, error) {
+	if req.From+req.K > maxWindow {
+		return nil, fmt.Errorf("elasticsearch: from+k %d exceeds the result window %d", req.From+req.K, maxWindow)
+	}
+	var filter []dsl.Query
+	if req.Filter != nil {
+		q, err := translateFilter(req.Filter, st.native)
+		if err != nil {
+			return nil, err
+		}
+		filter = []dsl.Query{q}
+	}
+	size := req.K
+	s := &dsl.Search{Size: &size, From: req.From, Source: source(st, req), TrackTotalHits: false}
+	var err error
+	switch req.Stage {
+	case adapters.StageLexical:
+		s.Query, err = lexical(cfg, req, filter), nil
+		s.MinScore = req.MinScore
+		s.Highlight = highlight(cfg, st, req)
+	case adapters.StageDense:
+		s.Knn, err = knn(st, req, filter)
+		s.MinScore = denseMinScore(st, req)
+	case adapters.StageHybrid:
+		s.Retriever, err = rrf(cfg, st, req, filter)
+	default:
+		err = fmt.Errorf("elasticsearch: unknown stage %q", req.Stage)
+	}
+	return s, err
+}
+
+// lexical is multi_match over the text fields with boosts; filters go in
+// bool.filter so they do not change scores.
+func lexical(cfg *Config, req *adapters.SearchRequest, filter []dsl.Query) dsl.Query {
+	mm := &dsl.MultiMatch{Query: req.Text, Fields: fieldNames(req.TextFields), TieBreaker: cfg.TieBreaker}
+	if cfg.MultiMatchType != "best_fields" {
+		mm.Type = cfg.MultiMatchType
+	}
+	if len(filter) == 0 {
+		return mm
+	}
+	return &dsl.Bool{Must: []dsl.Query{mm}, Filter: filter}
+}
+
+func fieldNames(fs []capability.TextField) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = dsl.FieldBoost(f.Name, f.Boost)
+	}
+	return out
+}
+
+// knn is the top-level kNN section. The filter is a pre-filter inside the
+// clause, so k hits come back whenever k documents match (§7.7 funnel:
+// num_candidates = max(candidateK, k), capped at 10 000).
+func knn(st *probeState, req *adapters.SearchRequest, filter []dsl.Query) (*dsl.Knn, error) {
+	vf, ok := st.vectors[req.VectorField]
+	if !ok {
+		return nil, fmt.Errorf("elasticsearch: vector field %q was not probed", req.VectorField)
+	}
+	if len(req.Vector) != vf.Dims {
+		return nil, fmt.Errorf("elasticsearch: query vector has %d dims, field %s has %d", len(req.Vector), vf.Name, vf.Dims)
+	}
+	k := req.From + req.K
+	nc := min(max(req.CandidateK, k), maxWindow)
+	return &dsl.Knn{Field: vf.Name, QueryVector: req.Vector, K: k, NumCandidates: nc, Filter: filter}, nil
+}
+
+// rrf is the native hybrid retriever (only when the probe proved it).
+func rrf(cfg *Config, st *probeState, req *adapters.SearchRequest, filter []dsl.Query) (dsl.Retriever, error) {
+	if !st.ev.NativeRRF {
+		return nil, fmt.Errorf("elasticsearch: native hybrid requested but rrf is unavailable")
+	}
+	kn, err := knn(st, req, nil)
+	if err != nil {
+		return nil, err
+	}
+	window := max(req.CandidateK, req.From+req.K)
+	return &dsl.RRF{
+		Retrievers:     []dsl.Retriever{&dsl.Standard{Query: lexical(cfg, req, nil)}, (*dsl.KnnRetriever)(kn)},
+		RankConstant:   req.RRFK,
+		RankWindowSize: window,
+		Filter:         filter,
+	}, nil
+}
+
+// source selects what _source returns: never vectors unless asked, and
+// the content field only when text is wanted.
+func source(st *probeState, req *adapters.SearchRequest) *dsl.Source {
+	var ex []string
+	if !req.WithVectors {
+		ex = append(ex, sortedKeys(st.vectors)...)
+	}
+	if !req.WithText && st.content != "" {
+		ex = append(ex, st.content)
+	}
+	if len(ex) == 0 {
+		return nil
+	}
+	return &dsl.Source{Excludes: ex}
+}
+
+// highlight asks for the single best fragment of the content field, with
+// no tags, so its offsets can be found in the text (Hit.citation).
+func highlight(cfg *Config, st *probeState, req *adapters.SearchRequest) *dsl.Highlight {
+	if !cfg.Highlight || !req.WithText || st.content == "" {
+		return nil
+	}
+	one := 1
+	return &dsl.Highlight{Fields: map[string]dsl.HighlightField{st.content: {}},
+		PreTags: []string{""}, PostTags: []string{""}, FragmentSize: 200, NumberOfFragments: &one}
+}

@@ -1,0 +1,187 @@
+package elasticsearch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+)
+
+// probeState is what Plan and decoding need from the last probe.
+type probeState struct {
+	ev      *capability.Evidence
+	fields  map[string]field
+	content string
+	// native maps an RCP filter field to the ES field it queries.
+	native map[string]string
+	// vectors are the usable dense_vector fields by name.
+	vectors map[string]field
+}
+
+// facts are the cluster-level probe results.
+type facts struct {
+	version, flavor, licence string
+	modules                  []string
+	nodes                    int
+}
+
+// Probe implements adapters.Adapter. Every call is a read.
+func (a *adapter) Probe(ctx context.Context) (*capability.Evidence, error) {
+	f, err := a.probeCluster(ctx)
+	if err != nil {
+		return nil, err
+	}
+	per, notes, err := a.probeMappings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := a.buildState(f, per, notes)
+	a.probeExtras(ctx, f, st.ev)
+	a.mu.Lock()
+	a.state = st
+	a.mu.Unlock()
+	return st.ev, nil
+}
+
+// rootInfo is the body of GET /.
+type rootInfo struct {
+	Version struct {
+		Number       string `json:"number"`
+		BuildFlavor  string `json:"build_flavor"`
+		Distribution string `json:"distribution"`
+	} `json:"version"`
+}
+
+// nodesInfo is the body of GET /_nodes/plugins.
+type nodesInfo struct {
+	Nodes map[string]struct {
+		Version     string `json:"version"`
+		BuildFlavor string `json:"build_flavor"`
+		Modules     []struct {
+			Name string `json:"name"`
+		} `json:"modules"`
+		Plugins []struct {
+			Name string `json:"name"`
+		} `json:"plugins"`
+	} `json:"nodes"`
+}
+
+func (a *adapter) probeCluster(ctx context.Context) (*facts, error) {
+	f := &facts{}
+	var root rootInfo
+	res, err := a.getJSON(ctx, "/", &root)
+	switch {
+	case err == nil:
+		if root.Version.Distribution == "opensearch" || res.Header.Get("X-Elastic-Product") != "Elasticsearch" {
+			return nil, fmt.Errorf("elasticsearch: %v is not Elasticsearch", a.cfg.URLs)
+		}
+		f.version, f.flavor = root.Version.Number, root.Version.BuildFlavor
+	case !isStatus(err, 404, 405):
+		return nil, err
+	}
+	// GET / is missing without the rest-root module (integ-test distribution).
+	if err := a.probeNodes(ctx, f); err != nil {
+		return nil, err
+	}
+	f.licence = a.probeLicence(ctx)
+	return f, nil
+}
+
+// probeNodes reads modules and plugins present on every node, and the
+// version when GET / did not give it.
+func (a *adapter) probeNodes(ctx context.Context, f *facts) error {
+	var ni nodesInfo
+	if _, err := a.getJSON(ctx, "/_nodes/plugins", &ni); err != nil {
+		return err
+	}
+	count := map[string]int{}
+	for _, n := range ni.Nodes {
+		if f.version == "" {
+			f.version, f.flavor = n.Version, n.BuildFlavor
+		}
+		for _, m := range n.Modules {
+			count[m.Name]++
+		}
+		for _, p := range n.Plugins {
+			count[p.Name]++
+		}
+	}
+	f.nodes = len(ni.Nodes)
+	for _, name := range sortedKeys(count) {
+		if count[name] == f.nodes {
+			f.modules = append(f.modules, name)
+		}
+	}
+	return nil
+}
+
+// probeLicence returns the active licence type, or "" when it cannot be
+// read (treated as basic).
+func (a *adapter) probeLicence(ctx context.Context) string {
+	var lic struct {
+		License struct{ Type, Status string } `json:"license"`
+	}
+	if _, err := a.getJSON(ctx, "/_license", &lic); err != nil || lic.License.Status != "active" {
+		a.log.Debug("licence not readable or inactive", "err", err)
+		return ""
+	}
+	return lic.License.Type
+}
+
+// probeMappings reads the mapping of every concrete index behind the
+// target (index, alias or pattern).
+func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]field, []string, error) {
+	var raw map[string]indexMapping
+	if _, err := a.getJSON(ctx, "/"+url.PathEscape(a.cfg.Index)+"/_mapping", &raw); err != nil {
+		return nil, nil, err
+	}
+	if len(raw) == 0 { // a pattern matching nothing
+		return nil, nil, &Error{Op: "GET mapping", Status: 404,
+			Cause: &dsl.ErrorCause{Type: "index_not_found_exception", Reason: "no index matches the target"}}
+	}
+	per := map[string]map[string]field{}
+	var notes []string
+	for _, idx := range sortedKeys(raw) {
+		per[idx] = map[string]field{}
+		flatten("", raw[idx].Mappings.Properties, per[idx], &notes)
+	}
+	return per, slices.Compact(notes), nil
+}
+
+// probeExtras adds the document count and inference endpoints; failures
+// only add notes.
+func (a *adapter) probeExtras(ctx context.Context, f *facts, ev *capability.Evidence) {
+	var c struct {
+		Count int64 `json:"count"`
+	}
+	if _, err := a.getJSON(ctx, "/"+url.PathEscape(a.cfg.Index)+"/_count", &c); err == nil {
+		ev.DocCount = c.Count
+	}
+	if !slices.ContainsFunc(f.modules, func(m string) bool { return strings.Contains(m, "inference") }) {
+		return
+	}
+	var inf struct {
+		Endpoints []struct {
+			ID       string `json:"inference_id"`
+			TaskType string `json:"task_type"`
+		} `json:"endpoints"`
+	}
+	if _, err := a.getJSON(ctx, "/_inference/_all", &inf); err != nil {
+		ev.Notes = append(ev.Notes, "inference module present but endpoints not readable")
+		return
+	}
+	for _, e := range inf.Endpoints {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("inference endpoint %s (%s) found; engine-side query embedding is not used", e.ID, e.TaskType))
+	}
+}
+
+func isStatus(err error, codes ...int) bool {
+	var e *Error
+	return errors.As(err, &e) && slices.Contains(codes, e.Status)
+}
+

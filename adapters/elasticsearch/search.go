@@ -1,0 +1,140 @@
+package elasticsearch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Search implements adapters.Adapter.
+func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candidates, error) {
+	st, err := a.probed()
+	if err != nil {
+		return nil, err
+	}
+	path, ok := strings.CutPrefix(p.Op, "POST ")
+	if !ok {
+		return nil, fmt.Errorf("elasticsearch: plan op %q is not a search", p.Op)
+	}
+	res, err := a.do(ctx, http.MethodPost, path, p.Body, false)
+	if err != nil {
+		return nil, err
+	}
+	var sr dsl.SearchResponse
+	if err := json.Unmarshal(res.Body, &sr); err != nil {
+		return nil, fmt.Errorf("elasticsearch: decode search: %w", err)
+	}
+	return decodeSearch(st, p, &sr)
+}
+
+// errPartial reports a response the engine could not complete; no partial
+// results are returned (Adapter contract).
+type errPartial struct{ what string }
+
+func (e *errPartial) Error() string { return "elasticsearch: partial search result: " + e.what }
+
+func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*adapters.Candidates, error) {
+	switch {
+	case sr.TimedOut:
+		return nil, &errPartial{"timed_out"}
+	case sr.Shards.Failed > 0:
+		return nil, &errPartial{fmt.Sprintf("%d of %d shards failed", sr.Shards.Failed, sr.Shards.Total)}
+	}
+	vf, dense := st.vectors[planVectorField(p)]
+	dense = dense && p.Stage == adapters.StageDense
+	c := &adapters.Candidates{Scale: p.Scale, Floor: p.Floor, Total: -1, Hits: make([]adapters.Candidate, 0, len(sr.Hits.Hits))}
+	if sr.Hits.Total != nil && sr.Hits.Total.Relation == "eq" {
+		c.Total = sr.Hits.Total.Value
+	}
+	for i := range sr.Hits.Hits {
+		h := &sr.Hits.Hits[i]
+		cand, err := decodeHit(st, h)
+		if err != nil {
+			return nil, err
+		}
+		if dense {
+			cand.Score = nativeScore(vf, cand.Score)
+		}
+		c.Hits = append(c.Hits, cand)
+	}
+	return c, nil
+}
+
+// planVectorField reads the kNN field back from a plan body.
+func planVectorField(p *adapters.Plan) string {
+	var b struct {
+		Knn *struct {
+			Field string `json:"field"`
+		} `json:"knn"`
+	}
+	if json.Unmarshal(p.Body, &b) != nil || b.Knn == nil {
+		return ""
+	}
+	return b.Knn.Field
+}
+
+// decodeHit maps one hit: the content field becomes Text, vector fields
+// Vector, every other source key Meta.
+func decodeHit(st *probeState, h *dsl.Hit) (adapters.Candidate, error) {
+	c := adapters.Candidate{ID: h.ID, Sort: h.Sort}
+	if h.Score != nil {
+		c.Score = *h.Score
+	}
+	src := map[string]any{}
+	if len(h.Source) > 0 {
+		if err := json.Unmarshal(h.Source, &src); err != nil {
+			return c, fmt.Errorf("elasticsearch: decode _source of %q: %w", h.ID, err)
+		}
+	}
+	for name := range st.vectors {
+		if v, ok := src[name]; ok {
+			c.Vector = floats(v)
+			delete(src, name)
+		}
+	}
+	if t, ok := src[st.content].(string); ok {
+		c.Text = t
+		delete(src, st.content)
+	}
+	c.Title, _ = src[st.ev.TitleField].(string)
+	c.URI, _ = src[st.ev.URIField].(string)
+	if len(src) > 0 {
+		c.Meta = src
+	}
+	c.Citation = citation(h, c, st.content)
+	return c, nil
+}
+
+func floats(v any) []float32 {
+	xs, _ := v.([]any)
+	out := make([]float32, 0, len(xs))
+	for _, x := range xs {
+		f, _ := x.(float64)
+		out = append(out, float32(f))
+	}
+	return out
+}
+
+// citation carries title/uri and, when a highlight fragment is found in
+// the text, its character offsets.
+func citation(h *dsl.Hit, c adapters.Candidate, content string) *rcp.Citation {
+	cit := &rcp.Citation{Source: h.Index, Title: c.Title, URI: c.URI}
+	if frags := h.Highlight[content]; len(frags) > 0 && c.Text != "" {
+		if i := strings.Index(c.Text, frags[0]); i >= 0 {
+			start := utf8.RuneCountInString(c.Text[:i])
+			end := start + utf8.RuneCountInString(frags[0])
+			cit.Start, cit.End = &start, &end
+		}
+	}
+	if cit.Title == "" && cit.URI == "" && cit.Start == nil {
+		return nil
+	}
+	return cit
+}

@@ -1,0 +1,135 @@
+package elasticsearch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// maxIDBytes is the _id limit of Elasticsearch.
+const maxIDBytes = 512
+
+// Upsert implements adapters.Writer with one _bulk of `index` actions:
+// create-or-replace by id, so repeating a call is idempotent (§7.10).
+func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
+	st, err := a.writableState()
+	if err != nil {
+		return err
+	}
+	actions := make([]dsl.BulkAction, len(docs))
+	for i, d := range docs {
+		if err := checkID(d.ID, fmt.Sprintf("documents[%d].id", i)); err != nil {
+			return err
+		}
+		actions[i] = dsl.BulkAction{Op: "index", ID: d.ID, Doc: a.source(st, d)}
+	}
+	_, err = a.bulk(ctx, actions)
+	return err
+}
+
+// Delete implements adapters.Writer. It counts only items ES reports as
+// "deleted"; "not_found" is not an error and not counted (§7.11).
+func (a *adapter) Delete(ctx context.Context, ids []string) (int, error) {
+	if _, err := a.writableState(); err != nil {
+		return 0, err
+	}
+	actions := make([]dsl.BulkAction, len(ids))
+	for i, id := range ids {
+		if err := checkID(id, fmt.Sprintf("ids[%d]", i)); err != nil {
+			return 0, err
+		}
+		actions[i] = dsl.BulkAction{Op: "delete", ID: id}
+	}
+	res, err := a.bulk(ctx, actions)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, it := range res.Items {
+		if _, r := dsl.Item(it); r.Result == "deleted" {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (a *adapter) writableState() (*probeState, error) {
+	st, err := a.probed()
+	if err != nil {
+		return nil, err
+	}
+	if !st.ev.Writable {
+		return nil, rcp.NewError(rcp.CodeCapabilityMissing, "index is not writable")
+	}
+	return st, nil
+}
+
+// checkID guards the 512-byte _id limit (the Engine checks too).
+func checkID(id, field string) error {
+	if id == "" || len(id) > maxIDBytes {
+		return rcp.InvalidParams(field, "id must be 1..%d bytes", maxIDBytes)
+	}
+	return nil
+}
+
+// source builds the stored document: meta keys, the content field and the
+// vector field.
+func (a *adapter) source(st *probeState, d adapters.Document) map[string]any {
+	doc := make(map[string]any, len(d.Meta)+2)
+	for k, v := range d.Meta {
+		doc[k] = v
+	}
+	if st.content != "" && d.Text != "" {
+		doc[st.content] = d.Text
+	}
+	if len(d.Vector) > 0 && len(st.ev.VectorFields) > 0 {
+		doc[st.ev.VectorFields[0].Name] = d.Vector
+	}
+	return doc
+}
+
+// bulk sends actions and fails when any item failed (no partial success
+// is reported as success).
+func (a *adapter) bulk(ctx context.Context, actions []dsl.BulkAction) (*dsl.BulkResponse, error) {
+	body, err := dsl.EncodeBulk(actions)
+	if err != nil {
+		return nil, err
+	}
+	path := "/" + url.PathEscape(a.cfg.Index) + "/_bulk?refresh=" + url.QueryEscape(a.refresh())
+	res, err := a.do(ctx, http.MethodPost, path, body, true)
+	if err != nil {
+		return nil, err
+	}
+	var br dsl.BulkResponse
+	if err := json.Unmarshal(res.Body, &br); err != nil {
+		return nil, fmt.Errorf("elasticsearch: decode bulk: %w", err)
+	}
+	return &br, itemError(&br)
+}
+
+func (a *adapter) refresh() string {
+	if a.cfg.Refresh == "" {
+		return "wait_for"
+	}
+	return a.cfg.Refresh
+}
+
+// itemError returns the first failed item as *Error.
+func itemError(br *dsl.BulkResponse) error {
+	if !br.Errors {
+		return nil
+	}
+	for _, it := range br.Items {
+		op, r := dsl.Item(it)
+		if r.Error != nil {
+			return &Error{Op: "bulk " + op + " " + r.ID, Status: r.Status, Cause: r.Error}
+		}
+	}
+	return nil
+}
