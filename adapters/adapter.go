@@ -87,6 +87,12 @@ type SearchRequest struct {
 	MinScore *float64
 	// Seed is the determinism hint (§7.7.1).
 	Seed *int64
+	// MMRLambda, when set on a dense stage of an adapter whose evidence
+	// has NativeMMR, asks the engine to diversify natively with this RCP
+	// lambda (§7.7). The adapter returns hits in MMR order with scores that
+	// never increase down the list and the raw similarity in
+	// Candidate.Scores.
+	MMRLambda *float64
 }
 
 // Plan is an exact native request, comparable byte for byte in golden tests.
@@ -113,6 +119,9 @@ type Candidate struct {
 	Citation *rcp.Citation
 	// Sort holds the engine's sort values for search_after pagination.
 	Sort json.RawMessage
+	// Scores are extra per-stage raw scores for Hit.scores (e.g. the raw
+	// similarity behind a native-MMR re-score), keyed like Hit.scores.
+	Scores map[string]float64
 }
 
 // Candidates is the result of one Search.
