@@ -68,7 +68,7 @@ func errorCode(err error) rcp.Code {
 	switch {
 	case err == nil:
 		return rcp.CodeInternalError
-	case errors.As(err, &re):
+	case errors.As(err, &re) && re.Code.Valid():
 		return re.Code
 	case errors.Is(err, context.Canceled):
 		return rcp.CodeCancelled

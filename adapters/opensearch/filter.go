@@ -12,31 +12,32 @@ import (
 // translateFilter turns a validated §8 filter into query DSL (engines.md
 // §2.5). Lucene's multi-value semantics match mapping.EvalFilter: eq/in/
 // ranges match when any element matches; must_not(term) — ne/nin — also
-// matches documents missing the field.
-func translateFilter(f mapping.Filter) (dsl.Query, error) {
+// matches documents missing the field. exact maps text fields to their
+// keyword sub-fields.
+func translateFilter(f mapping.Filter, exact map[string]string) (dsl.Query, error) {
 	switch n := f.(type) {
 	case nil:
 		return nil, nil
 	case *mapping.And:
-		qs, err := translateAll(n.Children)
+		qs, err := translateAll(n.Children, exact)
 		return &dsl.Bool{Filter: qs}, err
 	case *mapping.Or:
-		qs, err := translateAll(n.Children)
+		qs, err := translateAll(n.Children, exact)
 		one := 1
 		return &dsl.Bool{Should: qs, MinimumShouldMatch: &one}, err
 	case *mapping.Not:
-		q, err := translateFilter(n.Child)
+		q, err := translateFilter(n.Child, exact)
 		return not(q), err
 	case *mapping.Cond:
-		return translateCond(n)
+		return translateCond(n, exact)
 	}
 	return nil, fmt.Errorf("opensearch: unknown filter node %T", f)
 }
 
-func translateAll(fs []mapping.Filter) ([]dsl.Query, error) {
+func translateAll(fs []mapping.Filter, exact map[string]string) ([]dsl.Query, error) {
 	out := make([]dsl.Query, 0, len(fs))
 	for _, f := range fs {
-		q, err := translateFilter(f)
+		q, err := translateFilter(f, exact)
 		if err != nil {
 			return nil, err
 		}
@@ -47,31 +48,45 @@ func translateAll(fs []mapping.Filter) ([]dsl.Query, error) {
 
 func not(q dsl.Query) dsl.Query { return &dsl.Bool{MustNot: []dsl.Query{q}} }
 
-// translateCond maps one leaf. Text fields are advertised with exists
-// only, so any other operator on text is refused here as well.
-func translateCond(c *mapping.Cond) (dsl.Query, error) {
+// translateCond maps one leaf. exists reads the field itself; the other
+// operators on a text field go through its keyword sub-field, where
+// contains is a case-sensitive substring (escaped wildcard).
+func translateCond(c *mapping.Cond, exact map[string]string) (dsl.Query, error) {
 	if c.Op == mapping.OpExists {
 		if want, _ := c.Value.(bool); want {
 			return &dsl.Exists{Field: c.Field}, nil
 		}
 		return not(&dsl.Exists{Field: c.Field}), nil
 	}
-	if c.Type == mapping.TypeText || c.Type == mapping.TypeGeo {
-		return nil, rcp.OptionUnsupported(string(c.Op), "operator %s is not exact on %s field %q", c.Op, c.Type, c.Field)
+	field := c.Field
+	if c.Type == mapping.TypeText {
+		if field = exact[c.Field]; field == "" {
+			return nil, rcp.OptionUnsupported(string(c.Op), "operator %s is not exact on text field %q", c.Op, c.Field)
+		}
+		if c.Op == mapping.OpContains {
+			s, _ := c.Value.(string)
+			return &dsl.Wildcard{Field: field, Pattern: "*" + dsl.WildcardEscape(s) + "*"}, nil
+		}
 	}
-	switch c.Op {
+	return leaf(field, c.Op, c.Value)
+}
+
+// leaf maps a non-exists operator on a keyword, numeric, date or boolean
+// field (or a text field's keyword sub-field).
+func leaf(field string, op mapping.Op, v any) (dsl.Query, error) {
+	switch op {
 	case mapping.OpEq, mapping.OpContains:
-		return equals(c.Field, c.Value), nil
+		return equals(field, v), nil
 	case mapping.OpNe:
-		return not(equals(c.Field, c.Value)), nil
+		return not(equals(field, v)), nil
 	case mapping.OpIn:
-		return oneOf(c.Field, c.Value), nil
+		return oneOf(field, v), nil
 	case mapping.OpNin:
-		return not(oneOf(c.Field, c.Value)), nil
+		return not(oneOf(field, v)), nil
 	case mapping.OpGt, mapping.OpGte, mapping.OpLt, mapping.OpLte:
-		return rangeOf(c.Field, c.Op, c.Value), nil
+		return rangeOf(field, op, v), nil
 	}
-	return nil, rcp.OptionUnsupported(string(c.Op), "operator %s is not supported", c.Op)
+	return nil, rcp.OptionUnsupported(string(op), "operator %s is not supported", op)
 }
 
 // equals is a term query, or for dates a one-instant range in epoch

@@ -65,6 +65,8 @@ type schema struct {
 	version version
 	vectors map[string]vectorInfo
 	filters map[string]mapping.FieldType
+	// exact maps text fields to the keyword sub-field used for filters.
+	exact   map[string]string
 	content string
 	// hybrid: neural-search is installed and has the RRF score ranker.
 	hybrid bool
@@ -93,7 +95,7 @@ func buildSchema(cfg *Config, r *probeResponses) (*schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &schema{version: v, vectors: f.vectors, filters: f.filters}
+	s := &schema{version: v, vectors: f.vectors, filters: f.filters, exact: f.exact}
 	ev := &capability.Evidence{Engine: Name, Version: root.Version.Number, Target: cfg.Index,
 		Writable: cfg.Writable, Pagination: true, Deterministic: st.SingleCopy}
 	s.ev = ev
@@ -141,6 +143,7 @@ func (s *schema) fillFields(cfg *Config, f *fields, st settingsFacts, knn bool) 
 	s.content = pick(cfg.ContentField, f.filters, []string{"text", "content", "body"}, f.text)
 	ev.TitleField = pick(cfg.TitleField, f.filters, []string{"title"}, nil)
 	ev.URIField = pick(cfg.URIField, f.filters, []string{"url", "uri"}, nil)
+	ev.Notes = append(ev.Notes, f.notes...)
 	for _, c := range f.conflicts {
 		ev.Notes = append(ev.Notes, fmt.Sprintf("field %q has different types across the indices behind %q; not offered", c, cfg.Index))
 	}
@@ -214,8 +217,7 @@ func vectorFields(cfg *Config, f *fields, knn bool) ([]capability.VectorField, e
 }
 
 // filterFields offers every §8 operator on keyword, numeric, date and
-// boolean fields, and only exists on text (term/match on analysed text
-// is not exact).
+// boolean fields, and on text fields that have a keyword sub-field.
 func filterFields(f *fields) []capability.FilterField {
 	names := make([]string, 0, len(f.filters))
 	for n := range f.filters {
@@ -224,11 +226,7 @@ func filterFields(f *fields) []capability.FilterField {
 	slices.Sort(names)
 	out := make([]capability.FilterField, 0, len(names))
 	for _, n := range names {
-		ff := capability.FilterField{Name: n, Type: f.filters[n]}
-		if ff.Type == mapping.TypeText {
-			ff.Ops = []mapping.Op{mapping.OpExists}
-		}
-		out = append(out, ff)
+		out = append(out, capability.FilterField{Name: n, Type: f.filters[n]})
 	}
 	return out
 }

@@ -72,6 +72,8 @@ type mappingProp struct {
 	Properties map[string]mappingProp `json:"properties"`
 	Fields     map[string]mappingProp `json:"fields"`
 	Index      *bool                  `json:"index"`
+	// IgnoreAbove: longer keyword values are not indexed.
+	IgnoreAbove int `json:"ignore_above"`
 	// knn_vector parameters.
 	Dimension int    `json:"dimension"`
 	SpaceType string `json:"space_type"`
@@ -97,7 +99,11 @@ type fields struct {
 	text    []string
 	filters map[string]mapping.FieldType
 	vectors map[string]vectorInfo
-	// uriLike are keyword or text fields named url/uri.
+	// exact maps a text field to its keyword sub-field, through which
+	// eq/ne/in/nin/contains are exact (§8: string equality, substring).
+	exact map[string]string
+	// notes are facts found while reading the mapping.
+	notes     []string
 	conflicts []string
 }
 
@@ -114,7 +120,7 @@ func parseMappings(raw []byte) (*fields, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	f := &fields{filters: map[string]mapping.FieldType{}, vectors: map[string]vectorInfo{}}
+	f := &fields{filters: map[string]mapping.FieldType{}, vectors: map[string]vectorInfo{}, exact: map[string]string{}}
 	seen := map[string]string{}
 	for _, n := range names {
 		walk("", byIndex[n].Mappings.Properties, func(path string, p mappingProp) {
@@ -172,11 +178,36 @@ func (f *fields) add(path string, p mappingProp, seen map[string]string) {
 	if p.Index != nil && !*p.Index {
 		return // not searchable: neither BM25 nor exact filters work
 	}
-	if t, ok := filterTypes[p.Type]; ok {
+	t, ok := filterTypes[p.Type]
+	switch {
+	case !ok:
+	case t != mapping.TypeText:
 		f.filters[path] = t
-		if t == mapping.TypeText {
-			f.text = append(f.text, path)
+	default:
+		f.text = append(f.text, path)
+		f.addText(path, p)
+	}
+}
+
+// addText offers a text field as a filter field only through a keyword
+// sub-field: term and match on analysed text are not exact, and the RCP
+// filter capability cannot narrow operators per field.
+func (f *fields) addText(path string, p mappingProp) {
+	subs := make([]string, 0, len(p.Fields))
+	for name, sub := range p.Fields {
+		if sub.Type == "keyword" {
+			subs = append(subs, name)
 		}
+	}
+	if len(subs) == 0 {
+		f.notes = append(f.notes, fmt.Sprintf("text field %q has no keyword sub-field; not filterable", path))
+		return
+	}
+	sort.Strings(subs)
+	f.filters[path] = mapping.TypeText
+	f.exact[path] = path + "." + subs[0]
+	if ia := p.Fields[subs[0]].IgnoreAbove; ia > 0 {
+		f.notes = append(f.notes, fmt.Sprintf("filters on %q see only values up to %d characters (ignore_above of %s)", path, ia, f.exact[path]))
 	}
 }
 

@@ -1,6 +1,9 @@
 package dsl
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // This file holds the OpenSearch-only constructs: the k-NN plugin's knn
 // query clause, the neural-search hybrid query, temporary search pipelines
@@ -145,3 +148,31 @@ func MinMaxPipeline(weights []float64) *SearchPipeline {
 
 // StoredPipelines is the GET /_search/pipeline response: id → definition.
 type StoredPipelines map[string]json.RawMessage
+
+// Wildcard is the wildcard query (accepted by OpenSearch and
+// Elasticsearch). Pattern is matched case-sensitively against keyword
+// terms; use WildcardEscape for literal text.
+type Wildcard struct {
+	Field   string
+	Pattern string
+}
+
+// MarshalJSON implements json.Marshaler.
+func (q *Wildcard) MarshalJSON() ([]byte, error) {
+	return fieldKeyed("wildcard", q.Field, map[string]any{"value": q.Pattern})
+}
+
+func (*Wildcard) isQuery() {}
+
+// WildcardEscape escapes the wildcard metacharacters *, ? and \ so s
+// matches only itself.
+func WildcardEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == '*' || r == '?' || r == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
