@@ -91,23 +91,29 @@ func testPagination(t *testing.T, mk HarnessMaker) {
 	base := e.anyQuery()
 	t.Run("Pages", func(t *testing.T) {
 		big := e.mustRetrieve(t, base.With("k", 15))
+		if len(big.Hits) < 6 {
+			t.Fatalf("need more than one page of hits, got %d", len(big.Hits))
+		}
 		var got []string
 		p := base.With("k", 5)
-		for page := 1; page <= 3; page++ {
+		for page := 1; len(got) < len(big.Hits); page++ {
 			res := e.mustRetrieve(t, p)
 			e.checkHits(t, res, 5)
+			if len(res.Hits) == 0 {
+				t.Fatalf("page %d is empty with %d results left", page, len(big.Hits)-len(got))
+			}
 			for _, id := range hitIDs(res.Hits) {
 				if slices.Contains(got, id) {
 					t.Errorf("page %d repeats %s", page, id)
 				}
 			}
 			got = append(got, hitIDs(res.Hits)...)
-			if res.NextCursor == "" {
+			if res.NextCursor == "" && len(got) < len(big.Hits) {
 				t.Fatalf("page %d: nextCursor is empty with more results left", page)
 			}
 			p = p.With("cursor", res.NextCursor)
 		}
-		if diff := cmp.Diff(hitIDs(big.Hits), got); diff != "" {
+		if diff := cmp.Diff(hitIDs(big.Hits), got[:min(len(got), len(big.Hits))]); diff != "" {
 			t.Errorf("pages concatenated (-k=15 list +pages):\n%s", diff)
 		}
 	})

@@ -168,7 +168,11 @@ func testVisibleToFilter(t *testing.T, e *env) {
 	d := doc("w-f", "filterable pangolin")
 	d["meta"] = map[string]any{"lang": "xx", "year": 2030, "tags": []string{"new"}}
 	e.add(t, d)
-	res := e.mustRetrieve(t, e.anyQuery().With("k", e.maxK()).With("filter", f))
+	q := e.anyQuery()
+	if !e.hasMode(rcp.ModeDense) {
+		q = P{"query": "filterable pangolin"}
+	}
+	res := e.mustRetrieve(t, q.With("k", e.maxK()).With("filter", f))
 	if diff := cmp.Diff([]string{"w-f"}, hitIDs(res.Hits)); diff != "" {
 		t.Errorf("filter on the new document's meta (-want +got):\n%s", diff)
 	}
