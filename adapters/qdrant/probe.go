@@ -1,0 +1,252 @@
+package qdrant
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	qdrantgo "github.com/qdrant/go-client/qdrant"
+
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+)
+
+// version is a Qdrant server version (major, minor, patch).
+type version [3]int
+
+// Feature gates (engines.md §4.1).
+var (
+	minSupported = version{1, 10, 0} // Query API, prefetch, Fusion.RRF
+	minMMR       = version{1, 15, 0} // nearest_with_mmr
+	minBM25      = version{1, 15, 2} // Document{model: "qdrant/bm25"}
+	minRrfK      = version{1, 16, 0} // Rrf{k}
+)
+
+// atLeast reports whether v ≥ w.
+func (v version) atLeast(w version) bool {
+	for i := range v {
+		if v[i] != w[i] {
+			return v[i] > w[i]
+		}
+	}
+	return true
+}
+
+// parseVersion reads "1.16.2" (a "-suffix" or "v" prefix is ignored).
+func parseVersion(s string) (version, error) {
+	var v version
+	core, _, _ := strings.Cut(strings.TrimPrefix(s, "v"), "-")
+	parts := strings.Split(core, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return v, fmt.Errorf("qdrant: unparsable server version %q", s)
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return v, fmt.Errorf("qdrant: unparsable server version %q", s)
+		}
+		v[i] = n
+	}
+	return v, nil
+}
+
+// facts are what Plan and Search need from the probe.
+type facts struct {
+	version    version
+	collection string // resolved name (the alias target when Collection is an alias)
+	dense      *denseFact
+	sparse     bool // BM25 Document inference on cfg.SparseVector is proven
+	rrfK       bool // Rrf{k} is settable (≥ 1.16)
+	mmr        bool // nearest_with_mmr (≥ 1.15)
+}
+
+// denseFact is the configured dense vector.
+type denseFact struct {
+	dims     int
+	distance qdrantgo.Distance
+}
+
+// Probe implements adapters.Adapter: version, alias, collection info.
+func (a *adapter) Probe(ctx context.Context) (*capability.Evidence, error) {
+	if err := a.live(); err != nil {
+		return nil, err
+	}
+	hc, err := a.client.HealthCheck(ctx)
+	if err != nil {
+		return nil, opErr("health check", err)
+	}
+	v, err := parseVersion(hc.GetVersion())
+	if err != nil {
+		return nil, err
+	}
+	if !v.atLeast(minSupported) {
+		return nil, fmt.Errorf("qdrant: server %s is older than 1.10 (no Query API)", hc.GetVersion())
+	}
+	ev := &capability.Evidence{Engine: Name, Version: hc.GetVersion(), Target: a.cfg.Collection, Pagination: true}
+	f := facts{version: v, rrfK: v.atLeast(minRrfK), mmr: v.atLeast(minMMR)}
+	if f.collection, err = a.resolveAlias(ctx, ev); err != nil {
+		return nil, err
+	}
+	info, err := a.client.GetCollectionInfo(ctx, f.collection)
+	if err != nil {
+		return nil, opErr("collection info", err)
+	}
+	a.fill(ev, &f, info)
+	a.mu.Lock()
+	a.facts = f
+	a.mu.Unlock()
+	return ev, nil
+}
+
+// resolveAlias returns the collection behind cfg.Collection when it is an
+// alias (Qdrant resolves aliases itself; the probe records the target).
+func (a *adapter) resolveAlias(ctx context.Context, ev *capability.Evidence) (string, error) {
+	aliases, err := a.client.ListAliases(ctx)
+	if err != nil {
+		return "", opErr("list aliases", err)
+	}
+	for _, al := range aliases {
+		if al.GetAliasName() == a.cfg.Collection {
+			ev.Notes = append(ev.Notes, fmt.Sprintf("alias %q resolves to collection %q", al.GetAliasName(), al.GetCollectionName()))
+			return al.GetCollectionName(), nil
+		}
+	}
+	return a.cfg.Collection, nil
+}
+
+// fill turns collection info into evidence and facts.
+func (a *adapter) fill(ev *capability.Evidence, f *facts, info *qdrantgo.CollectionInfo) {
+	params := info.GetConfig().GetParams()
+	f.dense = a.denseVector(ev, params.GetVectorsConfig())
+	f.sparse = a.sparseVector(ev, f.version, params.GetSparseVectorsConfig())
+	ev.FilterFields = filterFields(info.GetPayloadSchema())
+	ev.DocCount = int64(info.GetPointsCount())
+	ev.TitleField, ev.URIField = a.cfg.TitleField, a.cfg.URIField
+	ev.Writable = a.cfg.Writable
+	ev.NativeMMR = f.mmr && f.dense != nil
+	ev.NativeRRF = f.rrfK && f.dense != nil && f.sparse
+	if f.dense != nil && f.sparse && !f.rrfK {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("Qdrant %s fixes RRF k=2 (RCP rrfK=1); other rrfK values are fused in the sidecar", ev.Version))
+	}
+	if limit := info.GetConfig().GetStrictModeConfig().GetMaxQueryLimit(); limit > 0 {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("strict mode caps limit at %d; set policy maxK ≤ %d", limit, limit))
+	}
+}
+
+// denseVector finds the configured dense vector; nil (with a note) when it
+// is absent or a multivector.
+func (a *adapter) denseVector(ev *capability.Evidence, vc *qdrantgo.VectorsConfig) *denseFact {
+	name := a.cfg.Vector
+	var p *qdrantgo.VectorParams
+	switch {
+	case vc.GetParams() != nil && name == "":
+		p = vc.GetParams()
+	case vc.GetParamsMap() != nil:
+		p = vc.GetParamsMap().GetMap()[name]
+		ev.Notes = append(ev.Notes, "named vectors: "+strings.Join(sortedKeys(vc.GetParamsMap().GetMap()), ", "))
+	}
+	if p == nil {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("configured vector %q does not exist", name))
+		return nil
+	}
+	sim, ok := similarity(p.GetDistance())
+	if !ok {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("vector %q has unknown distance %v", name, p.GetDistance()))
+		return nil
+	}
+	detail := map[string]string{"distance": p.GetDistance().String(), "datatype": p.GetDatatype().String()}
+	if mv := p.GetMultivectorConfig(); mv != nil {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("vector %q is a multivector (%s); single-vector dense retrieval is not offered", name, mv.GetComparator()))
+		return nil
+	}
+	ev.VectorFields = []capability.VectorField{{Name: name, Dims: int(p.GetSize()), Similarity: sim, Indexed: true, Detail: detail}}
+	return &denseFact{dims: int(p.GetSize()), distance: p.GetDistance()}
+}
+
+func similarity(d qdrantgo.Distance) (capability.Similarity, bool) {
+	switch d {
+	case qdrantgo.Distance_Cosine:
+		return capability.SimCosine, true
+	case qdrantgo.Distance_Dot:
+		return capability.SimDot, true
+	case qdrantgo.Distance_Euclid:
+		return capability.SimL2, true
+	case qdrantgo.Distance_Manhattan:
+		return capability.SimManhattan, true
+	}
+	return "", false
+}
+
+// sparseVector proves BM25 inference on the configured sparse vector: it
+// must exist with the IDF modifier, the model must be configured and the
+// server must run it (≥ 1.15.2). Sparse is then searchable "text".
+func (a *adapter) sparseVector(ev *capability.Evidence, v version, sc *qdrantgo.SparseVectorConfig) bool {
+	if a.cfg.SparseVector == "" {
+		return false
+	}
+	p, ok := sc.GetMap()[a.cfg.SparseVector]
+	var why string
+	switch {
+	case !ok:
+		why = "does not exist"
+	case p.GetModifier() != qdrantgo.Modifier_Idf:
+		why = "has no IDF modifier, so qdrant/bm25 queries would not score as BM25"
+	case !v.atLeast(minBM25):
+		why = "needs Qdrant ≥ 1.15.2 for qdrant/bm25 inference"
+	}
+	if why != "" {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("sparse vector %q %s; sparse retrieval is not offered", a.cfg.SparseVector, why))
+		return false
+	}
+	ev.TextFields = []capability.TextField{{Name: a.cfg.SparseVector}}
+	ev.QueryInference = false
+	return true
+}
+
+// filterFields maps indexed payload fields to §8 types (engines.md §4.1).
+func filterFields(schema map[string]*qdrantgo.PayloadSchemaInfo) []capability.FilterField {
+	var out []capability.FilterField
+	for _, name := range sortedKeys(schema) {
+		if ff, ok := filterField(name, schema[name]); ok {
+			out = append(out, ff)
+		}
+	}
+	return out
+}
+
+func filterField(name string, info *qdrantgo.PayloadSchemaInfo) (capability.FilterField, bool) {
+	ff := capability.FilterField{Name: name}
+	switch info.GetDataType() {
+	case qdrantgo.PayloadSchemaType_Keyword, qdrantgo.PayloadSchemaType_Uuid:
+		ff.Type = mapping.TypeKeyword
+	case qdrantgo.PayloadSchemaType_Integer:
+		ff.Type = mapping.TypeInt
+	case qdrantgo.PayloadSchemaType_Float:
+		ff.Type = mapping.TypeFloat
+	case qdrantgo.PayloadSchemaType_Bool:
+		ff.Type = mapping.TypeBool
+	case qdrantgo.PayloadSchemaType_Datetime:
+		ff.Type = mapping.TypeDate
+	case qdrantgo.PayloadSchemaType_Geo:
+		ff.Type = mapping.TypeGeo
+	case qdrantgo.PayloadSchemaType_Text:
+		// A full-text index matches tokens, never RCP's case-sensitive
+		// substring: contains is withheld; equality is exact on payload.
+		ff.Type = mapping.TypeText
+		ff.Ops = []mapping.Op{mapping.OpEq, mapping.OpNe, mapping.OpIn, mapping.OpNin, mapping.OpExists}
+	default:
+		return ff, false
+	}
+	return ff, true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
