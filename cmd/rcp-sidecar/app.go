@@ -113,7 +113,7 @@ func openEmbedder(ctx context.Context, e *config.Embedder) (adapters.Embedder, e
 	emb, err := embedding.NewOpenAI(embedding.OpenAIOptions{
 		BaseURL: e.URL, Model: e.Model, APIKey: e.APIKey.Reveal(), Dimension: e.Dimension,
 		BatchSize: e.BatchSize, Timeout: e.Timeout,
-		QueryPrefix: e.QueryPrefix, DocumentPrefix: e.DocumentPrefix,
+		QueryPrefix: e.QueryPrefix, DocumentPrefix: e.DocumentPrefix, SendInputType: e.SendInputType,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)

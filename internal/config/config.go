@@ -52,6 +52,9 @@ type Embedder struct {
 	Timeout        time.Duration `mapstructure:"timeout" json:"timeout"`
 	QueryPrefix    string        `mapstructure:"query_prefix" json:"query_prefix,omitempty"`
 	DocumentPrefix string        `mapstructure:"document_prefix" json:"document_prefix,omitempty"`
+	// SendInputType sends "input_type": "query"|"document" with each
+	// request, for servers that apply asymmetric prefixes themselves.
+	SendInputType bool `mapstructure:"send_input_type" json:"send_input_type,omitempty"`
 }
 
 // Backend is one engine target served by the sidecar.

@@ -129,7 +129,7 @@ func TestFullDecode(t *testing.T) {
 		t.Errorf("server = %+v", s)
 	}
 	e := cfg.Embedder
-	if e == nil || e.Dimension != 384 || e.APIKey.Reveal() != "sk-not-a-real-key" || e.QueryPrefix != "query: " || e.Timeout != 5*time.Second {
+	if e == nil || e.Dimension != 384 || e.APIKey.Reveal() != "sk-not-a-real-key" || e.QueryPrefix != "query: " || e.Timeout != 5*time.Second || !e.SendInputType {
 		t.Fatalf("embedder = %+v", e)
 	}
 	p := cfg.Backends[0].Policy
