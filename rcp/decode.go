@@ -48,6 +48,11 @@ func decodeError(err error) *Error {
 	return InvalidParams("params", "malformed params").WithCause(err)
 }
 
+// MaxSafeInt is 2^53, the §4.6 bound on protocol integers: beyond it a
+// JSON number is no longer IEEE-754 double-exact, so DecodeParams rejects
+// such an integer with -32602 naming its field.
+const MaxSafeInt = 1 << 53
+
 var (
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	rawMessageType  = reflect.TypeFor[json.RawMessage]()
@@ -112,10 +117,18 @@ func conformKind(raw json.RawMessage, t reflect.Type, path string) (json.RawMess
 	case reflect.Bool:
 		return raw, expect(c == 't' || c == 'f', path, "a boolean")
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		_, err := strconv.ParseInt(string(raw), 10, t.Bits())
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err == nil && (n < -MaxSafeInt || n > MaxSafeInt) {
+			return raw, expect(false, path, "an integer within ±2^53 (§4.6)")
+		}
+		_, err = strconv.ParseInt(string(raw), 10, t.Bits())
 		return raw, expect(err == nil, path, "an integer")
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		_, err := strconv.ParseUint(string(raw), 10, t.Bits())
+		n, err := strconv.ParseUint(string(raw), 10, 64)
+		if err == nil && n > MaxSafeInt {
+			return raw, expect(false, path, "a non-negative integer within 2^53 (§4.6)")
+		}
+		_, err = strconv.ParseUint(string(raw), 10, t.Bits())
 		return raw, expect(err == nil, path, "a non-negative integer")
 	case reflect.Float32, reflect.Float64:
 		_, err := strconv.ParseFloat(string(raw), t.Bits())

@@ -32,6 +32,12 @@ func TestDecodeParams(t *testing.T) {
 		{name: "rerank true", in: `{"rerank":true}`, wantField: "rerank"},
 		{name: "strict string", in: `{"strict":"true"}`, wantField: "strict"},
 		{name: "params array", in: `[1]`, wantField: "params"},
+		{name: "k at 2^53 accepted", in: `{"k":9007199254740992}`, check: func(p *RetrieveParams) bool { return *p.K == 1<<53 }},
+		{name: "k beyond 2^53", in: `{"k":9007199254740993}`, wantField: "k"},
+		{name: "k beyond int64", in: `{"k":123456789012345678901234567890}`, wantField: "k"},
+		{name: "seed below -2^53", in: `{"seed":-9007199254740993}`, wantField: "seed"},
+		{name: "nested int beyond 2^53", in: `{"fusion":{"rrfK":9007199254740993}}`, wantField: "fusion.rrfK"},
+		{name: "unicode query kept", in: `{"query":"太陽光 ☀️ שמש"}`, check: func(p *RetrieveParams) bool { s, _ := p.Query.Text(); return s == "太陽光 ☀️ שמש" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := DecodeParams[RetrieveParams](json.RawMessage(tc.in))
