@@ -12,7 +12,7 @@ import (
 
 // realEmbedder returns an OpenAI client for the server named by
 // RCP_EMBED_URL (see integration/embed/start.sh), or skips the test.
-func realEmbedder(t *testing.T, batch int) (*OpenAI, int) {
+func realEmbedder(t testing.TB, batch int) (*OpenAI, int) {
 	t.Helper()
 	url := os.Getenv("RCP_EMBED_URL")
 	if url == "" {
@@ -116,21 +116,18 @@ func TestOpenAIAgainstRealServer(t *testing.T) {
 	})
 }
 
-// TestOpenAIRealThroughput logs texts/s against the real server (short
-// texts, default batch size); it only fails when embedding fails.
-func TestOpenAIRealThroughput(t *testing.T) {
-	if testing.Short() {
-		t.Skip("throughput measurement skipped in -short mode")
-	}
-	o, _ := realEmbedder(t, 0)
-	in := make([]string, 256)
+// BenchmarkOpenAIReal measures texts/s against the real server (short
+// texts, default batch size): go test -bench OpenAIReal -run ^$ ./embedding/
+func BenchmarkOpenAIReal(b *testing.B) {
+	o, _ := realEmbedder(b, 0)
+	in := make([]string, 64)
 	for i := range in {
 		in[i] = fmt.Sprintf("passage %d: a short sentence about retrieval, ranking and embeddings", i)
 	}
-	start := time.Now()
-	if _, err := o.Embed(context.Background(), in, KindDocument); err != nil {
-		t.Fatalf("Embed: %v", err)
+	for b.Loop() {
+		if _, err := o.Embed(context.Background(), in, KindDocument); err != nil {
+			b.Fatalf("Embed: %v", err)
+		}
 	}
-	d := time.Since(start)
-	t.Logf("embedded %d texts in %v: %.0f texts/s", len(in), d, float64(len(in))/d.Seconds())
+	b.ReportMetric(float64(b.N*len(in))/b.Elapsed().Seconds(), "texts/s")
 }
