@@ -43,7 +43,7 @@ func (sess *session) accept(ctx context.Context, data []byte, emit func([]byte),
 		return &job{out: errorFrame(jsonrpc.NullID, decodeErr(derr))}
 	}
 	if fr.Batch && len(fr.Members) > sess.srv.opts.MaxBatch {
-		return &job{out: errorFrame(jsonrpc.NullID, rcp.NewError(rcp.CodeInvalidParams,
+		return &job{out: errorFrame(jsonrpc.NullID, rcp.InvalidParams("batch",
 			"batch of %d exceeds the limit of %d", len(fr.Members), sess.srv.opts.MaxBatch))}
 	}
 	j := &job{batch: fr.Batch}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"sync"
 	"time"
 
@@ -66,12 +67,15 @@ func (sess *session) handleNotification(req *jsonrpc.Request) {
 
 // deadline is the effective per-request deadline: the smaller of the
 // server's and the request's _meta.deadlineMs (§13.1); 0 means none.
+// A deadlineMs too large for a time.Duration counts as none.
 func deadline(server time.Duration, ms float64) time.Duration {
-	d := server
-	if r := time.Duration(ms * float64(time.Millisecond)); ms > 0 && (d == 0 || r < d) {
-		d = r
+	if !(ms > 0) || ms >= float64(math.MaxInt64/int64(time.Millisecond)) {
+		return server
 	}
-	return d
+	if r := time.Duration(ms * float64(time.Millisecond)); server == 0 || r < server {
+		return max(r, 1)
+	}
+	return server
 }
 
 // ctxError maps a done request context to -32006 or -32014 (§7.14, §13.1).

@@ -28,7 +28,9 @@ const SessionHeader = "RCP-Session"
 // methods other than POST (and OPTIONS preflight).
 type httpHandler struct{ s *Server }
 
-func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *httpHandler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	w := &trackingWriter{ResponseWriter: rw}
+	defer h.recoverTo500(w, r)
 	base := h.s.opts.BasePath
 	switch p := r.URL.Path; {
 	case p == "/healthz":
@@ -201,3 +203,47 @@ func newToken() string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// recoverTo500 answers 500 when a failure outside request dispatch (which
+// recovers on its own and answers -32603) prevented producing a JSON-RPC
+// response (§5.2 status table). http.ErrAbortHandler is re-raised.
+func (h *httpHandler) recoverTo500(w *trackingWriter, r *http.Request) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if p == http.ErrAbortHandler {
+		panic(p)
+	}
+	h.s.log.Error("http handler panic", "path", r.URL.Path, "panic", p)
+	if !w.wrote {
+		http.Error(w, "internal server error", http.StatusInternalServerError)
+	}
+}
+
+// trackingWriter records whether a response was started, so a late failure
+// does not write a second status line.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (t *trackingWriter) WriteHeader(code int) {
+	t.wrote = true
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	t.wrote = true
+	return t.ResponseWriter.Write(b)
+}
+
+// Flush keeps SSE streaming through the wrapper.
+func (t *trackingWriter) Flush() {
+	if f, ok := t.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap exposes the underlying writer to http.ResponseController.
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
