@@ -226,4 +226,3 @@ func TestHTTPStatefulShutdown(t *testing.T) {
 		}
 	}
 }
-
