@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // toFilter translates the validated §8 AST into a Qdrant filter
@@ -81,7 +82,14 @@ func leaf(c *mapping.Cond) (*qdrantgo.Condition, error) {
 			return not(empty), nil
 		}
 		return empty, nil
-	case mapping.OpEq, mapping.OpContains:
+	case mapping.OpContains:
+		if c.Type == mapping.TypeText {
+			// A full-text index matches tokens, not RCP's substring; the
+			// probe withholds contains for text fields (FilterField.Ops).
+			return nil, rcp.OptionUnsupported("contains", "contains is not exact on Qdrant full-text field %q", c.Field)
+		}
+		return equals(c.Field, c.Type, c.Value)
+	case mapping.OpEq:
 		return equals(c.Field, c.Type, c.Value)
 	case mapping.OpNe:
 		eq, err := equals(c.Field, c.Type, c.Value)

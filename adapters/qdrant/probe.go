@@ -58,6 +58,7 @@ type facts struct {
 	collection string // resolved name (the alias target when Collection is an alias)
 	dense      *denseFact
 	sparse     bool // BM25 Document inference on cfg.SparseVector is proven
+	floats     map[string]bool // payload fields indexed as Float
 	rrfK       bool // Rrf{k} is settable (≥ 1.16)
 	mmr        bool // nearest_with_mmr (≥ 1.15)
 }
@@ -122,6 +123,10 @@ func (a *adapter) fill(ev *capability.Evidence, f *facts, info *qdrantgo.Collect
 	f.dense = a.denseVector(ev, params.GetVectorsConfig())
 	f.sparse = a.sparseVector(ev, f.version, params.GetSparseVectorsConfig())
 	ev.FilterFields = filterFields(info.GetPayloadSchema())
+	f.floats = map[string]bool{}
+	for name, ps := range info.GetPayloadSchema() {
+		f.floats[name] = ps.GetDataType() == qdrantgo.PayloadSchemaType_Float
+	}
 	ev.DocCount = int64(info.GetPointsCount())
 	ev.TitleField, ev.URIField = a.cfg.TitleField, a.cfg.URIField
 	ev.Writable = a.cfg.Writable
@@ -200,8 +205,8 @@ func (a *adapter) sparseVector(ev *capability.Evidence, v version, sc *qdrantgo.
 		ev.Notes = append(ev.Notes, fmt.Sprintf("sparse vector %q %s; sparse retrieval is not offered", a.cfg.SparseVector, why))
 		return false
 	}
-	ev.TextFields = []capability.TextField{{Name: a.cfg.SparseVector}}
-	ev.QueryInference = false
+	ev.TextFields = []capability.TextField{{Name: a.cfg.textField()}}
+	ev.Notes = append(ev.Notes, fmt.Sprintf("sparse retrieval: %s inference of payload %q into sparse vector %q", ModelBM25, a.cfg.textField(), a.cfg.SparseVector))
 	return true
 }
 

@@ -5,7 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
-	"maps"
+	"math"
 
 	qdrantgo "github.com/qdrant/go-client/qdrant"
 
@@ -60,9 +60,12 @@ func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 // the dense vector (from the Engine's embedder) and, when sparse retrieval
 // is proven, a BM25 Document the server turns into the sparse vector.
 func (a *adapter) point(f *facts, d adapters.Document) (*qdrantgo.PointStruct, error) {
-	meta := maps.Clone(d.Meta)
-	if meta == nil {
-		meta = map[string]any{}
+	meta := make(map[string]any, len(d.Meta)+2)
+	for k, v := range d.Meta {
+		meta[k] = v
+		if !f.floats[k] {
+			meta[k] = integral(v)
+		}
 	}
 	meta[idKey], meta[a.cfg.textField()] = d.ID, d.Text
 	payload, err := qdrantgo.TryValueMap(meta)
@@ -133,4 +136,23 @@ func pointIDs(ids []string) []*qdrantgo.PointId {
 		}
 	}
 	return out
+}
+
+// integral turns whole JSON numbers (decoded as float64) into int64, so an
+// integer payload index and match:{integer} see integers as Qdrant stores
+// them; fields indexed as Float keep their float values.
+func integral(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x)
+		}
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = integral(e)
+		}
+		return out
+	}
+	return v
 }
