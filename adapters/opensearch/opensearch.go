@@ -25,13 +25,11 @@
 //     version has the RRF score-ranker processor (2.19+); the plan then
 //     carries a temporary search pipeline. Otherwise the sidecar fuses and
 //     says so in Evidence.Notes.
-//   - NativeMMR: never advertised: the k-NN plugin's ext.mmr (3.3+) needs
-//     the cluster setting cluster.search.enabled_system_generated_factories
-//     and keeps the original similarity on each hit, so scores would stop
-//     being monotonic (§4.6). The probe records availability in Notes; the
-//     sidecar runs MMR itself. PlanMMR/RescoreMMR implement the native path
-//     (hits re-scored by rank so scores never increase) for when the Engine
-//     can request it.
+//   - NativeMMR: 3.3+ with the k-NN plugin and the cluster setting
+//     cluster.search.enabled_system_generated_factories enabling the MMR
+//     factories. The engine keeps each hit's original similarity, so the
+//     adapter re-scores (running minimum, raw value in scores.dense) to keep
+//     scores non-increasing (§4.6); see mmr.go.
 //   - filter fields: keyword, numeric, date and boolean with every §8
 //     operator; text fields only with exists.
 //   - writes: only when the configuration says writable.

@@ -48,6 +48,7 @@ func planFor(cfg *Config, s *schema, req *adapters.SearchRequest) (*adapters.Pla
 		if vi, err = denseField(s, req); err == nil {
 			body = denseBody(cfg, req, filter, vi)
 			p.Scale, p.Floor = spaceScale(vi.Space)
+			err = planMMR(s, req, body, vi)
 		}
 	case adapters.StageHybrid:
 		body, err = hybridBody(cfg, s, req, filter)

@@ -140,9 +140,9 @@ func (s *schema) fillFields(cfg *Config, f *fields, st settingsFacts, knn bool) 
 		return err
 	}
 	ev.FilterFields = filterFields(f)
-	s.content = pick(cfg.ContentField, f.filters, []string{"text", "content", "body"}, f.text)
-	ev.TitleField = pick(cfg.TitleField, f.filters, []string{"title"}, nil)
-	ev.URIField = pick(cfg.URIField, f.filters, []string{"url", "uri"}, nil)
+	s.content = pick(cfg.ContentField, f.strings, []string{"text", "content", "body"}, f.text)
+	ev.TitleField = pick(cfg.TitleField, f.strings, []string{"title"}, nil)
+	ev.URIField = pick(cfg.URIField, f.strings, []string{"url", "uri"}, nil)
 	ev.Notes = append(ev.Notes, f.notes...)
 	for _, c := range f.conflicts {
 		ev.Notes = append(ev.Notes, fmt.Sprintf("field %q has different types across the indices behind %q; not offered", c, cfg.Index))
@@ -246,7 +246,8 @@ func (s *schema) fillNative(v version, plugins map[string]bool, r *probeResponse
 		ev.Notes = append(ev.Notes, fmt.Sprintf("stored hybrid pipelines: normalization %v, score-ranker %v (not used: the adapter sends its own)", pf.Normalization, pf.ScoreRanker))
 	}
 	s.mmr = v.atLeast(3, 3) && plugins[pluginKNN] && mmrFactories(r.Cluster)
-	if s.mmr {
-		ev.Notes = append(ev.Notes, "engine MMR (ext.mmr) is enabled but keeps raw similarities; the sidecar runs MMR")
+	ev.NativeMMR = s.mmr && len(ev.VectorFields) > 0
+	if v.atLeast(3, 3) && !s.mmr {
+		ev.Notes = append(ev.Notes, "engine MMR needs cluster.search.enabled_system_generated_factories with the mmr factories")
 	}
 }

@@ -102,6 +102,9 @@ type fields struct {
 	// exact maps a text field to its keyword sub-field, through which
 	// eq/ne/in/nin/contains are exact (§8: string equality, substring).
 	exact map[string]string
+	// strings are all keyword and text fields, indexed or not (citation
+	// title and URI candidates).
+	strings map[string]mapping.FieldType
 	// notes are facts found while reading the mapping.
 	notes     []string
 	conflicts []string
@@ -120,7 +123,8 @@ func parseMappings(raw []byte) (*fields, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	f := &fields{filters: map[string]mapping.FieldType{}, vectors: map[string]vectorInfo{}, exact: map[string]string{}}
+	f := &fields{filters: map[string]mapping.FieldType{}, vectors: map[string]vectorInfo{}, exact: map[string]string{},
+		strings: map[string]mapping.FieldType{}}
 	seen := map[string]string{}
 	for _, n := range names {
 		walk("", byIndex[n].Mappings.Properties, func(path string, p mappingProp) {
@@ -175,6 +179,9 @@ func (f *fields) add(path string, p mappingProp, seen map[string]string) {
 		return
 	}
 	seen[path] = kind
+	if p.Type == "keyword" || p.Type == "text" {
+		f.strings[path] = filterTypes[p.Type]
+	}
 	if p.Index != nil && !*p.Index {
 		return // not searchable: neither BM25 nor exact filters work
 	}

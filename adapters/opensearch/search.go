@@ -36,7 +36,12 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 	if err := incomplete(&sr, p.Op); err != nil {
 		return nil, err
 	}
-	return decodeHits(s, p, &sr)
+	c, err := decodeHits(s, p, &sr)
+	if err == nil && p.Stage == adapters.StageDense && isMMR(p.Body) {
+		rescoreMMR(c.Hits)
+		c.Notes = append(c.Notes, "engine MMR (ext.mmr); scores are the running minimum of the raw similarities in scores.dense")
+	}
+	return c, err
 }
 
 // incomplete turns timed_out and shard failures into errors.

@@ -1,0 +1,179 @@
+package opensearch
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+)
+
+const recorded = "opensearch-3.5.0"
+
+// loadProbe reads recorded probe responses; variant "faiss" swaps in the
+// faiss/innerproduct fixture index.
+func loadProbe(t *testing.T, variant string) *probeResponses {
+	t.Helper()
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("testdata", "probe", recorded+"-"+name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	r := &probeResponses{Root: read("root"), Plugins: read("plugins"), Mapping: read("mapping"),
+		Settings: read("settings"), Pipelines: read("pipelines"), Cluster: read("cluster"), Count: read("count")}
+	if variant == "faiss" {
+		r.Mapping, r.Settings = read("faiss-mapping"), read("faiss-settings")
+	}
+	return r
+}
+
+func testConfig() *Config {
+	c := DefaultConfig()
+	c.URLs, c.Index = []string{"http://127.0.0.1:9200"}, "probe-fixture"
+	return c
+}
+
+func TestBuildSchemaRecorded(t *testing.T) {
+	s, err := buildSchema(testConfig(), loadProbe(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := s.ev
+	if ev.Engine != Name || ev.Version != "3.5.0" || ev.DocCount != 1 || !ev.Deterministic || ev.NativeRRF || ev.NativeMMR {
+		t.Errorf("evidence header = %+v", ev)
+	}
+	if diff := cmp.Diff([]capability.TextField{{Name: "text"}, {Name: "title"}}, ev.TextFields); diff != "" {
+		t.Errorf("text fields (-want +got):\n%s", diff)
+	}
+	wantVec := []capability.VectorField{{Name: "embedding", Dims: 8, Similarity: capability.SimCosine, Indexed: true,
+		Detail: map[string]string{"space_type": "cosinesimil", "engine": "lucene", "method": "hnsw", "data_type": "float"}}}
+	if diff := cmp.Diff(wantVec, ev.VectorFields); diff != "" {
+		t.Errorf("vector fields (-want +got):\n%s", diff)
+	}
+	// url is index:false; text has no keyword sub-field; title filters
+	// through title.raw; object fields are flattened.
+	wantFilter := []capability.FilterField{
+		{Name: "author.name", Type: mapping.TypeKeyword}, {Name: "lang", Type: mapping.TypeKeyword},
+		{Name: "published", Type: mapping.TypeBool}, {Name: "published_at", Type: mapping.TypeDate},
+		{Name: "rating", Type: mapping.TypeFloat}, {Name: "tags", Type: mapping.TypeKeyword},
+		{Name: "title", Type: mapping.TypeText}, {Name: "year", Type: mapping.TypeInt},
+	}
+	if diff := cmp.Diff(wantFilter, ev.FilterFields); diff != "" {
+		t.Errorf("filter fields (-want +got):\n%s", diff)
+	}
+	if s.exact["title"] != "title.raw" || s.content != "text" || ev.TitleField != "title" || ev.URIField != "url" {
+		t.Errorf("exact %v content %q title %q uri %q", s.exact, s.content, ev.TitleField, ev.URIField)
+	}
+	wantNotes := []string{"has no keyword sub-field", "opensearch-neural-search is not installed", "mmr factories"}
+	for _, w := range wantNotes {
+		if !slices.ContainsFunc(ev.Notes, func(n string) bool { return strings.Contains(n, w) }) {
+			t.Errorf("notes %q lack %q", ev.Notes, w)
+		}
+	}
+}
+
+func TestBuildSchemaFaissMappings(t *testing.T) {
+	s, err := buildSchema(testConfig(), loadProbe(t, "faiss"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]vectorInfo{}
+	for n, v := range s.vectors {
+		got[n] = v
+	}
+	want := map[string]vectorInfo{
+		"v_bytes":   {Dims: 4, Space: "l2", Engine: "lucene", Method: "hnsw", DataType: "byte"},
+		"v_default": {Dims: 4, Space: "l2", Engine: "faiss", Method: "hnsw", DataType: "float"},
+		"v_ip":      {Dims: 4, Space: "innerproduct", Engine: "faiss", Method: "hnsw", DataType: "float"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("vectors (-want +got):\n%s", diff)
+	}
+	// byte vectors are not offered for dense search (the embedder emits
+	// floats); the others are, with their similarity.
+	var names []string
+	for _, vf := range s.ev.VectorFields {
+		names = append(names, vf.Name+":"+string(vf.Similarity))
+	}
+	if diff := cmp.Diff([]string{"v_default:l2", "v_ip:dot"}, names); diff != "" {
+		t.Errorf("offered vector fields (-want +got):\n%s", diff)
+	}
+	if s.ev.Deterministic {
+		t.Error("default shard/replica settings must not claim determinism")
+	}
+}
+
+func TestBuildSchemaNative(t *testing.T) {
+	neural := []byte(`[{"component":"opensearch-knn","version":"3.5.0.0"},{"component":"opensearch-neural-search","version":"3.5.0.0"},{"component":"opensearch-ml","version":"3.5.0.0"}]`)
+	mmrOn := []byte(`{"persistent":{"cluster.search.enabled_system_generated_factories":["mmr_over_sample_factory","mmr_rerank_factory"]},"transient":{},"defaults":{"cluster.search.enabled_system_generated_factories":[]}}`)
+	star := []byte(`{"transient":{"cluster.search.enabled_system_generated_factories":["*"]}}`)
+	old := []byte(`{"version":{"distribution":"opensearch","number":"2.19.1"}}`)
+	for _, tc := range []struct {
+		name                  string
+		edit                  func(r *probeResponses)
+		wantRRF, wantMMR, bad bool
+	}{
+		{name: "recorded", edit: func(*probeResponses) {}},
+		{name: "neural-search", edit: func(r *probeResponses) { r.Plugins = neural }, wantRRF: true},
+		{name: "mmr factories", edit: func(r *probeResponses) { r.Cluster = mmrOn }, wantMMR: true},
+		{name: "mmr wildcard", edit: func(r *probeResponses) { r.Cluster = star }, wantMMR: true},
+		{name: "mmr before 3.3", edit: func(r *probeResponses) { r.Cluster, r.Root = mmrOn, old }},
+		{name: "neural on 2.19", edit: func(r *probeResponses) { r.Plugins, r.Root = neural, old }, wantRRF: true},
+		{name: "no knn plugin", edit: func(r *probeResponses) { r.Plugins, r.Cluster = []byte(`[]`), mmrOn }},
+		{name: "elasticsearch", edit: func(r *probeResponses) {
+			r.Root = []byte(`{"version":{"number":"8.19.0","build_flavor":"default"}}`)
+		}, bad: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := loadProbe(t, "")
+			tc.edit(r)
+			s, err := buildSchema(testConfig(), r)
+			if (err != nil) != tc.bad {
+				t.Fatalf("err = %v, want error %v", err, tc.bad)
+			}
+			if tc.bad {
+				return
+			}
+			if s.ev.NativeRRF != tc.wantRRF || s.ev.NativeMMR != tc.wantMMR {
+				t.Errorf("NativeRRF %v NativeMMR %v, want %v %v", s.ev.NativeRRF, s.ev.NativeMMR, tc.wantRRF, tc.wantMMR)
+			}
+		})
+	}
+}
+
+func TestBuildSchemaConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(c *Config)
+	}{
+		{"unknown text field", func(c *Config) { c.TextFields = []FieldConfig{{Name: "lang"}} }},
+		{"unknown vector field", func(c *Config) { c.VectorField = "text" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testConfig()
+			tc.edit(c)
+			if _, err := buildSchema(c, loadProbe(t, "")); err == nil {
+				t.Error("no error")
+			}
+		})
+	}
+}
+
+func TestParseVersion(t *testing.T) {
+	for in, want := range map[string]version{"3.5.0": {3, 5, 0}, "2.19.1-SNAPSHOT": {2, 19, 1}, "3.3": {3, 3, 0}} {
+		got, err := parseVersion(in)
+		if err != nil || got != want {
+			t.Errorf("parseVersion(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := parseVersion("x.1"); err == nil {
+		t.Error("parseVersion(x.1) succeeded")
+	}
+}
