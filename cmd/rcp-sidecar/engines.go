@@ -2,7 +2,10 @@ package main
 
 import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/elasticsearch"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/memory"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/opensearch"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant"
 )
 
 // newRegistry is the explicit table of engines compiled into the binary
@@ -10,5 +13,8 @@ import (
 func newRegistry() *adapters.Registry {
 	return adapters.NewRegistry(
 		memory.Factory,
+		elasticsearch.Factory,
+		opensearch.Factory,
+		qdrant.Factory,
 	)
 }

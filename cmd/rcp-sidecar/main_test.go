@@ -205,6 +205,7 @@ func TestConfigCheck(t *testing.T) {
 		wantErr           bool
 		wantOut, wantErrS string
 	}{
+		{good, false, `"api_key": "<secret>"`, "ok (1 backend(s): a)"},
 		{good, false, `"model": "model-from-env"`, "ok (1 backend(s): a)"},
 		{bad, true, "", `unknown key "server.listen_adress"`},
 	}

@@ -49,6 +49,7 @@ func newProbeCmd(g *globals) *cobra.Command {
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // print "<secret>" as is
 	return enc.Encode(v)
 }
 
