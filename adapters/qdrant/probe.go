@@ -57,10 +57,10 @@ type facts struct {
 	version    version
 	collection string // resolved name (the alias target when Collection is an alias)
 	dense      *denseFact
-	sparse     bool // BM25 Document inference on cfg.SparseVector is proven
+	sparse     bool            // BM25 Document inference on cfg.SparseVector is proven
 	floats     map[string]bool // payload fields indexed as Float
-	rrfK       bool // Rrf{k} is settable (≥ 1.16)
-	mmr        bool // nearest_with_mmr (≥ 1.15)
+	rrfK       bool            // Rrf{k} is settable (≥ 1.16)
+	mmr        bool            // nearest_with_mmr (≥ 1.15)
 }
 
 // denseFact is the configured dense vector.
