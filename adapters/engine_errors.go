@@ -29,7 +29,9 @@ func (e *Engine) wrap(ctx context.Context, err error) error {
 		code = rcp.CodeInternalError
 	}
 	e.log.LogAttrs(ctx, levelFor(code), "engine error", slogAttrs(code, err)...)
-	return classified(code, err)
+	out := classified(code, err)
+	rcp.ReporterFrom(ctx).Log("warning", "engine", "engine error: "+code.String(), map[string]any{"code": int(code)})
+	return out
 }
 
 // ctxError maps a finished context (or a bare context error) to -32014 or
@@ -61,6 +63,15 @@ func classified(code rcp.Code, err error) *rcp.Error {
 			data.RetryAfterMs = &ms
 		}
 	}
+	// §12: -32602 names a field and -32005 an option. The engine's own
+	// text is never sent, so the most precise honest names are the params
+	// as a whole and the backend feature the request needed.
+	switch code {
+	case rcp.CodeInvalidParams:
+		data.Field = "params"
+	case rcp.CodeOptionUnsupported:
+		data.Option = "backend"
+	}
 	out := &rcp.Error{Code: code, Message: genericMessage(code), Data: data}
 	return out.WithCause(err)
 }
@@ -83,6 +94,8 @@ func genericMessage(code rcp.Code) string {
 		return "backend reported a conflict"
 	case rcp.CodePayloadTooLarge:
 		return "request too large for the backend"
+	case rcp.CodeOptionUnsupported:
+		return "the backend does not support a feature this request needs"
 	}
 	return "backend error"
 }

@@ -72,7 +72,19 @@ func (e *Engine) finish(ctx context.Context, r *retrieval, rk *ranking, start ti
 	latency := time.Since(start).Milliseconds()
 	res.Usage.LatencyMs = &latency
 	res.Usage.Notes = r.notes
+	logRetrieve(ctx, r, rk, len(res.Hits), latency)
 	return res, nil
+}
+
+// logRetrieve sends the §17.1 debug summary of one retrieve: what ran and
+// how much it found, with the usage notes as data.
+func logRetrieve(ctx context.Context, r *retrieval, rk *ranking, hits int, latency int64) {
+	msg := fmt.Sprintf("retrieve mode=%s candidates=%d hits=%d latencyMs=%d", r.mode, rk.candidates, hits, latency)
+	data := map[string]any{"mode": string(r.mode), "candidates": rk.candidates, "hits": hits, "latencyMs": latency}
+	if len(r.notes) > 0 {
+		data["notes"] = r.notes
+	}
+	rcp.ReporterFrom(ctx).Log("debug", "retrieve", msg, data)
 }
 
 // pack keeps the leading hits whose bodies fit the token budget (§7.7.2)

@@ -37,6 +37,7 @@ func (e *Engine) Embed(ctx context.Context, p *rcp.EmbedParams) (*rcp.EmbedResul
 	if err != nil {
 		return nil, e.wrap(ctx, err)
 	}
+	rcp.ReporterFrom(ctx).Log("debug", "embed", fmt.Sprintf("embed inputs=%d dimension=%d", len(vs), e.policy.EmbedDim), nil)
 	return e.embedResult(vs, f32), nil
 }
 
@@ -151,6 +152,7 @@ func (e *Engine) IndexAdd(ctx context.Context, p *rcp.IndexAddParams) (*rcp.Inde
 	for i, d := range docs {
 		ids[i] = d.ID
 	}
+	rcp.ReporterFrom(ctx).Log("debug", "index", fmt.Sprintf("index/add documents=%d", len(ids)), nil)
 	return &rcp.IndexAddResult{IDs: ids}, nil
 }
 
@@ -243,5 +245,6 @@ func (e *Engine) IndexDelete(ctx context.Context, p *rcp.IndexDeleteParams) (*rc
 	if err != nil {
 		return nil, e.wrap(ctx, err)
 	}
+	rcp.ReporterFrom(ctx).Log("debug", "index", fmt.Sprintf("index/delete ids=%d deleted=%d", len(p.IDs), n), nil)
 	return &rcp.IndexDeleteResult{Deleted: n}, nil
 }
