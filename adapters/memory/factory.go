@@ -14,7 +14,8 @@ import (
 type Config struct {
 	// Corpus is a JSONL file in BEIR shape loaded at Open; empty starts empty.
 	Corpus string `mapstructure:"corpus"`
-	// K1 and B are the BM25 parameters (defaults 1.2 and 0.75).
+	// K1 and B are the BM25 parameters (defaults 1.2 and 0.75, set by
+	// NewConfig); an explicit 0 is honoured (b=0: no length normalisation).
 	K1 float64 `mapstructure:"k1"`
 	B  float64 `mapstructure:"b"`
 	// Dims is the stored vector dimension; 0 means no vector field.
@@ -55,7 +56,7 @@ func open(ctx context.Context, cfg adapters.Config, _ adapters.Deps) (adapters.A
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	s := New(Options{K1: c.K1, B: c.B, Dims: c.Dims, Similarity: capability.Similarity(c.Similarity), Writable: c.Writable})
+	s := New(Options{K1: c.K1, B: c.B, ExplicitBM25: true, Dims: c.Dims, Similarity: capability.Similarity(c.Similarity), Writable: c.Writable})
 	if c.Corpus == "" {
 		return s, nil
 	}

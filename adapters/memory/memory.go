@@ -52,10 +52,14 @@ const (
 	FieldEmbedding = "embedding"
 )
 
-// Options configure a Store. Zero K1/B mean the BM25 defaults 1.2/0.75.
+// Options configure a Store. Zero K1/B mean the BM25 defaults 1.2/0.75
+// unless ExplicitBM25 is set.
 type Options struct {
-	K1, B      float64
-	Similarity capability.Similarity
+	K1, B float64
+	// ExplicitBM25 uses K1 and B as given, zeros included: b=0 switches
+	// document-length normalisation off, k1=0 makes term frequency binary.
+	ExplicitBM25 bool
+	Similarity   capability.Similarity
 	// Dims is the dimension of stored vectors; 0 means no vector field.
 	Dims int
 	// TitleField names the metadata key holding titles (default "title").
@@ -98,10 +102,10 @@ var errClosed = errors.New("memory: store is closed")
 
 // New returns an empty Store.
 func New(opts Options) *Store {
-	if opts.K1 == 0 {
+	if opts.K1 == 0 && !opts.ExplicitBM25 {
 		opts.K1 = 1.2
 	}
-	if opts.B == 0 {
+	if opts.B == 0 && !opts.ExplicitBM25 {
 		opts.B = 0.75
 	}
 	if opts.Similarity == "" {

@@ -259,3 +259,52 @@ func TestFactory(t *testing.T) {
 		t.Error("missing corpus opened")
 	}
 }
+
+// TestBM25Parameters: k1 and b are configurable, zeros included. With b=0
+// document length no longer matters; with k1=0 term frequency is binary;
+// the factory passes its config through unchanged.
+func TestBM25Parameters(t *testing.T) {
+	docs := []adapters.Document{{ID: "short", Text: "apple pie"}, {ID: "long", Text: "apple with many other words here"},
+		{ID: "twice", Text: "apple apple tart"}, {ID: "none", Text: "cherry"}}
+	scores := func(o Options) map[string]float64 {
+		s := New(o)
+		s.Add(docs...)
+		out := map[string]float64{}
+		for _, h := range search(t, s, lexical("apple")).Hits {
+			out[h.ID] = h.Score
+		}
+		return out
+	}
+	def := scores(Options{})
+	if !(def["short"] > def["long"]) {
+		t.Errorf("default b=0.75 should favour the short doc: %v", def)
+	}
+	noNorm := scores(Options{K1: 1.2, B: 0, ExplicitBM25: true})
+	if math.Abs(noNorm["short"]-noNorm["long"]) > 1e-12 || !(noNorm["twice"] > noNorm["short"]) {
+		t.Errorf("b=0 must ignore length but not tf: %v", noNorm)
+	}
+	binary := scores(Options{K1: 0, B: 0.75, ExplicitBM25: true})
+	if math.Abs(binary["twice"]-binary["long"]) > 1e-12 || binary["twice"] <= 0 {
+		t.Errorf("k1=0 must make tf binary: %v", binary)
+	}
+	cfg := Factory.NewConfig().(*Config)
+	cfg.B = 0
+	a, err := Factory.Open(context.Background(), cfg, adapters.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.(*Store).Add(docs...)
+	got := search(t, a.(*Store), lexical("apple")).Hits
+	if len(got) != 3 || math.Abs(scoreOf(got, "short")-scoreOf(got, "long")) > 1e-12 {
+		t.Errorf("config b=0 not honoured: %+v", got)
+	}
+}
+
+func scoreOf(hs []adapters.Candidate, id string) float64 {
+	for _, h := range hs {
+		if h.ID == id {
+			return h.Score
+		}
+	}
+	return math.NaN()
+}
