@@ -155,9 +155,11 @@ var owners = []struct {
 	prefix string
 	only   []string
 }{
-	{"github.com/elastic/", []string{"adapters/elasticsearch"}},
-	{"github.com/opensearch-project/", []string{"adapters/opensearch"}},
-	{"github.com/qdrant/", []string{"adapters/qdrant"}},
+	// An adapter's own subpackages (e.g. a test fake such as qdranttest)
+	// may use its vendor client too.
+	{"github.com/elastic/", []string{"adapters/elasticsearch", "adapters/elasticsearch/"}},
+	{"github.com/opensearch-project/", []string{"adapters/opensearch", "adapters/opensearch/"}},
+	{"github.com/qdrant/", []string{"adapters/qdrant", "adapters/qdrant/"}},
 	{"github.com/spf13/cobra", []string{"cmd/"}},
 	{"github.com/spf13/pflag", []string{"cmd/"}},
 	{"github.com/spf13/viper", []string{"cmd/", "internal/config"}},

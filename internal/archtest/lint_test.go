@@ -34,8 +34,10 @@ func TestNoSprintfInQueryBuilders(t *testing.T) {
 	t.Logf("checked %d query-building files", checked)
 }
 
-// sprintfCalls returns the positions of fmt.Sprintf/Sprint/Sprintln
-// calls in file, resolving the import name of "fmt".
+// sprintfCalls returns the positions of fmt.Sprint* calls in file whose
+// result does not go straight into an error: an argument of a call whose
+// name mentions err/invalid/check (errors.New, rcp.InvalidParams,
+// checkID), a composite literal of an error type, or an Error method.
 func sprintfCalls(t *testing.T, file string) []string {
 	t.Helper()
 	fset := token.NewFileSet()
@@ -43,27 +45,95 @@ func sprintfCalls(t *testing.T, file string) []string {
 	if err != nil {
 		t.Fatalf("parse %s: %v", file, err)
 	}
-	fmtName := ""
-	for _, imp := range f.Imports {
-		if strings.Trim(imp.Path.Value, `"`) == "fmt" {
-			fmtName = "fmt"
-			if imp.Name != nil {
-				fmtName = imp.Name.Name
-			}
-		}
+	fmtName := importName(f, "fmt")
+	if fmtName == "" {
+		return nil
 	}
 	var found []string
+	var stack []ast.Node
 	ast.Inspect(f, func(n ast.Node) bool {
-		sel, ok := n.(*ast.SelectorExpr)
-		if !ok || fmtName == "" {
+		if n == nil {
+			stack = stack[:len(stack)-1]
 			return true
 		}
-		if x, ok := sel.X.(*ast.Ident); ok && x.Name == fmtName && strings.HasPrefix(sel.Sel.Name, "Sprint") {
-			found = append(found, fset.Position(sel.Pos()).String())
+		if isSprint(n, fmtName) && !feedsError(stack) {
+			found = append(found, fset.Position(n.Pos()).String())
 		}
+		stack = append(stack, n)
 		return true
 	})
 	return found
+}
+
+func importName(f *ast.File, path string) string {
+	for _, imp := range f.Imports {
+		if strings.Trim(imp.Path.Value, `"`) != path {
+			continue
+		}
+		if imp.Name != nil {
+			return imp.Name.Name
+		}
+		return path
+	}
+	return ""
+}
+
+func isSprint(n ast.Node, fmtName string) bool {
+	call, ok := n.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == fmtName && strings.HasPrefix(sel.Sel.Name, "Sprint")
+}
+
+// feedsError inspects the ancestors of a Sprint call (innermost last).
+func feedsError(stack []ast.Node) bool {
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch p := stack[i].(type) {
+		case *ast.KeyValueExpr, *ast.UnaryExpr:
+			continue
+		case *ast.CallExpr:
+			return errorish(exprName(p.Fun))
+		case *ast.CompositeLit:
+			return errorish(exprName(p.Type))
+		case *ast.ReturnStmt:
+			return enclosingFunc(stack[:i]) == "Error"
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+func errorish(name string) bool {
+	l := strings.ToLower(name)
+	return strings.Contains(l, "err") || strings.Contains(l, "invalid") || strings.HasPrefix(l, "check")
+}
+
+func exprName(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.SelectorExpr:
+		return exprName(x.X) + "." + x.Sel.Name
+	case *ast.StarExpr:
+		return exprName(x.X)
+	}
+	return ""
+}
+
+func enclosingFunc(stack []ast.Node) string {
+	for i := len(stack) - 1; i >= 0; i-- {
+		if fd, ok := stack[i].(*ast.FuncDecl); ok {
+			return fd.Name.Name
+		}
+	}
+	return ""
 }
 
 func TestSprintfDetector(t *testing.T) {
@@ -76,6 +146,12 @@ func TestSprintfDetector(t *testing.T) {
 		{"package p\nimport f \"fmt\"\nvar s = f.Sprint(1)\n", 1},
 		{"package p\nimport \"fmt\"\nvar e = fmt.Errorf(\"x\")\n", 0},
 		{"package p\nimport \"strconv\"\nvar s = strconv.Itoa(1)\n", 0},
+		{"package p\nimport (\"errors\"; \"fmt\")\nvar e = errors.New(fmt.Sprintf(\"%d\", 1))\n", 0},
+		{"package p\nimport \"fmt\"\nfunc checkID(string, string) error { return nil }\nvar e = checkID(\"x\", fmt.Sprintf(\"ids[%d]\", 1))\n", 0},
+		{"package p\nimport \"fmt\"\ntype errX struct{ s string }\nvar e = &errX{fmt.Sprintf(\"%d\", 1)}\n", 0},
+		{"package p\nimport \"fmt\"\ntype E struct{}\nfunc (E) Error() string { return fmt.Sprintf(\"%d\", 1) }\n", 0},
+		{"package p\nimport \"fmt\"\nfunc body() string { return fmt.Sprintf(`{\"q\":%q}`, \"x\") }\n", 1},
+		{"package p\nimport \"fmt\"\ntype req struct{ Body string }\nvar r = req{Body: fmt.Sprintf(\"%d\", 1)}\n", 1},
 	}
 	for i, tt := range tests {
 		path := filepath.Join(dir, "plan.go")
