@@ -70,7 +70,9 @@ func classify(err error) rcp.Code {
 // classifyES decides on the error types first, then on the status.
 func classifyES(e *Error) rcp.Code {
 	types := e.Cause.Types()
-	has := func(set []string) bool { return slices.ContainsFunc(types, func(t string) bool { return slices.Contains(set, t) }) }
+	has := func(set []string) bool {
+		return slices.ContainsFunc(types, func(t string) bool { return slices.Contains(set, t) })
+	}
 	switch {
 	case has(rateLimitTypes):
 		return rcp.CodeRateLimited
@@ -149,3 +151,6 @@ func (e *Error) Detail() string {
 	}
 	return e.Cause.Type
 }
+
+// asError is errors.As for *Error (shared by tests and the harness).
+func asError(err error, target **Error) bool { return errors.As(err, target) }

@@ -120,7 +120,7 @@ func filterFields(fields map[string]field, native map[string]string) []capabilit
 	for _, name := range sortedKeys(fields) {
 		f := fields[name]
 		t := filterType(f.Type)
-		if t == "" || f.IsSub {
+		if t == "" || f.IsSub || !f.Indexed {
 			continue
 		}
 		ff := capability.FilterField{Name: name, Type: t}

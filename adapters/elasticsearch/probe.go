@@ -184,4 +184,3 @@ func isStatus(err error, codes ...int) bool {
 	var e *Error
 	return errors.As(err, &e) && slices.Contains(codes, e.Status)
 }
-

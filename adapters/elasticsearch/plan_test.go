@@ -1,0 +1,173 @@
+package elasticsearch
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func vec8() []float32 { return []float32{1, 0, 0, 0, 0, 0, 0, 0.5} }
+
+func f64(f float64) *float64 { return &f }
+
+var when = time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// planCases cover each translation rule once.
+var planCases = []struct {
+	name string
+	cfg  func(*Config)
+	rrf  bool
+	req  adapters.SearchRequest
+}{
+	{name: "sparse_default", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: `scurvy "vitamin C" {"x":1}`, K: 10, CandidateK: 100}},
+	{name: "sparse_boosts_with_text", cfg: func(c *Config) { c.TieBreaker = f64(0.5); c.Highlight = true },
+		req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 5, From: 10, WithText: true,
+			TextFields: []capability.TextField{{Name: "title", Boost: 2}, {Name: "text"}}, MinScore: f64(1.5)}},
+	{name: "sparse_filter_tree", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 10,
+		Filter: &mapping.And{Children: []mapping.Filter{
+			&mapping.Cond{Field: "lang", Type: mapping.TypeKeyword, Op: mapping.OpEq, Value: "en"},
+			&mapping.Cond{Field: "title", Type: mapping.TypeKeyword, Op: mapping.OpNe, Value: "Draft"},
+			&mapping.Or{Children: []mapping.Filter{
+				&mapping.Cond{Field: "year", Type: mapping.TypeInt, Op: mapping.OpGte, Value: int64(2020)},
+				&mapping.Cond{Field: "price", Type: mapping.TypeFloat, Op: mapping.OpLt, Value: 9.5},
+			}},
+			&mapping.Not{Child: &mapping.Cond{Field: "meta.source", Type: mapping.TypeKeyword, Op: mapping.OpIn, Value: []any{"a", "b"}}},
+			&mapping.Cond{Field: "lang", Type: mapping.TypeKeyword, Op: mapping.OpNin, Value: []any{"fr"}},
+			&mapping.Cond{Field: "draft", Type: mapping.TypeBool, Op: mapping.OpEq, Value: false},
+			&mapping.Cond{Field: "title", Type: mapping.TypeKeyword, Op: mapping.OpExists, Value: true},
+			&mapping.Cond{Field: "text", Type: mapping.TypeText, Op: mapping.OpExists, Value: false},
+			&mapping.Cond{Field: "meta.source", Type: mapping.TypeKeyword, Op: mapping.OpContains, Value: "x"},
+		}}}},
+	{name: "sparse_date_filters", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 3,
+		Filter: &mapping.Or{Children: []mapping.Filter{
+			&mapping.Cond{Field: "published", Type: mapping.TypeDate, Op: mapping.OpEq, Value: when},
+			&mapping.Cond{Field: "published", Type: mapping.TypeDate, Op: mapping.OpGt, Value: when},
+			&mapping.Cond{Field: "published", Type: mapping.TypeDate, Op: mapping.OpIn, Value: []any{when, when.Add(time.Hour)}},
+		}}}},
+	{name: "dense_filter_inside_knn", req: adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "vec", Vector: vec8(),
+		K: 10, CandidateK: 50, MinScore: f64(0.5),
+		Filter: &mapping.Cond{Field: "year", Type: mapping.TypeInt, Op: mapping.OpLte, Value: int64(2024)}}},
+	{name: "dense_page_with_vectors", req: adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "vec", Vector: vec8(),
+		K: 10, From: 20, CandidateK: 10, WithVectors: true, WithText: true}},
+	{name: "hybrid_native_rrf", rrf: true, req: adapters.SearchRequest{Stage: adapters.StageHybrid, Text: "q", VectorField: "vec", Vector: vec8(),
+		K: 10, CandidateK: 100, RRFK: 60, TextFields: []capability.TextField{{Name: "text"}},
+		Filter: &mapping.Cond{Field: "lang", Type: mapping.TypeKeyword, Op: mapping.OpEq, Value: "en"}}},
+}
+
+func TestPlan(t *testing.T) {
+	for _, tc := range planCases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := fixtureConfig("probe-fixture-a")
+			if tc.cfg != nil {
+				tc.cfg(cfg)
+			}
+			a := probedFake(t, cfg)
+			st, _ := a.probed()
+			st.ev.NativeRRF = tc.rrf
+			req := tc.req
+			if req.TextFields == nil {
+				req.TextFields = st.ev.TextFields
+			}
+			p, err := a.Plan(&req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, _ := a.Plan(&req)
+			if !bytes.Equal(p.Body, again.Body) {
+				t.Fatal("plan is not deterministic")
+			}
+			checkGolden(t, filepath.Join("testdata", "TestPlan", tc.name+".golden.json"), p)
+		})
+	}
+}
+
+// checkGolden compares v, as indented JSON with sorted keys, to a file.
+func checkGolden(t *testing.T, path string, v *adapters.Plan) {
+	t.Helper()
+	var generic any
+	raw, _ := json.Marshal(v)
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.MarshalIndent(generic, "", "  ")
+	got = append(got, '\n')
+	if *update {
+		_ = os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs:\n%s", path, got)
+	}
+}
+
+func TestPlanRejects(t *testing.T) {
+	a := probedFake(t, fixtureConfig("probe-fixture-a"))
+	for _, tc := range []struct {
+		name string
+		req  adapters.SearchRequest
+	}{
+		{"hybrid without rrf", adapters.SearchRequest{Stage: adapters.StageHybrid, VectorField: "vec", Vector: vec8(), K: 1}},
+		{"wrong dims", adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "vec", Vector: []float32{1}, K: 1}},
+		{"unknown vector field", adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "raw", Vector: []float32{1, 2, 3, 4}, K: 1}},
+		{"past the window", adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", From: 9995, K: 10}},
+		{"unprobed filter field", adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 1,
+			Filter: &mapping.Cond{Field: "rating2", Type: mapping.TypeKeyword, Op: mapping.OpEq, Value: "x"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := a.Plan(&tc.req); err == nil {
+				t.Fatal("want an error")
+			}
+		})
+	}
+}
+
+func TestStageScale(t *testing.T) {
+	for _, tc := range []struct {
+		sim, elem string
+		scale     rcp.ScoreScale
+		floor     *float64
+	}{
+		{"cosine", "float", rcp.ScaleCosine, f64(-1)},
+		{"dot_product", "float", rcp.ScaleDot, f64(-1)},
+		{"dot_product", "byte", rcp.ScaleDot, nil},
+		{"max_inner_product", "float", rcp.ScaleDot, nil},
+		{"l2_norm", "float", rcp.ScaleUnbounded, f64(0)},
+	} {
+		s, f := denseScale(field{Similarity: tc.sim, Element: tc.elem})
+		if s != tc.scale || (f == nil) != (tc.floor == nil) || (f != nil && *f != *tc.floor) {
+			t.Errorf("%s/%s: got %s %v", tc.sim, tc.elem, s, f)
+		}
+	}
+}
+
+func TestScoreInversionRoundTrips(t *testing.T) {
+	for _, vf := range []field{{Similarity: "cosine"}, {Similarity: "dot_product", Element: "float"},
+		{Similarity: "dot_product", Element: "byte", Dims: 8}, {Similarity: "max_inner_product"}, {Similarity: "l2_norm"}} {
+		for _, sim := range []float64{-0.75, -0.1, 0, 0.3, 0.9} {
+			if vf.Similarity == "l2_norm" && sim <= 0 {
+				continue
+			}
+			if got := nativeScore(vf, engineScore(vf, sim)); math.Abs(got-sim) > 1e-6 {
+				t.Errorf("%+v: %g → %g", vf, sim, got)
+			}
+		}
+	}
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Records real probe responses from the node started by start.sh into
+# adapters/elasticsearch/testdata/probe/ for the probe unit tests. Creates
+# two fixture indices behind one alias (with one conflicting field), reads
+# every probe endpoint, then deletes the fixtures.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+# shellcheck disable=SC1091
+source "$repo/integration/.work/elasticsearch.env"
+out="$repo/adapters/elasticsearch/testdata/probe"
+ver="${RCP_ES_VERSION:-unknown}"
+mkdir -p "$out"
+
+put() { curl -fsS -XPUT "$RCP_ES_URL/$1" -H 'Content-Type: application/json' -d "$2" >/dev/null; }
+# save NAME PATH: the status line, the X-Elastic-Product header and the body.
+save() {
+	local f="$out/es-$ver-$1.json"
+	curl -sS -D "$f.hdr" -o "$f" "$RCP_ES_URL$2"
+	local status product
+	status="$(head -1 "$f.hdr" | awk '{print $2}')"
+	product="$(grep -i '^x-elastic-product:' "$f.hdr" | tr -d '\r' | awk '{print $2}' || true)"
+	rm -f "$f.hdr"
+	printf '%s\n' "$status" "$product" >"$f.meta"
+}
+
+a='{"mappings":{"properties":{
+  "title":{"type":"text","fields":{"keyword":{"type":"keyword","ignore_above":256}}},
+  "text":{"type":"text"},
+  "lang":{"type":"keyword"}, "year":{"type":"integer"}, "price":{"type":"float"},
+  "draft":{"type":"boolean"}, "published":{"type":"date"}, "where":{"type":"geo_point"},
+  "url":{"type":"keyword","index":false},
+  "meta":{"properties":{"source":{"type":"keyword"}}},
+  "parts":{"type":"nested","properties":{"n":{"type":"keyword"}}},
+  "vec":{"type":"dense_vector","dims":8,"similarity":"cosine"},
+  "raw":{"type":"dense_vector","dims":4,"index":false},
+  "rating":{"type":"keyword"}}}}'
+b='{"mappings":{"properties":{
+  "title":{"type":"text","fields":{"keyword":{"type":"keyword","ignore_above":256}}},
+  "text":{"type":"text"},
+  "lang":{"type":"keyword"}, "year":{"type":"integer"},
+  "vec":{"type":"dense_vector","dims":8,"similarity":"cosine"},
+  "rating":{"type":"integer"}}}}'
+curl -sS -XDELETE "$RCP_ES_URL/probe-fixture-a,probe-fixture-b?ignore_unavailable=true" >/dev/null
+put probe-fixture-a "$a"
+put probe-fixture-b "$b"
+curl -fsS -XPOST "$RCP_ES_URL/_aliases" -H 'Content-Type: application/json' \
+	-d '{"actions":[{"add":{"index":"probe-fixture-*","alias":"probe-fixture"}}]}' >/dev/null
+curl -fsS -XPOST "$RCP_ES_URL/probe-fixture-a/_doc/1?refresh=true" -H 'Content-Type: application/json' \
+	-d '{"title":"t","text":"x","lang":"en","year":2024}' >/dev/null
+
+save root /
+save license /_license
+save nodes-plugins /_nodes/plugins
+save inference /_inference/_all
+save mapping-index /probe-fixture-a/_mapping
+save mapping-alias /probe-fixture/_mapping
+save count-alias /probe-fixture/_count
+save mapping-missing /no-such-index/_mapping
+
+curl -sS -XDELETE "$RCP_ES_URL/probe-fixture-a,probe-fixture-b" >/dev/null
+echo "recorded into $out" >&2
