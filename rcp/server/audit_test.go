@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -224,5 +225,42 @@ func TestHTTPStatefulShutdown(t *testing.T) {
 		if got := rpcCode(t, do(t, h, httpReq{"POST", s.path, s.body, hdr}).Body.String()); got != s.want {
 			t.Errorf("%s: code %d, want %d", s.path, got, s.want)
 		}
+	}
+}
+
+// TestHTTPStatefulCancel: in stateful mode a notifications/cancel POSTed
+// with the session header reaches the request in flight on another
+// connection, which answers -32006 exactly once (§7.14, §5.2).
+func TestHTTPStatefulCancel(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{}, 1)
+	b := blockingStub(release)
+	inner := b.RetrieveFunc
+	b.RetrieveFunc = func(ctx context.Context, p *rcp.RetrieveParams) (*rcp.RetrieveResult, error) {
+		started <- struct{}{}
+		return inner(ctx, p)
+	}
+	h := server.New(b, server.Options{Stateful: true}).Handler()
+	w := do(t, h, httpReq{"POST", "/rcp/initialize", initFrame, nil})
+	var res struct {
+		Result rcp.InitializeResult `json:"result"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	hdr := map[string]string{server.SessionHeader: res.Result.Meta["session"].(string)}
+	answer := make(chan string, 1)
+	go func() {
+		answer <- do(t, h, httpReq{"POST", "/rcp/retrieve", `{"jsonrpc":"2.0","id":"long","method":"retrieve","params":{"query":"q","k":1}}`, hdr}).Body.String()
+	}()
+	<-started
+	w = do(t, h, httpReq{"POST", "/rcp/notifications/cancel", `{"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":"long"}}`, hdr})
+	if w.Code != http.StatusNoContent {
+		t.Fatalf("cancel notification: HTTP %d", w.Code)
+	}
+	body := <-answer
+	if got := rpcCode(t, body); got != int(rcp.CodeCancelled) || strings.Count(body, `"id":"long"`) != 1 {
+		t.Fatalf("cancelled request answered %s", body)
 	}
 }
