@@ -25,10 +25,14 @@ var (
 	unavailableTypes = []string{"cluster_block_exception", "index_not_found_exception", "no_shard_available_action_exception",
 		"master_not_discovered_exception", "unavailable_shards_exception", "node_not_connected_exception",
 		"node_disconnected_exception", "node_closed_exception", "connect_transport_exception", "index_closed_exception"}
-	// Bad values in otherwise well-formed queries: client input.
+	// Bad values met while a shard runs a well-formed query (a filter
+	// value the field cannot parse, a page past the window, too many
+	// clauses): client input, but only under a shard-level failure.
 	inputTypes = []string{"query_shard_exception", "number_format_exception", "illegal_argument_exception",
-		"too_many_clauses", "too_many_nested_clauses", "parse_exception", "date_time_parse_exception",
-		"mapper_parsing_exception", "document_parsing_exception"}
+		"too_many_clauses", "too_many_nested_clauses", "parse_exception", "date_time_parse_exception"}
+	shardTypes = []string{"search_phase_execution_exception", "query_shard_exception"}
+	// Documents the mapping rejects (bulk items): client input anywhere.
+	docTypes = []string{"mapper_parsing_exception", "document_parsing_exception"}
 	// Malformed request bodies: the adapter's own bug, never the client's,
 	// because every body is built from typed structs.
 	bodyTypes = []string{"parsing_exception", "x_content_parse_exception", "json_parse_exception", "json_e_o_f_exception"}
@@ -86,10 +90,14 @@ func classifyES(e *Error) rcp.Code {
 		return rcp.CodeUnauthorized
 	case slices.Contains(types, "version_conflict_engine_exception"):
 		return rcp.CodeConflict
-	case has(inputTypes):
+	case has(docTypes), slices.Contains(shardTypes, e.Type()) && has(inputTypes):
 		return rcp.CodeInvalidParams
-	case has(bodyTypes):
-		return rcp.CodeInternalError
+	case has(bodyTypes), e.Cause != nil:
+		// A request body the engine could not parse is the adapter's bug
+		// (bodies are typed), never the client's.
+		if e.Status/100 == 4 && e.Status != 404 && e.Status != 405 && e.Status != 429 && e.Status != 413 {
+			return rcp.CodeInternalError
+		}
 	}
 	return classifyStatus(e.Status)
 }

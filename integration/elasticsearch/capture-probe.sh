@@ -59,5 +59,22 @@ save mapping-alias /probe-fixture/_mapping
 save count-alias /probe-fixture/_count
 save mapping-missing /no-such-index/_mapping
 
+# Error bodies for errors_test.go: POST a search body, keep status + body.
+errs="$repo/adapters/elasticsearch/testdata/errors"
+mkdir -p "$errs"
+record_error() {
+	local f="$errs/es-$ver-$1.json" status
+	status="$(curl -sS -o "$f" -w '%{http_code}' -XPOST "$RCP_ES_URL/$2/_search" -H 'Content-Type: application/json' -d "$3")"
+	echo "$status" >"$f.meta"
+}
+record_error index-not-found no-such-index '{"query":{"match_all":{}}}'
+record_error parsing probe-fixture-a '{"query":{"no_such_query":{}}}'
+record_error xcontent probe-fixture-a '{"query":{"term":{"lang":{"value":"en","boost":"high"}}}}'
+record_error bad-date probe-fixture-a '{"query":{"term":{"published":{"value":"not-a-date"}}}}'
+record_error bad-number probe-fixture-a '{"query":{"term":{"year":{"value":"abc"}}}}'
+record_error window probe-fixture-a '{"from":10000,"size":10}'
+record_error knn-dims probe-fixture-a '{"knn":{"field":"vec","query_vector":[1,2],"k":1,"num_candidates":1}}'
+record_error rrf-absent probe-fixture-a '{"retriever":{"rrf":{"retrievers":[{"standard":{"query":{"match_all":{}}}},{"standard":{"query":{"match_all":{}}}}]}}}'
+
 curl -sS -XDELETE "$RCP_ES_URL/probe-fixture-a,probe-fixture-b" >/dev/null
 echo "recorded into $out" >&2

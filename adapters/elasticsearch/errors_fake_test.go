@@ -1,0 +1,48 @@
+package elasticsearch
+
+// Error bodies for conditions a single test node cannot be driven into
+// (rejections, breakers, blocks, security). Hand-written fakes, shaped
+// like the engine's error documents.
+
+import (
+	"testing"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+func fakeError(status int, body string) *Error {
+	return newError("POST", "/x/_search", &response{Status: status, Header: map[string][]string{}, Body: []byte(body)})
+}
+
+func TestErrorCodeFakes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		want   rcp.Code
+	}{
+		{"rejected execution", 429, `{"error":{"type":"es_rejected_execution_exception","reason":"rejected execution of coordinating operation"},"status":429}`, rcp.CodeRateLimited},
+		{"circuit breaker", 429, `{"error":{"type":"circuit_breaking_exception","reason":"[parent] Data too large","durability":"TRANSIENT"},"status":429}`, rcp.CodeRateLimited},
+		{"nested rejection", 503, `{"error":{"type":"search_phase_execution_exception","root_cause":[{"type":"es_rejected_execution_exception"}]},"status":503}`, rcp.CodeRateLimited},
+		{"flood stage block is not rate limiting", 429, `{"error":{"type":"cluster_block_exception","reason":"index [x] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];"},"status":429}`, rcp.CodeBackendUnavailable},
+		{"403 block is not auth", 403, `{"error":{"type":"cluster_block_exception","reason":"blocked by: [FORBIDDEN/8/index write (api)];"},"status":403}`, rcp.CodeBackendUnavailable},
+		{"search timeout 429", 429, `{"error":{"type":"search_timeout_exception","reason":"Time exceeded"},"status":429}`, rcp.CodeTimeout},
+		{"security 401", 401, `{"error":{"type":"security_exception","reason":"missing authentication credentials for REST request [/x/_search]"},"status":401}`, rcp.CodeUnauthorized},
+		{"security 403", 403, `{"error":{"type":"security_exception","reason":"action [indices:data/read/search] is unauthorized for user [u]"},"status":403}`, rcp.CodeUnauthorized},
+		{"licence 403", 403, `{"error":{"type":"security_exception","reason":"current license is non-compliant for [Reciprocal Rank Fusion (RRF)]"},"status":403}`, rcp.CodeOptionUnsupported},
+		{"no shards", 503, `{"error":{"type":"no_shard_available_action_exception","reason":"No shard available"},"status":503}`, rcp.CodeBackendUnavailable},
+		{"bulk mapping", 400, `{"error":{"type":"document_parsing_exception","reason":"failed to parse field [year]"},"status":400}`, rcp.CodeInvalidParams},
+		{"conflict", 409, `{"error":{"type":"version_conflict_engine_exception","reason":"document already exists"},"status":409}`, rcp.CodeConflict},
+		{"proxy html 502", 502, `<html>bad gateway</html>`, rcp.CodeBackendUnavailable},
+		{"proxy 504", 504, ``, rcp.CodeTimeout},
+		{"bare 429", 429, ``, rcp.CodeRateLimited},
+		{"unknown 500", 500, `{"error":{"type":"null_pointer_exception"},"status":500}`, rcp.CodeInternalError},
+		{"413", 413, ``, rcp.CodePayloadTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := classify(fakeError(tc.status, tc.body)); got != tc.want {
+				t.Errorf("got %v want %v", got, tc.want)
+			}
+		})
+	}
+}
