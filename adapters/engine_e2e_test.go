@@ -129,6 +129,11 @@ func TestEmbedThroughServer(t *testing.T) {
 	if len(a.Vectors) != 1 || !slices.Equal(a.Vectors[0], b.Vectors[0]) {
 		t.Errorf("bare string and text block differ: %v vs %v", a.Vectors, b.Vectors)
 	}
+	// rcptest checks every f32-base64 blob decodes to dimension×4 bytes (§7.3.1).
+	f := call[rcp.EmbedResult](t, c, rcp.MethodEmbed, map[string]any{"inputs": []any{"solar power", "wind"}, "encoding": "f32-base64"})
+	if f.Encoding != "f32-base64" || f.Dimension != dim || len(f.Vectors.([]any)) != 2 {
+		t.Errorf("f32-base64 result %+v", f)
+	}
 	_, err := c.Call(context.Background(), rcp.MethodEmbed, map[string]any{"inputs": []any{"x", map[string]any{"type": "audio", "mimeType": "audio/wav", "uri": "file:///a.wav"}}})
 	if err == nil || err.Code != rcp.CodeOptionUnsupported || err.Data == nil || err.Data.Option != "audio" {
 		t.Errorf("audio block: %+v", err)

@@ -3,8 +3,10 @@ package rcptest
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"sync"
@@ -122,7 +124,38 @@ func (c *Client) result(method string, resp *jsonrpc.Response) (json.RawMessage,
 	if err := ValidateResult(method, resp.Result); err != nil {
 		c.t.Errorf("rcptest: %s result violates rcp-1.0.json: %v\n%s", method, err, resp.Result)
 	}
+	if err := CheckVectorBlobs(resp.Result); err != nil {
+		c.t.Errorf("rcptest: %s result: %v", method, err)
+	}
 	return resp.Result, nil
+}
+
+// CheckVectorBlobs applies the receiver's §7.3.1 rule to a result carrying
+// "encoding":"f32-base64": dimension is present and every vector is
+// standard padded base64 of exactly dimension×4 bytes. Other results pass.
+func CheckVectorBlobs(result json.RawMessage) error {
+	var r struct {
+		Vectors   []json.RawMessage `json:"vectors"`
+		Encoding  string            `json:"encoding"`
+		Dimension int               `json:"dimension"`
+	}
+	if json.Unmarshal(result, &r) != nil || r.Encoding != "f32-base64" {
+		return nil
+	}
+	if r.Dimension <= 0 {
+		return errors.New("f32-base64 result without a positive dimension (§7.3.1)")
+	}
+	for i, raw := range r.Vectors {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return fmt.Errorf("vectors[%d] is not a base64 string", i)
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil || len(b) != 4*r.Dimension {
+			return fmt.Errorf("vectors[%d] decodes to %d bytes, want %d (§7.3.1): %v", i, len(b), 4*r.Dimension, err)
+		}
+	}
+	return nil
 }
 
 func (c *Client) forget(id jsonrpc.ID) {

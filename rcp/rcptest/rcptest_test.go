@@ -54,3 +54,21 @@ func TestClientRoundTrip(t *testing.T) {
 		t.Fatalf("hits %+v, %v", rr, err)
 	}
 }
+
+func TestCheckVectorBlobs(t *testing.T) {
+	for _, tc := range []struct {
+		result string
+		ok     bool
+	}{
+		{`{"vectors":[[0.5,1]]}`, true},
+		{`{"vectors":["AAAAAAAAgD8="],"encoding":"f32-base64","dimension":2}`, true},
+		{`{"vectors":["AAAAAA=="],"encoding":"f32-base64","dimension":2}`, false},
+		{`{"vectors":["AAAAAAAAgD8="],"encoding":"f32-base64"}`, false},
+		{`{"vectors":["!!"],"encoding":"f32-base64","dimension":1}`, false},
+		{`{"vectors":[[1]],"encoding":"f32-base64","dimension":1}`, false},
+	} {
+		if err := CheckVectorBlobs(json.RawMessage(tc.result)); (err == nil) != tc.ok {
+			t.Errorf("CheckVectorBlobs(%s) = %v, want ok=%v", tc.result, err, tc.ok)
+		}
+	}
+}
