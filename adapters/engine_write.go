@@ -56,6 +56,9 @@ func (e *Engine) embedInputs(p *rcp.EmbedParams) ([]string, *rcp.Error) {
 	}
 	texts := make([]string, len(inputs))
 	for i, in := range inputs {
+		if !in.IsSet() || len(in.Blocks) == 0 {
+			return nil, rcp.InvalidParams(fmt.Sprintf("%s[%d]", field, i), "%s[%d] must be a string or a content block", field, i)
+		}
 		t, ok := in.Text()
 		if !ok {
 			typ := firstNonText(in.Blocks)

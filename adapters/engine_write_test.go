@@ -111,6 +111,8 @@ func TestEmbed(t *testing.T) {
 		{`{"inputs":[{"type":"image","mimeType":"image/png","data":"AA=="}]}`, rcp.CodeOptionUnsupported, "image", ""},
 		{`{"inputs":["a"],"encoding":"f16"}`, rcp.CodeOptionUnsupported, "f16", ""},
 		{`{"inputs":["a"],"kind":"passage"}`, rcp.CodeInvalidParams, "", "kind"},
+		{`{"inputs":["a",null]}`, rcp.CodeInvalidParams, "", "inputs[1]"},
+		{`{"texts":[[]]}`, rcp.CodeInvalidParams, "", "texts[0]"},
 	}
 	for _, tc := range tests {
 		_, err := e.Embed(ctx, decode(tc.req))

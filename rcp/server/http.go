@@ -151,7 +151,9 @@ type httpSession struct {
 }
 
 // httpSession returns the session for r. Stateless servers use a fresh
-// implicitly initialized session per request. Stateful servers look up the
+// implicitly initialized session per request, so a notifications/cancel
+// can only reach a request in flight in stateful mode: ids are unique per
+// client connection, not across stateless callers (§4.7, §7.14). Stateful servers look up the
 // RCP-Session token; a missing, unknown or expired token yields a fresh
 // uninitialized session (so gated methods get -32001, §13) that is kept
 // only if an initialize on it succeeds.
