@@ -75,7 +75,10 @@ func (e *Engine) gateQuery(r *retrieval) *rcp.Error {
 	if !q.IsSet() || len(q.Blocks) == 0 {
 		return rcp.InvalidParams("query", "query is required")
 	}
-	for _, b := range q.Blocks {
+	for i, b := range q.Blocks {
+		if b.Type == "" {
+			return rcp.InvalidParams(blockField("query", i, len(q.Blocks)), "a content block needs a type (§4.8)")
+		}
 		if b.Type != "text" {
 			return rcp.OptionUnsupported(b.Type, "content block type %q is not supported; this server is text-only", b.Type)
 		}
@@ -294,4 +297,13 @@ func withoutCursor(p *rcp.RetrieveParams) *rcp.RetrieveParams {
 	c := *p
 	c.Cursor = ""
 	return &c
+}
+
+// blockField is the params path of block i of a query or input that holds
+// n blocks: the field itself for a single block, else field[i].
+func blockField(field string, i, n int) string {
+	if n == 1 {
+		return field
+	}
+	return fmt.Sprintf("%s[%d]", field, i)
 }

@@ -35,6 +35,8 @@ func TestRetrieveGating(t *testing.T) {
 	}{
 		{name: "missing query", req: `{"k":3}`, code: rcp.CodeInvalidParams, field: "query"},
 		{name: "empty block list", req: `{"query":[],"k":3}`, code: rcp.CodeInvalidParams, field: "query"},
+		{name: "untyped block", req: `{"query":{"text":"solar"},"k":3}`, code: rcp.CodeInvalidParams, field: "query"},
+		{name: "untyped block in list", req: `{"query":[{"type":"text","text":"a"},{}],"k":3}`, code: rcp.CodeInvalidParams, field: "query[1]"},
 		{name: "image block", req: `{"query":{"type":"image","mimeType":"image/png","data":"AA=="},"k":3}`,
 			code: rcp.CodeOptionUnsupported, option: "image"},
 		{name: "mode not advertised", sparseOnly: true, req: `{"query":"solar","k":3,"mode":"dense"}`,

@@ -62,6 +62,8 @@ var taxonomyFrames = []string{
 	`{"jsonrpc":"2.0","id":33,"method":"retrieve","params":{"query":"solar"`,
 	`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
 	`{"jsonrpc":"2.0","id":34,"method":"info"}`,
+	`{"jsonrpc":"2.0","id":36,"method":"retrieve","params":{"query":[{}],"k":1}}`,
+	`{"jsonrpc":"2.0","id":37,"method":"embed","params":{"inputs":[{"text":"x"},null]}}`,
 	`{"jsonrpc":"2.0","id":35,"method":"shutdown"}`,
 }
 

@@ -59,6 +59,11 @@ func (e *Engine) embedInputs(p *rcp.EmbedParams) ([]string, *rcp.Error) {
 		if !in.IsSet() || len(in.Blocks) == 0 {
 			return nil, rcp.InvalidParams(fmt.Sprintf("%s[%d]", field, i), "%s[%d] must be a string or a content block", field, i)
 		}
+		for j, b := range in.Blocks {
+			if b.Type == "" {
+				return nil, rcp.InvalidParams(blockField(fmt.Sprintf("%s[%d]", field, i), j, len(in.Blocks)), "a content block needs a type (§4.8)")
+			}
+		}
 		t, ok := in.Text()
 		if !ok {
 			typ := firstNonText(in.Blocks)

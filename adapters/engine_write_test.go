@@ -113,6 +113,8 @@ func TestEmbed(t *testing.T) {
 		{`{"inputs":["a"],"kind":"passage"}`, rcp.CodeInvalidParams, "", "kind"},
 		{`{"inputs":["a",null]}`, rcp.CodeInvalidParams, "", "inputs[1]"},
 		{`{"texts":[[]]}`, rcp.CodeInvalidParams, "", "texts[0]"},
+		{`{"inputs":["a",{"text":"untyped"}]}`, rcp.CodeInvalidParams, "", "inputs[1]"},
+		{`{"inputs":[[{"type":"text","text":"a"},{}]]}`, rcp.CodeInvalidParams, "", "inputs[0][1]"},
 	}
 	for _, tc := range tests {
 		_, err := e.Embed(ctx, decode(tc.req))
