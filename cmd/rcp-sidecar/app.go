@@ -51,11 +51,11 @@ func loadApp(ctx context.Context, g *globals) (*app, error) {
 }
 
 // loadConfig loads --config; with --demo and no --config it starts from
-// the defaults (and RCP_* overrides do not apply).
+// the defaults plus RCP_* overrides (RCP_EMBEDDER_URL enables dense).
 func loadConfig(g *globals) (*config.Config, error) {
 	if g.configPath == "" {
 		if g.demo {
-			return config.Default(), nil
+			return config.FromEnv()
 		}
 		return nil, errors.New("no configuration: pass --config FILE, or --demo")
 	}

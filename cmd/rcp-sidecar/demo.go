@@ -27,6 +27,7 @@ func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger) (*ad
 	}
 	opts := memory.Options{K1: 1.2, B: 0.75, Similarity: capability.SimCosine, TitleField: "title"}
 	if emb != nil {
+		log.Info("embedding the demo corpus", "docs", len(docs), "model", emb.Identity())
 		if err := embedDocuments(ctx, emb, docs); err != nil {
 			return nil, err
 		}

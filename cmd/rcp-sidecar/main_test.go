@@ -162,6 +162,30 @@ func startDemoHTTP(t *testing.T) string {
 	return ""
 }
 
+// TestDemoDense runs the demo with the real embedding server from
+// integration/embed (RCP_EMBED_URL), so dense retrieval is advertised.
+func TestDemoDense(t *testing.T) {
+	url := os.Getenv("RCP_EMBED_URL")
+	if url == "" {
+		if os.Getenv("RCP_REQUIRE_ENGINES") != "" {
+			t.Fatal("RCP_EMBED_URL is unset and RCP_REQUIRE_ENGINES is set")
+		}
+		t.Skip("SKIPPED: RCP_EMBED_URL is unset; run integration/embed/start.sh to test dense retrieval in the demo")
+	}
+	t.Setenv("RCP_EMBEDDER_URL", url)
+	t.Setenv("RCP_EMBEDDER_MODEL", os.Getenv("RCP_EMBED_MODEL"))
+	if os.Getenv("RCP_EMBED_INPUT_TYPE") == "1" {
+		t.Setenv("RCP_EMBEDDER_SEND_INPUT_TYPE", "true")
+	}
+	out, stderr, err := run(t, "", "query", "--demo", "--mode", "dense", "--k", "3", "a moon that may hide an ocean under its ice")
+	if err != nil {
+		t.Fatalf("dense query: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(out, "d030") {
+		t.Errorf("dense top 3 misses the passage about Europa's hidden ocean:\n%s", out)
+	}
+}
+
 func TestProbeJSON(t *testing.T) {
 	out, stderr, err := run(t, "", "probe", "--demo", "--json")
 	if err != nil {

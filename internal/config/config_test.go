@@ -174,6 +174,24 @@ func TestEnvOverrides(t *testing.T) {
 	}
 }
 
+func TestFromEnv(t *testing.T) {
+	cfg, err := config.FromEnv()
+	if err != nil || cfg.Embedder != nil || cfg.Server.HTTP.Listen != config.Default().Server.HTTP.Listen {
+		t.Fatalf("FromEnv() = %+v, %v; want defaults without embedder", cfg, err)
+	}
+	t.Setenv("RCP_EMBEDDER_URL", "http://127.0.0.1:8001")
+	t.Setenv("RCP_EMBEDDER_MODEL", "m")
+	t.Setenv("RCP_SERVER_HTTP_LISTEN", "127.0.0.1:9")
+	cfg, err = config.FromEnv()
+	if err != nil || cfg.Embedder == nil || cfg.Embedder.Model != "m" || cfg.Server.HTTP.Listen != "127.0.0.1:9" {
+		t.Fatalf("FromEnv() = %+v, %v", cfg, err)
+	}
+	t.Setenv("RCP_SERVER_LOG_LEVEL", "loud")
+	if _, err := config.FromEnv(); err == nil || !strings.Contains(err.Error(), "server.log_level") {
+		t.Errorf("FromEnv() with a bad log level: %v", err)
+	}
+}
+
 // TestSecretsElided proves no secret value appears in any printed form.
 func TestSecretsElided(t *testing.T) {
 	cfg := mustLoad(t, "full.good.yaml")

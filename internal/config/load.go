@@ -54,6 +54,23 @@ func Parse(data []byte, reg *adapters.Registry) (*Config, error) {
 	return cfg, cfg.Validate()
 }
 
+// FromEnv returns the defaults with RCP_* overrides applied and the server
+// and embedder sections validated; it has no backends. `serve --demo`
+// uses it when no file is given.
+func FromEnv() (*Config, error) {
+	cfg, err := decodeTop(map[string]any{})
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Server.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Embedder != nil {
+		return cfg, cfg.Embedder.validate()
+	}
+	return cfg, nil
+}
+
 func readRaw(data []byte) (map[string]any, error) {
 	v := viper.New()
 	v.SetConfigType("yaml")
