@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	qdrantgo "github.com/qdrant/go-client/qdrant"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant"
@@ -291,4 +292,70 @@ func TestAliasAndWrites(t *testing.T) {
 	if n, _ := e.a.(adapters.Writer).Delete(ctx, []string{"42"}); n != 0 {
 		t.Errorf("second delete = %d, want 0", n)
 	}
+}
+
+// BenchmarkOverhead compares a direct go-client Query with the adapter's
+// Plan+Search for the same request against the in-process FAKE server: the
+// difference is the adapter's own cost per retrieve (planning, protojson
+// round trip, decoding, score conversion).
+func BenchmarkOverhead(b *testing.B) {
+	srv, err := qdranttest.Start(qdranttest.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	host, port, _ := net.SplitHostPort(srv.Addr())
+	p, _ := strconv.Atoi(port)
+	cli, _ := qdrantgo.NewClient(&qdrantgo.Config{Host: host, Port: p, SkipCompatibilityCheck: true, PoolSize: 1})
+	defer cli.Close()
+	const dims = 384
+	if err := cli.CreateCollection(ctx, &qdrantgo.CreateCollection{CollectionName: "c",
+		VectorsConfig: qdrantgo.NewVectorsConfigMap(map[string]*qdrantgo.VectorParams{"v": {Size: dims, Distance: qdrantgo.Distance_Cosine}})}); err != nil {
+		b.Fatal(err)
+	}
+	cfg := qdrant.DefaultConfig()
+	cfg.Address, cfg.Collection, cfg.Vector = srv.Addr(), "c", "v"
+	a, _ := qdrant.Factory.Open(ctx, cfg, adapters.Deps{})
+	defer a.Close()
+	if _, err := a.Probe(ctx); err != nil {
+		b.Fatal(err)
+	}
+	docs := make([]adapters.Document, 200)
+	for i := range docs {
+		v := make([]float32, dims)
+		for j := range v {
+			v[j] = float32((i*31+j*17)%97) / 97
+		}
+		docs[i] = adapters.Document{ID: strconv.Itoa(i), Text: "doc " + strconv.Itoa(i), Meta: map[string]any{"n": float64(i)}, Vector: v}
+	}
+	if err := a.(adapters.Writer).Upsert(ctx, docs); err != nil {
+		b.Fatal(err)
+	}
+	req := adapters.SearchRequest{Stage: adapters.StageDense, Vector: docs[7].Vector, K: 10, CandidateK: 10, WithText: true}
+	plan, _ := a.Plan(&req)
+	var qp qdrantgo.QueryPoints
+	if err := protojson.Unmarshal(plan.Body, &qp); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := cli.Query(ctx, &qp); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("adapter", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p, err := a.Plan(&req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := a.Search(ctx, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

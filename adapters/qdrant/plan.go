@@ -34,8 +34,10 @@ func (a *adapter) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &adapters.Plan{Adapter: Name, Stage: req.Stage, Target: f.collection, Op: opQuery, Body: body,
-		Scale: scale, Floor: floor}, nil
+	p := &adapters.Plan{Adapter: Name, Stage: req.Stage, Target: f.collection, Op: opQuery, Body: body,
+		Scale: scale, Floor: floor}
+	a.plans.put(p, qp)
+	return p, nil
 }
 
 // build assembles the request for req's stage.
@@ -189,18 +191,18 @@ func u64(n int) *uint64 {
 
 func floorOf(f float64) *float64 { return &f }
 
-// marshalStable is protojson with sorted keys and no whitespace:
-// protojson's own output is deliberately unstable across runs.
+// marshalStable is protojson compacted: protojson deliberately varies its
+// whitespace between runs, but its field order (by field number) and map
+// order (sorted) are fixed, so the compacted bytes are stable.
 func marshalStable(qp *qdrantgo.QueryPoints) (json.RawMessage, error) {
 	raw, err := protojson.Marshal(qp)
 	if err != nil {
 		return nil, fmt.Errorf("qdrant: marshal plan: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("qdrant: normalise plan: %w", err)
+	var buf bytes.Buffer
+	buf.Grow(len(raw))
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, fmt.Errorf("qdrant: compact plan: %w", err)
 	}
-	return json.Marshal(v)
+	return buf.Bytes(), nil
 }

@@ -98,7 +98,17 @@ func TestPlan(t *testing.T) {
 
 func golden(t *testing.T, p *adapters.Plan) {
 	t.Helper()
-	got, err := json.MarshalIndent(p, "", "  ")
+	// Goldens hold the body with sorted keys, re-indented.
+	dec := json.NewDecoder(bytes.NewReader(p.Body))
+	dec.UseNumber()
+	var body any
+	if err := dec.Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	sorted, _ := json.Marshal(body)
+	q := *p
+	q.Body = sorted
+	got, err := json.MarshalIndent(&q, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}

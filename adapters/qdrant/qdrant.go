@@ -90,6 +90,36 @@ type adapter struct {
 	mu     sync.RWMutex
 	closed bool
 	facts  facts
+
+	plans planCache
+}
+
+// planCache maps a Plan to the message it was marshalled from, so Search
+// skips decoding Body. Bounded: Plans never searched are dropped wholesale.
+type planCache struct {
+	mu sync.Mutex
+	m  map[*adapters.Plan]*qdrantgo.QueryPoints
+}
+
+const planCacheMax = 1024
+
+func (c *planCache) put(p *adapters.Plan, qp *qdrantgo.QueryPoints) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= planCacheMax {
+		c.m = make(map[*adapters.Plan]*qdrantgo.QueryPoints)
+	}
+	c.m[p] = qp
+}
+
+// take returns and forgets p's message; nil when unknown or when Body was
+// changed after planning.
+func (c *planCache) take(p *adapters.Plan) *qdrantgo.QueryPoints {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	qp := c.m[p]
+	delete(c.m, p)
+	return qp
 }
 
 // open builds the client for a validated Config. gRPC connects lazily, so

@@ -22,11 +22,11 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 	if err := a.live(); err != nil {
 		return nil, err
 	}
-	var qp qdrantgo.QueryPoints
-	if err := protojson.Unmarshal(p.Body, &qp); err != nil {
-		return nil, fmt.Errorf("qdrant: decode plan: %w", err)
+	qp, err := a.request(p)
+	if err != nil {
+		return nil, err
 	}
-	points, err := a.client.Query(ctx, &qp)
+	points, err := a.client.Query(ctx, qp)
 	if err != nil {
 		return nil, opErr("query", err)
 	}
@@ -42,6 +42,19 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 		out.Notes = append(out.Notes, "native Qdrant MMR; raw similarity kept in scores.dense")
 	}
 	return out, nil
+}
+
+// request returns the message behind p: the one Plan built when p is
+// still cached, else the Body decoded (a plan built elsewhere or evicted).
+func (a *adapter) request(p *adapters.Plan) (*qdrantgo.QueryPoints, error) {
+	if qp := a.plans.take(p); qp != nil {
+		return qp, nil
+	}
+	var qp qdrantgo.QueryPoints
+	if err := protojson.Unmarshal(p.Body, &qp); err != nil {
+		return nil, fmt.Errorf("qdrant: decode plan: %w", err)
+	}
+	return &qp, nil
 }
 
 // score converts a native score: a distance d becomes 1/(1+d).
