@@ -85,8 +85,9 @@ func leaf(c *mapping.Cond) (*qdrantgo.Condition, error) {
 	case mapping.OpContains:
 		if c.Type == mapping.TypeText {
 			// A full-text index matches tokens, not RCP's substring; the
-			// probe withholds contains for text fields (FilterField.Ops).
-			return nil, rcp.OptionUnsupported("contains", "contains is not exact on Qdrant full-text field %q", c.Field)
+			// probe withholds contains for text fields (FilterField.Ops),
+			// so it is an operator not allowed for this field (§8: -32602).
+			return nil, rcp.InvalidParams("filter."+c.Field, "contains is not supported on Qdrant full-text field %q", c.Field)
 		}
 		return equals(c.Field, c.Type, c.Value)
 	case mapping.OpEq:

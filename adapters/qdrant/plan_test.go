@@ -142,7 +142,7 @@ func TestPlanRejects(t *testing.T) {
 		{"rrfK60_on_1.15", planAdapter(v115, "e", qdrantgo.Distance_Cosine),
 			adapters.SearchRequest{Stage: adapters.StageHybrid, Text: "x", Vector: vec, K: 1, RRFK: 60}, 0},
 		{"text_contains", planAdapter(v117, "e", qdrantgo.Distance_Cosine),
-			adapters.SearchRequest{Stage: adapters.StageDense, Vector: vec, K: 1, Filter: cond("title", mapping.TypeText, mapping.OpContains, "x")}, rcp.CodeOptionUnsupported},
+			adapters.SearchRequest{Stage: adapters.StageDense, Vector: vec, K: 1, Filter: cond("title", mapping.TypeText, mapping.OpContains, "x")}, rcp.CodeInvalidParams},
 		{"wrong_dims", planAdapter(v117, "e", qdrantgo.Distance_Cosine),
 			adapters.SearchRequest{Stage: adapters.StageDense, Vector: []float32{1}, K: 1}, 0},
 		{"mmr_before_1.15", planAdapter(version{1, 14, 0}, "e", qdrantgo.Distance_Cosine),
