@@ -258,8 +258,13 @@ func (e *env) absentRetrieveOptions(t *testing.T) {
 			if e.hasFusion(f) {
 				t.Skipf("advertised: retrieve.fusion has %q", f)
 			}
-			_, rerr := e.retrieve(t, P{"query": "espresso", "k": 3, "mode": "hybrid", "fusion": map[string]any{"method": f}})
+			p := P{"query": "espresso", "k": 3, "mode": "hybrid", "fusion": map[string]any{"method": f}}
+			_, rerr := e.retrieve(t, p)
 			wantError(t, rerr, rcp.CodeOptionUnsupported, "", string(f))
+			res := e.mustRetrieve(t, p.With("strict", false))
+			if res.Usage == nil || len(res.Usage.Notes) == 0 {
+				t.Errorf("strict:false fallback from fusion %s: usage.notes is empty, want a note", f)
+			}
 		})
 	}
 	r := e.caps.Retrieve

@@ -21,6 +21,9 @@ const (
 	QueryCoffee     = "topic:coffee"
 	QueryCode       = "topic:code"
 	QueryTravelFood = "topic:travel-food"
+	// QueryNotCoffee points away from the coffee documents: their cosine
+	// with it is negative (true cosine scores go below zero).
+	QueryNotCoffee = "topic:not-coffee"
 )
 
 // namedVectors are the fixed query vectors, by query text.
@@ -29,6 +32,7 @@ var namedVectors = map[string][]float32{
 	QueryCoffee:     {1, 0.1, 0, 0, 0, 0, 0, 0},
 	QueryCode:       {0, 0, 0, 1, 0, 0, 0.3, 0.1},
 	QueryTravelFood: {0, 0, 1, 0, 1, 0, 0.1, 0},
+	QueryNotCoffee:  {-1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
 }
 
 // fakeEmbedder is a FAKE embedding model for tests: it is deterministic and

@@ -18,7 +18,7 @@ var allModes = []rcp.Mode{rcp.ModeSparse, rcp.ModeDense, rcp.ModeHybrid}
 // modeQueries are queries with many hits in each mode.
 var modeQueries = map[rcp.Mode][]string{
 	rcp.ModeSparse: {"espresso", "tea bitterness", "coffee", "coffee tea notes"},
-	rcp.ModeDense:  {QueryCoffee, QueryCode, QueryTravelFood, QueryEverything},
+	rcp.ModeDense:  {QueryCoffee, QueryCode, QueryTravelFood, QueryEverything, QueryNotCoffee},
 	rcp.ModeHybrid: {"ristretto", "espresso", QueryCode},
 }
 
@@ -32,7 +32,82 @@ func testRanking(t *testing.T, mk HarnessMaker) {
 	t.Run("Literal", func(t *testing.T) { e.checkLiteralQueries(t) })
 	t.Run("ExactVector", func(t *testing.T) { e.checkExactVectors(t) })
 	t.Run("DenseOrder", func(t *testing.T) { e.checkDenseOrder(t) })
+	t.Run("NegativeCosine", func(t *testing.T) { e.checkNegativeCosine(t) })
 	t.Run("MMR", func(t *testing.T) { e.checkMMR(t) })
+	t.Run("TextRoundTrip", func(t *testing.T) { e.checkTextRoundTrip(t) })
+	t.Run("IncludeVectors", func(t *testing.T) { e.checkIncludeVectors(t) })
+}
+
+// knownItemQuery finds document d first: by its unique term (sparse) or
+// its own vector (dense).
+func (e *env) knownItemQuery(t *testing.T, d Doc) P {
+	switch {
+	case e.hasMode(rcp.ModeDense):
+		return P{"query": "vec:" + d.ID, "mode": "dense", "k": 1}
+	case e.hasMode(rcp.ModeSparse):
+		return P{"query": d.Unique, "mode": "sparse", "k": 1}
+	}
+	t.Skip("not advertised: retrieve.modes lacks dense and sparse")
+	return nil
+}
+
+// checkTextRoundTrip: stored text comes back byte for byte (quotes,
+// backslashes, JSON, markup, emoji are data, not syntax), and omitted
+// with includeText:false.
+func (e *env) checkTextRoundTrip(t *testing.T) {
+	for _, d := range e.schema.Docs {
+		t.Run(d.ID, func(t *testing.T) {
+			p := e.knownItemQuery(t, d)
+			res := e.mustRetrieve(t, p.With("includeText", true))
+			if len(res.Hits) == 0 || res.Hits[0].ID != d.ID {
+				t.Fatalf("hits %v, want %s", hitIDs(res.Hits), d.ID)
+			}
+			if res.Hits[0].Text != d.Text {
+				t.Errorf("text = %q, want %q", res.Hits[0].Text, d.Text)
+			}
+			if lang, ok := res.Hits[0].Meta["lang"]; ok && lang != d.Lang {
+				t.Errorf("meta.lang = %v, want %q", lang, d.Lang)
+			}
+			res = e.mustRetrieve(t, p.With("includeText", false))
+			if len(res.Hits) > 0 && res.Hits[0].Text != "" {
+				t.Errorf("includeText:false returned text %q", res.Hits[0].Text)
+			}
+		})
+	}
+}
+
+// checkIncludeVectors: includeVectors returns each hit's vector, in the
+// stored direction (engines may normalise cosine vectors).
+func (e *env) checkIncludeVectors(t *testing.T) {
+	e.skipUnlessMode(t, rcp.ModeDense)
+	res := e.mustRetrieve(t, P{"query": QueryCode, "mode": "dense", "k": 5, "includeVectors": true})
+	for _, h := range res.Hits {
+		d, _ := docByID(e.schema.Docs, h.ID)
+		v, ok := floats(h.Vector)
+		switch {
+		case !ok || len(v) != e.schema.Vector.Dims:
+			t.Errorf("hit %s: vector %v, want %d floats", h.ID, h.Vector, e.schema.Vector.Dims)
+		case cosine(v, d.Vector) < 1-1e-5:
+			t.Errorf("hit %s: vector %v is not the stored %v", h.ID, v, d.Vector)
+		}
+	}
+}
+
+// floats converts a decoded JSON array to []float32.
+func floats(x any) ([]float32, bool) {
+	xs, ok := x.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]float32, len(xs))
+	for i, v := range xs {
+		f, ok := v.(float64)
+		if !ok {
+			return nil, false
+		}
+		out[i] = float32(f)
+	}
+	return out, true
 }
 
 // checkHits asserts the §7.7 result invariants: at most k hits, unique
@@ -56,6 +131,9 @@ func (e *env) checkHits(t testing.TB, res *rcp.RetrieveResult, k int) {
 		}
 		if f := e.floor(); f != nil && h.Score < *f {
 			t.Errorf("hit %d (%s): score %v below advertised scoreFloor %v", i, h.ID, h.Score, *f)
+		}
+		if f, ok := res.Meta["scoreFloor"].(float64); ok && h.Score < f {
+			t.Errorf("hit %d (%s): score %v below the result's _meta.scoreFloor %v", i, h.ID, h.Score, f)
 		}
 	}
 }
@@ -222,6 +300,27 @@ func (e *env) checkDenseOrder(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkNegativeCosine: against QueryNotCoffee the coffee documents have a
+// negative cosine; on a cosine scale every hit's score is its true cosine
+// (not a shifted engine score such as (1+cos)/2), so some are below zero.
+func (e *env) checkNegativeCosine(t *testing.T) {
+	e.skipUnlessMode(t, rcp.ModeDense)
+	if e.expectedScale(rcp.ModeDense) != rcp.ScaleCosine {
+		t.Skip("dense scale is not cosine")
+	}
+	q := Embedder().(*fakeEmbedder).vector(QueryNotCoffee)
+	res := e.mustRetrieve(t, P{"query": QueryNotCoffee, "k": len(e.schema.Docs), "mode": "dense"})
+	e.checkHits(t, res, len(e.schema.Docs))
+	if n := len(res.Hits); n == 0 || res.Hits[n-1].Score >= 0 {
+		t.Errorf("lowest score is not negative: %v", scored(res.Hits))
+	}
+	for _, h := range res.Hits {
+		if d, ok := docByID(e.schema.Docs, h.ID); ok {
+			e.wantScore(t, h, cosine(q, d.Vector))
+		}
 	}
 }
 
