@@ -120,6 +120,8 @@ var typeCodes = map[string]rcp.Code{
 	"parsing_exception":                        rcp.CodeInvalidParams,
 	"x_content_parse_exception":                rcp.CodeInvalidParams,
 	"json_parse_exception":                     rcp.CodeInvalidParams,
+	"json_e_o_f_exception":                     rcp.CodeInvalidParams,
+	"parse_exception":                          rcp.CodeInvalidParams,
 	"query_shard_exception":                    rcp.CodeInvalidParams,
 	"illegal_argument_exception":               rcp.CodeInvalidParams,
 	"number_format_exception":                  rcp.CodeInvalidParams,

@@ -182,3 +182,60 @@ func TestBulkFake(t *testing.T) {
 		t.Errorf("Delete = %d, %v; want 2, nil (not_found is not an error and not counted)", n, err)
 	}
 }
+
+// TestProbeRefusalsFake serves the recorded probe bodies by path, with
+// some calls refused: optional ones leave the feature unproven, required
+// ones fail the probe with their own code.
+func TestProbeRefusalsFake(t *testing.T) {
+	rec := loadProbe(t, "")
+	bodies := map[string][]byte{"/": rec.Root, "/_cat/plugins": rec.Plugins, "/probe-fixture/_mapping": rec.Mapping,
+		"/probe-fixture/_settings": rec.Settings, "/_search/pipeline": rec.Pipelines,
+		"/_cluster/settings": rec.Cluster, "/probe-fixture/_count": rec.Count}
+	forbidden := `{"error":{"type":"security_exception","reason":"no permissions"},"status":403}`
+	tests := []struct {
+		name    string
+		refuse  []string
+		code    rcp.Code // 0: the probe succeeds
+	}{
+		{name: "all allowed"},
+		{name: "cluster calls refused", refuse: []string{"/_cat/plugins", "/_cluster/settings", "/_search/pipeline"}},
+		{name: "mapping refused", refuse: []string{"/probe-fixture/_mapping"}, code: rcp.CodeUnauthorized},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				for _, p := range tc.refuse {
+					if r.URL.Path == p {
+						w.WriteHeader(http.StatusForbidden)
+						_, _ = w.Write([]byte(forbidden))
+						return
+					}
+				}
+				_, _ = w.Write(bodies[r.URL.Path])
+			}))
+			defer srv.Close()
+			cfg := testConfig()
+			cfg.URLs = []string{srv.URL}
+			a, err := Factory.Open(context.Background(), cfg, adapters.Deps{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			ev, err := a.Probe(context.Background())
+			if tc.code != 0 {
+				if got := a.ErrorCode(err); got != tc.code {
+					t.Errorf("ErrorCode = %v, want %v (err %v)", got, tc.code, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The knn_vector mapping itself proves the k-NN plugin.
+			if len(ev.VectorFields) != 1 || !ev.VectorFields[0].Indexed || len(ev.TextFields) != 2 {
+				t.Errorf("evidence lost fields: vectors %+v text %+v", ev.VectorFields, ev.TextFields)
+			}
+		})
+	}
+}

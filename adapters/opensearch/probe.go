@@ -40,15 +40,19 @@ func (a *adapter) Probe(ctx context.Context) (*capability.Evidence, error) {
 	return s.ev, nil
 }
 
-// fetch runs the probe calls. The search-pipeline listing answers 404 when
-// no pipeline is stored; that is an empty listing, not an error.
+// optionalCalls are probe calls whose refusal (404: no stored pipeline;
+// 401/403: a user without cluster privileges) means "feature not proven",
+// not a failed probe.
+var optionalCalls = map[int]bool{1: true, 4: true, 5: true}
+
+// fetch runs the probe calls.
 func (a *adapter) fetch(ctx context.Context) (*probeResponses, error) {
 	calls := probeCalls(a.cfg.Index)
 	out := make([][]byte, len(calls))
 	for i, path := range calls {
 		res, err := a.http.do(ctx, http.MethodGet, path, nil, false)
-		var oe *Error
-		if i == 4 && errors.As(err, &oe) && oe.Status == http.StatusNotFound {
+		if optionalCalls[i] && refused(err) {
+			a.log.Debug("optional probe call refused", "path", path, "err", err)
 			continue
 		}
 		if err != nil {
@@ -57,6 +61,18 @@ func (a *adapter) fetch(ctx context.Context) (*probeResponses, error) {
 		out[i] = res.Body
 	}
 	return &probeResponses{out[0], out[1], out[2], out[3], out[4], out[5], out[6]}, nil
+}
+
+func refused(err error) bool {
+	var oe *Error
+	if !errors.As(err, &oe) {
+		return false
+	}
+	switch oe.Status {
+	case http.StatusNotFound, http.StatusUnauthorized, http.StatusForbidden:
+		return true
+	}
+	return false
 }
 
 // schema is the probed view of the target that Plan and Search need.
@@ -100,7 +116,7 @@ func buildSchema(cfg *Config, r *probeResponses) (*schema, error) {
 		Writable: cfg.Writable, Pagination: true, Deterministic: st.SingleCopy}
 	s.ev = ev
 	plugins := pluginSet(r.Plugins)
-	if err := s.fillFields(cfg, f, st, plugins[pluginKNN]); err != nil {
+	if err := s.fillFields(cfg, f, st); err != nil {
 		return nil, err
 	}
 	s.fillNative(v, plugins, r)
@@ -128,14 +144,14 @@ func docCount(raw []byte) int64 {
 
 // fillFields records text, vector and filter fields and the content,
 // title and URI fields.
-func (s *schema) fillFields(cfg *Config, f *fields, st settingsFacts, knn bool) error {
+func (s *schema) fillFields(cfg *Config, f *fields, st settingsFacts) error {
 	ev := s.ev
 	text, err := textFields(cfg, f)
 	if err != nil {
 		return err
 	}
 	ev.TextFields = text
-	ev.VectorFields, err = vectorFields(cfg, f, st.KNN && knn)
+	ev.VectorFields, err = vectorFields(cfg, f, st.KNN)
 	if err != nil {
 		return err
 	}
@@ -147,8 +163,8 @@ func (s *schema) fillFields(cfg *Config, f *fields, st settingsFacts, knn bool) 
 	for _, c := range f.conflicts {
 		ev.Notes = append(ev.Notes, fmt.Sprintf("field %q has different types across the indices behind %q; not offered", c, cfg.Index))
 	}
-	if len(f.vectors) > 0 && !knn {
-		ev.Notes = append(ev.Notes, "knn_vector fields found but the k-NN plugin is not installed; dense search unavailable")
+	if len(f.vectors) > 0 && !st.KNN {
+		ev.Notes = append(ev.Notes, "index.knn is not true: knn_vector fields are not built for ANN search; dense unavailable")
 	}
 	return nil
 }
@@ -189,8 +205,10 @@ func textFields(cfg *Config, f *fields) ([]capability.TextField, error) {
 }
 
 // vectorFields lists float knn_vector fields; the configured one first.
-// Fields of trained models (model_id) have no dimension in the mapping
-// and are skipped.
+// A knn_vector mapping proves the k-NN plugin; without index.knn the knn
+// query fails ("not built for ANN search", verified on 3.5), so no field
+// is offered then. Fields of trained models (model_id) have no dimension
+// in the mapping and are skipped.
 func vectorFields(cfg *Config, f *fields, knn bool) ([]capability.VectorField, error) {
 	names := make([]string, 0, len(f.vectors))
 	for n := range f.vectors {
@@ -206,7 +224,7 @@ func vectorFields(cfg *Config, f *fields, knn bool) ([]capability.VectorField, e
 	var out []capability.VectorField
 	for _, n := range names {
 		vi := f.vectors[n]
-		if vi.DataType != "float" || vi.Dims == 0 {
+		if !knn || vi.DataType != "float" || vi.Dims == 0 {
 			continue
 		}
 		out = append(out, capability.VectorField{Name: n, Dims: vi.Dims, Similarity: similarity(vi.Space),

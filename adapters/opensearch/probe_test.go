@@ -126,7 +126,11 @@ func TestBuildSchemaNative(t *testing.T) {
 		{name: "mmr wildcard", edit: func(r *probeResponses) { r.Cluster = star }, wantMMR: true},
 		{name: "mmr before 3.3", edit: func(r *probeResponses) { r.Cluster, r.Root = mmrOn, old }},
 		{name: "neural on 2.19", edit: func(r *probeResponses) { r.Plugins, r.Root = neural, old }, wantRRF: true},
-		{name: "no knn plugin", edit: func(r *probeResponses) { r.Plugins, r.Cluster = []byte(`[]`), mmrOn }},
+		{name: "no knn plugin listed", edit: func(r *probeResponses) { r.Plugins, r.Cluster = []byte(`[]`), mmrOn }},
+		{name: "index.knn false", edit: func(r *probeResponses) {
+			r.Settings = []byte(`{"probe-fixture":{"settings":{"index":{"number_of_shards":"1","number_of_replicas":"0"}}}}`)
+			r.Cluster = mmrOn
+		}},
 		{name: "elasticsearch", edit: func(r *probeResponses) {
 			r.Root = []byte(`{"version":{"number":"8.19.0","build_flavor":"default"}}`)
 		}, bad: true},
