@@ -193,9 +193,9 @@ func TestProbeRefusalsFake(t *testing.T) {
 		"/_cluster/settings": rec.Cluster, "/probe-fixture/_count": rec.Count}
 	forbidden := `{"error":{"type":"security_exception","reason":"no permissions"},"status":403}`
 	tests := []struct {
-		name    string
-		refuse  []string
-		code    rcp.Code // 0: the probe succeeds
+		name   string
+		refuse []string
+		code   rcp.Code // 0: the probe succeeds
 	}{
 		{name: "all allowed"},
 		{name: "cluster calls refused", refuse: []string{"/_cat/plugins", "/_cluster/settings", "/_search/pipeline"}},
