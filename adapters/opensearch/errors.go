@@ -122,6 +122,7 @@ var typeCodes = map[string]rcp.Code{
 	"json_parse_exception":                     rcp.CodeInvalidParams,
 	"json_e_o_f_exception":                     rcp.CodeInvalidParams,
 	"parse_exception":                          rcp.CodeInvalidParams,
+	"action_request_validation_exception":      rcp.CodeInvalidParams, // e.g. _id over 512 bytes
 	"query_shard_exception":                    rcp.CodeInvalidParams,
 	"illegal_argument_exception":               rcp.CodeInvalidParams,
 	"number_format_exception":                  rcp.CodeInvalidParams,

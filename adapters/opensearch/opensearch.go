@@ -50,7 +50,10 @@
 //   - l2: `_score` = 1/(1+d²) is kept: monotone in −d², strictly positive
 //     (scale unbounded, floor 0). l1, linf and hamming: 1/(1+d), likewise.
 //
-// Hybrid (native RRF): Σ w/(k+rank) (scale unbounded, floor 0).
+// Hybrid (native RRF): Σ w/(k+rank) (scale unbounded, floor 0). The native
+// hybrid plan (hybrid query, hybrid-level filter, temporary
+// score-ranker-processor pipeline) is golden-tested only: neural-search is
+// not published on Maven Central, so it has not run against a live node.
 //
 // # Configuration
 //
@@ -64,8 +67,12 @@
 // The k-NN plugin zip published on Maven Central has no native libraries:
 // on such a node only `"engine": "lucene"` fields work, and indexing into a
 // faiss or nmslib field kills the node (UnsatisfiedLinkError). The adapter
-// reads faiss and nmslib mappings all the same. `contains` on text fields
-// is not offered: match_phrase is token containment, not substring.
+// reads faiss and nmslib mappings all the same (nmslib index creation is
+// refused from 3.0). Text fields filter through a keyword sub-field
+// (contains = case-sensitive substring via an escaped wildcard); a text
+// field without one is not filterable, and values longer than the
+// sub-field's ignore_above are invisible to filters. Document ids longer
+// than 512 bytes are rejected by the engine (-32602).
 package opensearch
 
 import (
