@@ -47,6 +47,13 @@ func TestUniqueTermsAreUnique(t *testing.T) {
 			}
 		}
 	}
+	for _, o := range docs {
+		for _, w := range []string{"lang", "fr"} {
+			if slices.Contains(words(o.Title+" "+o.Text), w) {
+				t.Errorf("word %q in %s breaks the field_prefix literal check", w, o.ID)
+			}
+		}
+	}
 	for _, w := range []string{"query", "match", "all"} {
 		for _, o := range docs {
 			if slices.Contains(words(o.Title+" "+o.Text), w) != (o.ID == "d20") {
