@@ -235,6 +235,9 @@ func (d *deriver) retrieveFlags(dense bool) {
 	d.note("retrieve.rerankBuiltin", false, "no reranker is configured")
 }
 
+// filter advertises each field with at least one usable operator and, as
+// filter.operators, the union of the operators the fields support (§8):
+// an operator no field serves exactly is never advertised.
 func (d *deriver) filter() {
 	if d.caps.Retrieve == nil {
 		d.note("filter", false, "retrieve is not advertised")
@@ -243,17 +246,12 @@ func (d *deriver) filter() {
 	fields := map[string]string{}
 	opset := map[mapping.Op]bool{}
 	for _, f := range d.ev.FilterFields {
-		if !d.p.allowsField(f.Name) {
+		ops := FieldOps(f, d.p)
+		if len(ops) == 0 {
 			continue
 		}
-		ops := f.Ops
-		if ops == nil {
-			ops = mapping.AllowedOps(f.Type)
-		}
 		for _, op := range ops {
-			if d.p.allowsOp(op) {
-				opset[op] = true
-			}
+			opset[op] = true
 		}
 		fields[f.Name] = string(f.Type)
 	}
