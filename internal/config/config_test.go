@@ -207,8 +207,13 @@ func TestSecretsElided(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(string(j), `\u003csecret\u003e`) {
+	if !strings.Contains(string(j), `<secret>`) && !strings.Contains(string(j), `\u003csecret\u003e`) {
 		t.Errorf("placeholder missing from JSON:\n%s", j)
+	}
+	for _, want := range []string{`"deadline": "3s"`, `"session_ttl": "5m0s"`, `"timeout": "5s"`, `"listen": "0.0.0.0:9090"`} {
+		if !strings.Contains(string(j), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, j)
+		}
 	}
 	if !strings.Contains(string(j), `"index": "docs"`) {
 		t.Errorf("engine settings missing from JSON:\n%s", j)
