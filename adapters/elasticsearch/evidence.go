@@ -22,7 +22,7 @@ func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []
 	ev.TextFields = a.textFields(fields, ev)
 	st.content = a.contentField(fields, ev.TextFields)
 	ev.VectorFields = a.vectorFields(fields, st, ev)
-	ev.FilterFields = filterFields(fields, st.native)
+	ev.FilterFields = filterFields(fields, st.native, ev)
 	ev.TitleField = pick(a.cfg.TitleField, fields, "title", "name")
 	ev.URIField = pick(a.cfg.URIField, fields, "url", "uri", "link")
 	ev.NativeRRF = nativeRRF(f, ev)
@@ -112,10 +112,11 @@ func similarity(es string) capability.Similarity {
 	return capability.SimL2
 }
 
-// filterFields offers every field with exact filter semantics. Text
-// fields filter through a keyword sub-field when they have one, else they
-// offer only exists.
-func filterFields(fields map[string]field, native map[string]string) []capability.FilterField {
+// filterFields offers every field with exact filter semantics. A text
+// field is offered only with a keyword sub-field, which gives exact
+// eq/in and substring contains (wildcard); without one no operator but
+// exists would be exact, and filter.operators cannot be narrowed per field.
+func filterFields(fields map[string]field, native map[string]string, ev *capability.Evidence) []capability.FilterField {
 	var out []capability.FilterField
 	for _, name := range sortedKeys(fields) {
 		f := fields[name]
@@ -123,15 +124,19 @@ func filterFields(fields map[string]field, native map[string]string) []capabilit
 		if t == "" || f.IsSub || !f.Indexed {
 			continue
 		}
-		ff := capability.FilterField{Name: name, Type: t}
 		native[name] = name
-		switch {
-		case t == mapping.TypeText && f.Sub != "":
-			ff.Type, native[name] = mapping.TypeKeyword, f.Sub
-		case t == mapping.TypeText, t == mapping.TypeGeo:
-			ff.Ops = []mapping.Op{mapping.OpExists}
+		if t == mapping.TypeText {
+			if f.Sub == "" {
+				ev.Notes = append(ev.Notes, fmt.Sprintf("text field %s has no keyword sub-field; not filterable", name))
+				delete(native, name)
+				continue
+			}
+			native[name] = f.Sub
 		}
-		out = append(out, ff)
+		if f.Sub != "" && f.IgnoreAbove > 0 {
+			ev.Notes = append(ev.Notes, fmt.Sprintf("filters on %s see values up to %d characters (ignore_above of %s)", name, f.IgnoreAbove, f.Sub))
+		}
+		out = append(out, capability.FilterField{Name: name, Type: t})
 	}
 	return out
 }

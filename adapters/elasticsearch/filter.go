@@ -54,7 +54,13 @@ func translateCond(c *mapping.Cond, native map[string]string) (dsl.Query, error)
 	}
 	v := value(c.Value)
 	switch c.Op {
-	case mapping.OpEq, mapping.OpContains:
+	case mapping.OpContains:
+		if c.Type == mapping.TypeText { // substring of the whole value
+			s, _ := c.Value.(string)
+			return &dsl.Wildcard{Field: field, Pattern: "*" + dsl.WildcardEscape(s) + "*"}, nil
+		}
+		return eq(field, c.Type, v), nil // element membership
+	case mapping.OpEq:
 		return eq(field, c.Type, v), nil
 	case mapping.OpNe:
 		return not(eq(field, c.Type, v)), nil

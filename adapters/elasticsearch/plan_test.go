@@ -38,7 +38,8 @@ var planCases = []struct {
 	{name: "sparse_filter_tree", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 10,
 		Filter: &mapping.And{Children: []mapping.Filter{
 			&mapping.Cond{Field: "lang", Type: mapping.TypeKeyword, Op: mapping.OpEq, Value: "en"},
-			&mapping.Cond{Field: "title", Type: mapping.TypeKeyword, Op: mapping.OpNe, Value: "Draft"},
+			&mapping.Cond{Field: "title", Type: mapping.TypeText, Op: mapping.OpNe, Value: "Draft"},
+			&mapping.Cond{Field: "title", Type: mapping.TypeText, Op: mapping.OpContains, Value: `a*b?`},
 			&mapping.Or{Children: []mapping.Filter{
 				&mapping.Cond{Field: "year", Type: mapping.TypeInt, Op: mapping.OpGte, Value: int64(2020)},
 				&mapping.Cond{Field: "price", Type: mapping.TypeFloat, Op: mapping.OpLt, Value: 9.5},
@@ -46,8 +47,8 @@ var planCases = []struct {
 			&mapping.Not{Child: &mapping.Cond{Field: "meta.source", Type: mapping.TypeKeyword, Op: mapping.OpIn, Value: []any{"a", "b"}}},
 			&mapping.Cond{Field: "lang", Type: mapping.TypeKeyword, Op: mapping.OpNin, Value: []any{"fr"}},
 			&mapping.Cond{Field: "draft", Type: mapping.TypeBool, Op: mapping.OpEq, Value: false},
-			&mapping.Cond{Field: "title", Type: mapping.TypeKeyword, Op: mapping.OpExists, Value: true},
-			&mapping.Cond{Field: "text", Type: mapping.TypeText, Op: mapping.OpExists, Value: false},
+			&mapping.Cond{Field: "title", Type: mapping.TypeText, Op: mapping.OpExists, Value: true},
+			&mapping.Cond{Field: "where", Type: mapping.TypeGeo, Op: mapping.OpExists, Value: false},
 			&mapping.Cond{Field: "meta.source", Type: mapping.TypeKeyword, Op: mapping.OpContains, Value: "x"},
 		}}}},
 	{name: "sparse_date_filters", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 3,

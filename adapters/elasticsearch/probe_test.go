@@ -34,13 +34,14 @@ func TestProbeRecorded(t *testing.T) {
 		{
 			name: "alias with conflict", index: "probe-fixture",
 			wantFilters: map[string]string{"draft": "bool", "lang": "keyword", "meta.source": "keyword", "price": "float",
-				"published": "date", "text": "text(ops)", "title": "keyword", "where": "geo(ops)", "year": "int"},
-			wantNotes: []string{"field rating: conflicting mappings", "field parts: nested", "vector field raw", "native rrf unavailable"},
+				"published": "date", "title": "text", "where": "geo", "year": "int"},
+			wantNotes: []string{"field rating: conflicting mappings", "field parts: nested", "vector field raw", "native rrf unavailable",
+				"text field text has no keyword sub-field", "filters on title see values up to 256"},
 		},
 		{
 			name: "single index", index: "probe-fixture-a",
 			wantFilters: map[string]string{"draft": "bool", "lang": "keyword", "meta.source": "keyword", "price": "float",
-				"published": "date", "rating": "keyword", "text": "text(ops)", "title": "keyword", "where": "geo(ops)", "year": "int"},
+				"published": "date", "rating": "keyword", "title": "text", "where": "geo", "year": "int"},
 			wantNotes: []string{"field parts: nested"},
 		},
 	} {
