@@ -77,6 +77,7 @@ func testAdvertisedWorks(t *testing.T, mk HarnessMaker) {
 		res := e.mustRetrieve(t, P{"query": "espresso", "k": 5})
 		e.checkHits(t, res, 5)
 	})
+	t.Run("InfoMatchesInitialize", func(t *testing.T) { e.checkInfoStable(t) })
 	t.Run("Embed", func(t *testing.T) { e.checkEmbed(t) })
 	t.Run("Citations", func(t *testing.T) { e.checkCitations(t) })
 	t.Run("Streaming", func(t *testing.T) {
@@ -164,6 +165,23 @@ func (e *env) caseForField(name string) (filterCase, bool) {
 		}
 	}
 	return filterCase{}, false
+}
+
+// checkInfoStable: info reports the session's capability set (§13.2),
+// also after failed requests.
+func (e *env) checkInfoStable(t *testing.T) {
+	e.retrieve(t, P{"query": "x", "k": -1})
+	raw, rerr := e.call(t, rcp.MethodInfo, P{})
+	if rerr != nil {
+		t.Fatalf("info: %d %s", rerr.Code, rerr.Message)
+	}
+	var info rcp.InitializeResult
+	if err := json.Unmarshal(raw, &info); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(e.caps, info.Capabilities); diff != "" {
+		t.Errorf("info capabilities differ from initialize (-initialize +info):\n%s", diff)
+	}
 }
 
 func (e *env) checkEmbed(t *testing.T) {

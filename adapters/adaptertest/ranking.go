@@ -132,9 +132,22 @@ func (e *env) checkHits(t testing.TB, res *rcp.RetrieveResult, k int) {
 		if f := e.floor(); f != nil && h.Score < *f {
 			t.Errorf("hit %d (%s): score %v below advertised scoreFloor %v", i, h.ID, h.Score, *f)
 		}
+		e.checkConfidence(t, h)
 		if f, ok := res.Meta["scoreFloor"].(float64); ok && h.Score < f {
 			t.Errorf("hit %d (%s): score %v below the result's _meta.scoreFloor %v", i, h.ID, h.Score, f)
 		}
+	}
+}
+
+// checkConfidence: confidence is normalised to [0,1] (§7.7.2) and present
+// on every hit when retrieve.confidence is advertised.
+func (e *env) checkConfidence(t testing.TB, h rcp.Hit) {
+	t.Helper()
+	switch {
+	case h.Confidence == nil && e.caps.Retrieve != nil && e.caps.Retrieve.Confidence:
+		t.Errorf("hit %s: no confidence, but retrieve.confidence is advertised", h.ID)
+	case h.Confidence != nil && (*h.Confidence < 0 || *h.Confidence > 1):
+		t.Errorf("hit %s: confidence %v outside [0,1]", h.ID, *h.Confidence)
 	}
 }
 
