@@ -31,7 +31,9 @@
 //     adapter re-scores (running minimum, raw value in scores.dense) to keep
 //     scores non-increasing (§4.6); see mmr.go.
 //   - filter fields: keyword, numeric, date and boolean with every §8
-//     operator; text fields only with exists.
+//     operator; text fields with every operator through a keyword
+//     sub-field (contains = case-sensitive substring, escaped wildcard),
+//     else with exists only.
 //   - writes: only when the configuration says writable.
 //
 // # Emulated
@@ -68,10 +70,8 @@
 // on such a node only `"engine": "lucene"` fields work, and indexing into a
 // faiss or nmslib field kills the node (UnsatisfiedLinkError). The adapter
 // reads faiss and nmslib mappings all the same (nmslib index creation is
-// refused from 3.0). Text fields filter through a keyword sub-field
-// (contains = case-sensitive substring via an escaped wildcard); a text
-// field without one is not filterable, and values longer than the
-// sub-field's ignore_above are invisible to filters. Document ids longer
+// refused from 3.0). Values longer than a keyword sub-field's
+// ignore_above are invisible to text-field filters. Document ids longer
 // than 512 bytes are rejected by the engine (-32602).
 package opensearch
 

@@ -114,12 +114,11 @@ var spaces = map[capability.Similarity]string{
 	capability.SimCosine: "cosinesimil", capability.SimDot: "innerproduct", capability.SimL2: "l2",
 }
 
-// indexBody maps the schema. Text fields get a keyword sub-field (exact
-// filters) and an analyzer that also splits on ':' — Lucene's standard
-// tokenizer keeps "title:ristretto" as one token (':' is MidLetter in
-// UAX #29), while the suite's literal-query check expects the word.
+// indexBody maps the schema with the default (standard) analyzer. Text
+// fields get a keyword sub-field, through which every filter operator is
+// exact.
 func indexBody(s adaptertest.Schema) map[string]any {
-	text := map[string]any{"type": "text", "analyzer": "rcp_text",
+	text := map[string]any{"type": "text",
 		"fields": map[string]any{"raw": map[string]any{"type": "keyword"}}}
 	props := map[string]any{s.TextField: text}
 	for _, f := range s.Fields {
@@ -133,11 +132,6 @@ func indexBody(s adaptertest.Schema) map[string]any {
 	return map[string]any{
 		"settings": map[string]any{
 			"index": map[string]any{"knn": true, "number_of_shards": 1, "number_of_replicas": 0},
-			"analysis": map[string]any{
-				"char_filter": map[string]any{"colon": map[string]any{"type": "mapping", "mappings": []string{": => \\u0020"}}},
-				"analyzer": map[string]any{"rcp_text": map[string]any{"type": "custom", "tokenizer": "standard",
-					"char_filter": []string{"colon"}, "filter": []string{"lowercase"}}},
-			},
 		},
 		"mappings": map[string]any{"properties": props},
 	}

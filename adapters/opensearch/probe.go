@@ -235,7 +235,8 @@ func vectorFields(cfg *Config, f *fields, knn bool) ([]capability.VectorField, e
 }
 
 // filterFields offers every §8 operator on keyword, numeric, date and
-// boolean fields, and on text fields that have a keyword sub-field.
+// boolean fields and on text fields that have a keyword sub-field; other
+// text fields get exists only.
 func filterFields(f *fields) []capability.FilterField {
 	names := make([]string, 0, len(f.filters))
 	for n := range f.filters {
@@ -244,7 +245,11 @@ func filterFields(f *fields) []capability.FilterField {
 	slices.Sort(names)
 	out := make([]capability.FilterField, 0, len(names))
 	for _, n := range names {
-		out = append(out, capability.FilterField{Name: n, Type: f.filters[n]})
+		ff := capability.FilterField{Name: n, Type: f.filters[n]}
+		if _, ok := f.exact[n]; ff.Type == mapping.TypeText && !ok {
+			ff.Ops = []mapping.Op{mapping.OpExists}
+		}
+		out = append(out, ff)
 	}
 	return out
 }

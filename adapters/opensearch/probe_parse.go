@@ -196,10 +196,11 @@ func (f *fields) add(path string, p mappingProp, seen map[string]string) {
 	}
 }
 
-// addText offers a text field as a filter field only through a keyword
-// sub-field: term and match on analysed text are not exact, and the RCP
-// filter capability cannot narrow operators per field.
+// addText offers a text field as a filter field: every §8 operator
+// through a keyword sub-field (term and match on analysed text are not
+// exact), else exists only.
 func (f *fields) addText(path string, p mappingProp) {
+	f.filters[path] = mapping.TypeText
 	subs := make([]string, 0, len(p.Fields))
 	for name, sub := range p.Fields {
 		if sub.Type == "keyword" {
@@ -207,11 +208,10 @@ func (f *fields) addText(path string, p mappingProp) {
 		}
 	}
 	if len(subs) == 0 {
-		f.notes = append(f.notes, fmt.Sprintf("text field %q has no keyword sub-field; not filterable", path))
+		f.notes = append(f.notes, fmt.Sprintf("text field %q has no keyword sub-field; filterable with exists only", path))
 		return
 	}
 	sort.Strings(subs)
-	f.filters[path] = mapping.TypeText
 	f.exact[path] = path + "." + subs[0]
 	if ia := p.Fields[subs[0]].IgnoreAbove; ia > 0 {
 		f.notes = append(f.notes, fmt.Sprintf("filters on %q see only values up to %d characters (ignore_above of %s)", path, ia, f.exact[path]))

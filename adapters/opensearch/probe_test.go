@@ -57,12 +57,13 @@ func TestBuildSchemaRecorded(t *testing.T) {
 	if diff := cmp.Diff(wantVec, ev.VectorFields); diff != "" {
 		t.Errorf("vector fields (-want +got):\n%s", diff)
 	}
-	// url is index:false; text has no keyword sub-field; title filters
-	// through title.raw; object fields are flattened.
+	// url is index:false; text has no keyword sub-field (exists only);
+	// title filters through title.raw; object fields are flattened.
 	wantFilter := []capability.FilterField{
 		{Name: "author.name", Type: mapping.TypeKeyword}, {Name: "lang", Type: mapping.TypeKeyword},
 		{Name: "published", Type: mapping.TypeBool}, {Name: "published_at", Type: mapping.TypeDate},
 		{Name: "rating", Type: mapping.TypeFloat}, {Name: "tags", Type: mapping.TypeKeyword},
+		{Name: "text", Type: mapping.TypeText, Ops: []mapping.Op{mapping.OpExists}},
 		{Name: "title", Type: mapping.TypeText}, {Name: "year", Type: mapping.TypeInt},
 	}
 	if diff := cmp.Diff(wantFilter, ev.FilterFields); diff != "" {
