@@ -2,8 +2,10 @@ package adaptertest
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
 	"strings"
+	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 )
@@ -65,9 +67,28 @@ func (e *fakeEmbedder) Embed(ctx context.Context, texts []string, _ string) ([][
 	}
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
+		if strings.HasPrefix(t, BlockPrefix) {
+			return nil, block(ctx)
+		}
 		out[i] = e.vector(t)
 	}
 	return out, nil
+}
+
+// BlockPrefix makes the fake embedder block until its ctx is done, so
+// cancellation and deadlines can be observed end to end.
+const BlockPrefix = "block:"
+
+// maxBlock bounds a block: query whose ctx never ends.
+const maxBlock = 10 * time.Second
+
+func block(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(maxBlock):
+		return errors.New("adaptertest: fake embedder: block: query was never cancelled")
+	}
 }
 
 func (e *fakeEmbedder) vector(text string) []float32 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -32,6 +33,8 @@ func testErrors(t *testing.T, mk HarnessMaker) {
 		defer cancel()
 		e.checkCtxError(t, ctx, params)
 	})
+	t.Run("WireDeadline", func(t *testing.T) { e.checkWireDeadline(t) })
+	t.Run("WireCancel", func(t *testing.T) { e.checkWireCancel(t) })
 	t.Run("SearchHonoursContext", func(t *testing.T) { e.checkSearchCtx(t) })
 	t.Run("ErrorCodeTotal", func(t *testing.T) { checkErrorCodeTotal(t, e.a) })
 }
@@ -89,6 +92,57 @@ func (e *env) checkCtxError(t *testing.T, ctx context.Context, p *rcp.RetrievePa
 	}
 	if re.Code != rcp.CodeCancelled && re.Code != rcp.CodeTimeout {
 		t.Errorf("code %d (%s), want -32006 or -32014", re.Code, re.Code)
+	}
+}
+
+// skipUnlessSidecarEmbeds skips when dense queries do not go through the
+// fake embedder (the block: queries rely on it).
+func (e *env) skipUnlessSidecarEmbeds(t *testing.T) {
+	e.skipUnlessMode(t, rcp.ModeDense)
+	if e.eng.Evidence().QueryInference {
+		t.Skip("the engine embeds queries itself; the fake embedder cannot block")
+	}
+}
+
+// checkWireDeadline: a request's _meta.deadlineMs reaches the embedder's
+// ctx through server and Engine, and expiry is answered -32014 (§13.1).
+func (e *env) checkWireDeadline(t *testing.T) {
+	e.skipUnlessSidecarEmbeds(t)
+	start := time.Now()
+	_, rerr := e.retrieve(t, P{"query": BlockPrefix + "deadline", "mode": "dense", "k": 3,
+		"_meta": map[string]any{"deadlineMs": 100}})
+	wantError(t, rerr, rcp.CodeTimeout, "", "")
+	if d := time.Since(start); d > prompt {
+		t.Errorf("deadline of 100ms answered after %v", d)
+	}
+}
+
+// checkWireCancel: notifications/cancel for an in-flight retrieve stops it
+// and the request is still answered exactly once, with -32006 (§7.14).
+func (e *env) checkWireCancel(t *testing.T) {
+	e.skipUnlessSidecarEmbeds(t)
+	id, err := strconv.Atoi(e.c.NextID())
+	if err != nil {
+		t.Fatalf("NextID: %v", err)
+	}
+	done := make(chan *rcp.Error, 1)
+	start := time.Now()
+	go func() {
+		_, rerr := e.c.Call(context.Background(), rcp.MethodRetrieve, P{"query": BlockPrefix + "cancel", "mode": "dense", "k": 3})
+		done <- rerr
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := e.c.Notify(rcp.NotifyCancel, P{"id": id, "reason": "conformance"}); err != nil {
+		t.Fatalf("notify: %v", err)
+	}
+	select {
+	case rerr := <-done:
+		wantError(t, rerr, rcp.CodeCancelled, "", "")
+	case <-time.After(maxBlock + prompt):
+		t.Fatal("cancelled request was never answered")
+	}
+	if d := time.Since(start); d > prompt {
+		t.Errorf("cancel answered after %v", d)
 	}
 }
 
