@@ -85,23 +85,33 @@ func DenseField(ev *Evidence, p Policy) *VectorField {
 	return nil
 }
 
-// ModeScale returns the score scale and floor of a retrieval mode (§6.1).
-// A floor is returned only where the scoring function guarantees one:
-// BM25 ≥ 0, cosine ≥ -1; dot, distances and fused scores have none.
+// ModeScale returns the score scale and floor of a retrieval mode (§6.1),
+// as adapters label the scores they return. A floor is returned only where
+// the scoring function guarantees one: BM25 ≥ 0; cosine ≥ -1; l2 and
+// manhattan distances d, which adapters return as s = 1/(1+d) ∈ (0,1], are
+// "unbounded" with floor 0; dot products and fused (hybrid) scores have none.
 func ModeScale(m rcp.Mode, vf *VectorField) (rcp.ScoreScale, *float64) {
 	switch m {
 	case rcp.ModeSparse:
 		return rcp.ScaleBM25, floorOf(0)
 	case rcp.ModeDense:
-		if vf == nil {
-			return rcp.ScaleUnbounded, nil
-		}
-		switch vf.Similarity {
-		case SimCosine:
-			return rcp.ScaleCosine, floorOf(-1)
-		case SimDot:
-			return rcp.ScaleDot, nil
-		}
+		return denseScale(vf)
+	}
+	return rcp.ScaleUnbounded, nil
+}
+
+// denseScale is ModeScale for a dense stage on vf (nil: unknown field).
+func denseScale(vf *VectorField) (rcp.ScoreScale, *float64) {
+	if vf == nil {
+		return rcp.ScaleUnbounded, nil
+	}
+	switch vf.Similarity {
+	case SimCosine:
+		return rcp.ScaleCosine, floorOf(-1)
+	case SimDot:
+		return rcp.ScaleDot, nil
+	case SimL2, SimManhattan:
+		return rcp.ScaleUnbounded, floorOf(0) // 1/(1+d) > 0
 	}
 	return rcp.ScaleUnbounded, nil
 }
@@ -200,12 +210,8 @@ func (d *deriver) fusion(hybrid bool) {
 		return
 	}
 	r := d.caps.Retrieve
-	where := "sidecar"
-	if d.ev.NativeRRF {
-		where = "native"
-	}
 	r.Fusion = append(r.Fusion, rcp.FusionRRF, rcp.FusionWeighted)
-	d.note("retrieve.fusion.rrf", true, "%s reciprocal rank fusion", where)
+	d.note("retrieve.fusion.rrf", true, "%s", rrfWhere(d.ev))
 	d.note("retrieve.fusion.weighted", true, "sidecar min-max weighted fusion")
 	_, sf := ModeScale(rcp.ModeSparse, nil)
 	dscale, df := ModeScale(rcp.ModeDense, DenseField(d.ev, d.p))
@@ -217,9 +223,24 @@ func (d *deriver) fusion(hybrid bool) {
 	d.note("retrieve.fusion.convex", true, "sidecar floor-anchored fusion (bm25 floor %g, %s floor %g)", *sf, dscale, *df)
 }
 
+// rrfWhere says who fuses rrf: the engine only for equal unit weights and
+// the rrfK values it honours, the sidecar otherwise.
+func rrfWhere(ev *Evidence) string {
+	switch {
+	case !ev.NativeRRF:
+		return "sidecar reciprocal rank fusion"
+	case ev.NativeRRFKs != nil:
+		return fmt.Sprintf("native reciprocal rank fusion for rrfK in %v with unit weights; sidecar otherwise", ev.NativeRRFKs)
+	}
+	return "native reciprocal rank fusion with unit weights; sidecar for other weights"
+}
+
 func (d *deriver) retrieveFlags(dense bool) {
 	r := d.caps.Retrieve
 	switch {
+	case dense && d.ev.NativeMMR:
+		r.MMR = true
+		d.note("retrieve.mmr", true, "engine-native MMR for dense; sidecar MMR over returned document vectors otherwise")
 	case dense:
 		r.MMR = true
 		d.note("retrieve.mmr", true, "sidecar MMR over returned document vectors")

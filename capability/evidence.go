@@ -56,7 +56,13 @@ type Evidence struct {
 	// NativeRRF: the engine can fuse lexical and dense lists itself with
 	// RCP's 1/(rrfK+rank) formula.
 	NativeRRF bool `json:"nativeRRF,omitempty"`
-	// NativeMMR: the engine can diversify with MMR itself.
+	// NativeRRFKs, when non-nil, lists the only rrfK values native RRF
+	// reproduces exactly (e.g. an engine whose k is fixed); nil means any
+	// positive rrfK. Other values are fused in the sidecar.
+	NativeRRFKs []int `json:"nativeRRFKs,omitempty"`
+	// NativeMMR: the engine can diversify a dense stage with MMR itself
+	// (SearchRequest.MMRLambda), returning non-increasing scores and the raw
+	// similarity in Candidate.Scores.
 	NativeMMR bool `json:"nativeMMR,omitempty"`
 	// QueryInference: the engine embeds the query text itself.
 	QueryInference bool `json:"queryInference,omitempty"`
