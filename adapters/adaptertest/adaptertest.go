@@ -231,6 +231,7 @@ func (p P) With(key string, v any) P {
 	return out
 }
 
+// String renders p as JSON, for failure messages.
 func (p P) String() string {
 	b, _ := json.Marshal(map[string]any(p))
 	return string(b)
