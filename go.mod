@@ -13,7 +13,7 @@ require (
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/opensearch-project/opensearch-go/v4 v4.8.1 // indirect
+	github.com/opensearch-project/opensearch-go/v4 v4.8.1
 	github.com/pelletier/go-toml/v2 v2.2.4 // indirect
 	github.com/qdrant/go-client v1.17.1 // indirect
 	github.com/sagikazarmark/locafero v0.11.0 // indirect
