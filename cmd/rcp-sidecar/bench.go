@@ -25,6 +25,7 @@ type benchFlags struct {
 	k       int
 	mode    string
 	pid     int
+	rounds  int
 }
 
 // defaultBenchQueries cover the demo corpus's topics.
@@ -61,12 +62,13 @@ func newBenchCmd() *cobra.Command {
 	fl.IntVar(&f.k, "k", 10, "retrieve k")
 	fl.StringVar(&f.mode, "mode", "", "retrieve mode (default: the server's)")
 	fl.IntVar(&f.pid, "pid", 0, "sample this process's RSS from /proc/<pid>/status during the target run")
+	fl.IntVar(&f.rounds, "rounds", 3, "alternate target and bare runs this many times (duration split evenly), to share out noise from other load")
 	return cmd
 }
 
 func runBench(ctx context.Context, w io.Writer, f *benchFlags) error {
-	if f.conns < 1 || f.dur <= 0 {
-		return errors.New("bench: --connections and --duration must be positive")
+	if f.conns < 1 || f.dur <= 0 || f.rounds < 1 {
+		return errors.New("bench: --connections, --duration and --rounds must be positive")
 	}
 	queries, err := loadQueries(f.queries)
 	if err != nil {
@@ -82,15 +84,24 @@ func runBench(ctx context.Context, w io.Writer, f *benchFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "target %s/retrieve  connections=%d duration=%s queries=%d response=%dB\n", c.base, f.conns, f.dur, len(queries), len(sample))
-	rss := startRSS(f.pid)
-	target := measure(ctx, hc, c.base+"/retrieve", c.session, reqs, f)
-	rssStats := rss.stop()
-	bare, err := measureBare(ctx, hc, sample, reqs, f)
+	fmt.Fprintf(w, "target %s/retrieve  connections=%d duration=%s rounds=%d queries=%d response=%dB\n", c.base, f.conns, f.dur, f.rounds, len(queries), len(sample))
+	bareURL, stopBare, err := startBare(sample)
 	if err != nil {
 		return err
 	}
-	printBench(w, target, bare, rssStats)
+	defer stopBare()
+	var target, bare loadResult
+	rss := startRSS(f.pid)
+	round := *f
+	round.dur = f.dur / time.Duration(f.rounds)
+	for i := range f.rounds {
+		if i > 0 {
+			round.warmup = 0
+		}
+		target = target.merge(measure(ctx, hc, c.base+"/retrieve", c.session, reqs, &round))
+		bare = bare.merge(measure(ctx, hc, bareURL, "", reqs, &round))
+	}
+	printBench(w, target, bare, rss.stop())
 	return nil
 }
 
@@ -133,12 +144,12 @@ func fetchSample(ctx context.Context, hc *http.Client, c *rpcClient, body []byte
 	return data, nil
 }
 
-// measureBare serves sample from a plain handler on a loopback port and
-// drives it exactly like the target.
-func measureBare(ctx context.Context, hc *http.Client, sample []byte, reqs [][]byte, f *benchFlags) (loadResult, error) {
+// startBare serves sample from a plain handler on a loopback port: the
+// ceiling for an HTTP server returning the same bytes.
+func startBare(sample []byte) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return loadResult{}, err
+		return "", nil, err
 	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -147,6 +158,5 @@ func measureBare(ctx context.Context, hc *http.Client, sample []byte, reqs [][]b
 	})
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
-	defer hs.Close()
-	return measure(ctx, hc, "http://"+ln.Addr().String()+"/rcp/retrieve", "", reqs, f), nil
+	return "http://" + ln.Addr().String() + "/rcp/retrieve", func() { hs.Close() }, nil
 }

@@ -22,6 +22,16 @@ type loadResult struct {
 	lat     []time.Duration
 }
 
+// merge adds o's requests and time to r, keeping latencies sorted.
+func (r loadResult) merge(o loadResult) loadResult {
+	r.n += o.n
+	r.errs += o.errs
+	r.elapsed += o.elapsed
+	r.lat = append(r.lat, o.lat...)
+	slices.Sort(r.lat)
+	return r
+}
+
 func (r loadResult) rps() float64 { return float64(r.n) / r.elapsed.Seconds() }
 
 func (r loadResult) pct(p float64) time.Duration {
