@@ -44,8 +44,10 @@ type Engine struct {
 	reasons []Reason
 	fields  map[string]mapping.FieldType
 	ops     []mapping.Op
-	dense   *capability.VectorField
-	log     *slog.Logger
+	// fieldOps are the operators each advertised field serves (§8).
+	fieldOps map[string][]mapping.Op
+	dense    *capability.VectorField
+	log      *slog.Logger
 }
 
 // Reason is capability.Reason, re-exported for callers of Explain.
@@ -112,7 +114,19 @@ func (e *Engine) indexFilter() {
 	for _, op := range e.caps.Filter.Operators {
 		e.ops = append(e.ops, mapping.Op(op))
 	}
+	e.fieldOps = make(map[string][]mapping.Op, len(e.fields))
+	for _, ff := range e.ev.FilterFields {
+		if _, adv := e.fields[ff.Name]; adv && e.fieldOps[ff.Name] == nil {
+			e.fieldOps[ff.Name] = capability.FieldOps(ff, e.policy)
+		}
+	}
 }
+
+// FieldOps returns the operators retrieve accepts on the advertised filter
+// field named field: those its evidence proves exact (FilterField.Ops, or
+// the §8 table for its type) narrowed by policy. Nil when the field is not
+// advertised. Any other operator on the field is -32602 on "filter.<field>".
+func (e *Engine) FieldOps(field string) []mapping.Op { return slices.Clone(e.fieldOps[field]) }
 
 // Info identifies the server.
 func (e *Engine) Info() rcp.PeerInfo { return rcp.PeerInfo{Name: e.opts.Name, Version: e.opts.Version} }

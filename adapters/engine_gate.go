@@ -3,6 +3,7 @@ package adapters
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -28,13 +29,15 @@ type retrieval struct {
 	alpha   float64
 	mmr     bool
 	lambda  float64
-	filter  mapping.Filter
-	funnel  mapping.Funnel
-	offset  int
-	budget  int
-	text2   bool // includeText
-	vectors bool // includeVectors
-	notes   []string
+	// nativeMMR: the single dense stage diversifies in the engine.
+	nativeMMR bool
+	filter    mapping.Filter
+	funnel    mapping.Funnel
+	offset    int
+	budget    int
+	text2     bool // includeText
+	vectors   bool // includeVectors
+	notes     []string
 }
 
 func (r *retrieval) note(format string, args ...any) {
@@ -224,6 +227,7 @@ func (e *Engine) gateMMR(r *retrieval) *rcp.Error {
 		return r.degrade("mmr", "mmr is not advertised")
 	}
 	r.mmr, r.lambda = true, lambda
+	r.nativeMMR = e.ev.NativeMMR && r.mode == rcp.ModeDense
 	return nil
 }
 
@@ -278,7 +282,38 @@ func (e *Engine) gateFilter(r *retrieval) *rcp.Error {
 	if err != nil {
 		return err
 	}
+	if err := e.checkFieldOps(f); err != nil {
+		return err
+	}
 	r.filter = f
+	return nil
+}
+
+// checkFieldOps rejects a condition whose operator is advertised but not
+// served by its field (§8: "operator is not allowed for that field" is
+// -32602 with data.field "filter.<field>").
+func (e *Engine) checkFieldOps(f mapping.Filter) *rcp.Error {
+	switch n := f.(type) {
+	case *mapping.And:
+		return e.checkAllFieldOps(n.Children)
+	case *mapping.Or:
+		return e.checkAllFieldOps(n.Children)
+	case *mapping.Not:
+		return e.checkFieldOps(n.Child)
+	case *mapping.Cond:
+		if !slices.Contains(e.fieldOps[n.Field], n.Op) {
+			return rcp.InvalidParams("filter."+n.Field, "operator %q is not allowed for field %q (allowed: %v)", n.Op, n.Field, e.fieldOps[n.Field])
+		}
+	}
+	return nil
+}
+
+func (e *Engine) checkAllFieldOps(children []mapping.Filter) *rcp.Error {
+	for _, c := range children {
+		if err := e.checkFieldOps(c); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

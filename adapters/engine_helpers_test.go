@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
@@ -17,12 +18,16 @@ import (
 // fakeEmbedder is a FAKE embedder for tests: a deterministic hashed
 // bag-of-words vector, L2-normalised. Texts sharing words are similar.
 type fakeEmbedder struct {
-	dim   int
-	calls []string // kinds seen
+	dim int
+
+	mu    sync.Mutex // Embed is called concurrently by the server
+	calls []string   // kinds seen
 }
 
 func (f *fakeEmbedder) Embed(_ context.Context, texts []string, kind string) ([][]float32, error) {
+	f.mu.Lock()
 	f.calls = append(f.calls, kind)
+	f.mu.Unlock()
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		out[i] = f.vec(t)

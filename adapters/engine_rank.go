@@ -14,6 +14,7 @@ import (
 // or several lists fused in the sidecar (§16.3).
 func (e *Engine) combine(ctx context.Context, r *retrieval, runs []*stageRun) *ranking {
 	rep := rcp.ReporterFrom(ctx)
+	stageNotes(r, runs)
 	if len(runs) == 1 {
 		rk := single(runs[0])
 		rep.Progress("recall", 0.5, fmt.Sprintf("recalled %d candidates", rk.candidates), e.hits(r, head(rk.items, r.funnel.K)))
@@ -30,7 +31,7 @@ func single(s *stageRun) *ranking {
 	rk := &ranking{scale: s.cands.Scale, floor: s.cands.Floor, candidates: len(s.cands.Hits), qvec: s.req.Vector}
 	rk.items = make([]item, len(s.cands.Hits))
 	for i, c := range s.cands.Hits {
-		rk.items[i] = item{c: c, score: c.Score, scores: map[string]float64{s.key: c.Score}}
+		rk.items[i] = item{c: c, score: c.Score, scores: stageScores(s.key, c)}
 	}
 	return rk
 }
@@ -111,9 +112,9 @@ func convexWeights(runs []*stageRun, alpha float64) []float64 {
 // (§16.3 dedup), merges meta and records the per-stage score.
 func mergeCandidate(prev item, key string, c Candidate) item {
 	if prev.scores == nil {
-		return item{c: c, scores: map[string]float64{key: c.Score}}
+		return item{c: c, scores: stageScores(key, c)}
 	}
-	prev.scores[key] = c.Score
+	maps.Copy(prev.scores, stageScores(key, c))
 	if len(c.Text) > len(prev.c.Text) {
 		prev.c.Text = c.Text
 	}
@@ -152,6 +153,10 @@ func (e *Engine) diversify(ctx context.Context, r *retrieval, rk *ranking) error
 	if !r.mmr || len(rk.items) == 0 {
 		return nil
 	}
+	if r.nativeMMR {
+		nativeDiversified(ctx, r, rk)
+		return nil
+	}
 	docs, ok := itemVectors(rk.items)
 	if !ok {
 		r.note("mmr skipped: candidates carry no vectors")
@@ -167,7 +172,7 @@ func (e *Engine) diversify(ctx context.Context, r *retrieval, rk *ranking) error
 	n := min(len(rk.items), r.offset+r.funnel.K+1)
 	order := mapping.MMR(rk.qvec, docs, relevance(rk.items), r.lambda, n)
 	rk.items = rescore(rk.items, order)
-	r.note("sidecar MMR (lambda=%g) over %d candidates", r.lambda, len(docs))
+	r.note("mmr: diversified by the sidecar over returned vectors (lambda=%g, %d candidates)", r.lambda, len(docs))
 	rcp.ReporterFrom(ctx).Progress("diversify", 0.8, fmt.Sprintf("diversified %d candidates", len(docs)), nil)
 	return nil
 }

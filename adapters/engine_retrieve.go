@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -110,8 +111,10 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 	case r.mode == rcp.ModeSparse:
 		return []*stageRun{mk("sparse", StageLexical)}
 	case r.mode == rcp.ModeDense:
-		return []*stageRun{mk("dense", StageDense)}
-	case e.ev.NativeRRF && r.fusion == rcp.FusionRRF:
+		s := mk("dense", StageDense)
+		s.req.MMRLambda = r.nativeLambda()
+		return []*stageRun{s}
+	case e.nativeRRF(r):
 		return []*stageRun{mk("fused", StageHybrid)}
 	}
 	return []*stageRun{mk("sparse", StageLexical), mk("dense", StageDense)}
@@ -122,7 +125,7 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 func (e *Engine) baseRequest(r *retrieval) SearchRequest {
 	k := max(r.funnel.CandidateK, r.offset+r.funnel.K+1)
 	req := SearchRequest{Text: r.text, TextFields: e.ev.TextFields, Filter: r.filter, K: k, CandidateK: k,
-		RRFK: r.rrfK, WithText: r.text2 || r.budget > 0, WithVectors: r.mmr || r.vectors, Seed: r.p.Seed}
+		RRFK: r.rrfK, WithText: r.text2 || r.budget > 0, WithVectors: (r.mmr && !r.nativeMMR) || r.vectors, Seed: r.p.Seed}
 	switch {
 	case e.dense != nil:
 		req.VectorField = e.dense.Name
@@ -150,11 +153,33 @@ func (e *Engine) runStage(ctx context.Context, s *stageRun) error {
 	if err != nil {
 		return err
 	}
-	if c.Scale == "" {
-		c.Scale, c.Floor = plan.Scale, plan.Floor
-	}
+	e.labelScale(s.req.Stage, plan, c)
 	s.cands = c
 	return nil
+}
+
+// labelScale makes sure c says what its scores are (§6.1 _meta): the
+// adapter's runtime Scale and Floor win, then the plan's, and only when
+// neither names a scale the stage's capability.ModeScale.
+func (e *Engine) labelScale(st Stage, plan *Plan, c *Candidates) {
+	switch {
+	case c.Scale != "":
+	case plan.Scale != "":
+		c.Scale, c.Floor = plan.Scale, plan.Floor
+	default:
+		c.Scale, c.Floor = capability.ModeScale(stageMode(st), e.dense)
+	}
+}
+
+// stageMode is the retrieval mode whose scale a stage's scores are on.
+func stageMode(st Stage) rcp.Mode {
+	switch st {
+	case StageLexical:
+		return rcp.ModeSparse
+	case StageDense:
+		return rcp.ModeDense
+	}
+	return rcp.ModeHybrid
 }
 
 // queryVector embeds a query with the configured embedder (kind "query").

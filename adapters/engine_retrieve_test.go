@@ -94,7 +94,7 @@ func TestMMRMonotonic(t *testing.T) {
 	plain := retrieve(t, e, `{"query":"solar panels electricity","k":50,"mode":"dense"}`)
 	res := retrieve(t, e, `{"query":"solar panels electricity","k":6,"mode":"dense","mmr":{"lambda":0.2}}`)
 	nonIncreasing(t, res.Hits)
-	if !hasNote(res.Usage, "sidecar MMR (lambda=0.2)") || len(res.Hits) != min(6, len(plain.Hits)) {
+	if !hasNote(res.Usage, "mmr: diversified by the sidecar over returned vectors (lambda=0.2") || len(res.Hits) != min(6, len(plain.Hits)) {
 		t.Fatalf("notes %v hits %d/%d", res.Usage.Notes, len(res.Hits), len(plain.Hits))
 	}
 	orig := map[string]float64{}
