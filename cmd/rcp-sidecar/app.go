@@ -64,8 +64,11 @@ func loadConfig(g *globals) (*config.Config, error) {
 
 func (a *app) openBackend(ctx context.Context, name string, emb adapters.Embedder) error {
 	b, ok := a.cfg.Backend(name)
-	if !ok {
-		return fmt.Errorf("backend %q not found; choose one with --backend: %s", name, backendNames(a.cfg))
+	switch {
+	case !ok && name == "":
+		return fmt.Errorf("the configuration has %d backends; choose one with --backend: %s", len(a.cfg.Backends), backendNames(a.cfg))
+	case !ok:
+		return fmt.Errorf("backend %q not found; configured: %s", name, backendNames(a.cfg))
 	}
 	f, _ := newRegistry().Lookup(b.Engine)
 	log := a.log.With("backend", b.Name, "engine", b.Engine)

@@ -261,6 +261,28 @@ func TestExampleConfigLoads(t *testing.T) {
 	}
 }
 
+func TestBackendSelection(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "two.yaml")
+	writeFile(t, cfg, "backends:\n  - {name: a, engine: memory}\n  - {name: b, engine: memory, settings: {k1: 0.9}}\n")
+	tests := []struct {
+		args    []string
+		wantErr string // "" for success
+	}{
+		{[]string{"probe", "--config", cfg}, "choose one with --backend: a, b"},
+		{[]string{"probe", "--config", cfg, "--backend", "c"}, `backend "c" not found`},
+		{[]string{"probe", "--config", cfg, "--backend", "b", "--json"}, ""},
+	}
+	for _, tt := range tests {
+		out, stderr, err := run(t, "", tt.args...)
+		switch {
+		case tt.wantErr == "" && (err != nil || !strings.Contains(out, `"backend": "b"`)):
+			t.Errorf("%v: err=%v\n%s%s", tt.args, err, out, stderr)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(stderr, tt.wantErr)):
+			t.Errorf("%v: err=%v, stderr=%q, want %q", tt.args, err, stderr, tt.wantErr)
+		}
+	}
+}
+
 func TestVersion(t *testing.T) {
 	out, _, err := run(t, "", "version")
 	if err != nil || !strings.Contains(out, "RCP/1") || !strings.Contains(out, "memory") {
