@@ -77,7 +77,9 @@ type SearchRequest struct {
 	From int
 	// After is an engine cursor (search_after) when the adapter uses one.
 	After json.RawMessage
-	// RRFK is the RRF constant for native hybrid stages.
+	// RRFK is the RRF constant for native hybrid stages. The Engine plans a
+	// StageHybrid only when native RRF reproduces RCP exactly: unit weights
+	// for both lists and, when Evidence.NativeRRFKs is set, an RRFK from it.
 	RRFK int
 	// WithVectors asks for document vectors (MMR, includeVectors).
 	WithVectors bool
@@ -120,20 +122,26 @@ type Candidate struct {
 	// Sort holds the engine's sort values for search_after pagination.
 	Sort json.RawMessage
 	// Scores are extra per-stage raw scores for Hit.scores (e.g. the raw
-	// similarity behind a native-MMR re-score), keyed like Hit.scores.
+	// similarity behind a native-MMR re-score), keyed like Hit.scores; they
+	// override the stage's own key (Score) in Hit.scores.
 	Scores map[string]float64
 }
 
 // Candidates is the result of one Search.
 type Candidates struct {
-	Hits  []Candidate
+	Hits []Candidate
+	// Scale and Floor label the scores as returned; they win over the
+	// plan's for _meta.scoreScale/scoreFloor (§6.1). An empty Scale takes
+	// the plan's Scale and Floor. l2/manhattan distances converted to
+	// 1/(1+d) are ScaleUnbounded with Floor 0 (capability.ModeScale).
 	Scale rcp.ScoreScale
 	Floor *float64
 	// Total is the number of matches when the engine reports it (-1 unknown).
 	Total int64
 	// IndexVersion is the snapshot served, when the adapter knows it.
 	IndexVersion string
-	// Notes are facts worth reporting in usage.notes.
+	// Notes are facts worth reporting; the Engine appends them, once
+	// each, to usage.notes.
 	Notes []string
 }
 
