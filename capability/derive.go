@@ -246,7 +246,9 @@ func (d *deriver) retrieveFlags(dense bool) {
 		d.note("retrieve.mmr", true, "sidecar MMR over returned document vectors")
 	case d.ev.NativeMMR:
 		r.MMR = true
-		d.note("retrieve.mmr", true, "engine-native MMR")
+		// Native MMR needs a dense stage, which is not offered; the engine
+		// still returns its stored vectors, so the sidecar diversifies.
+		d.note("retrieve.mmr", true, "sidecar MMR over stored document vectors (native MMR needs dense mode, not offered)")
 	default:
 		d.note("retrieve.mmr", false, "no usable document vectors and no native MMR")
 	}
