@@ -1,0 +1,183 @@
+package beir
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Options configure a run.
+type Options struct {
+	Engine, URL, Index, DataDir string
+	// Reindex rebuilds the index even when it holds the corpus.
+	Reindex bool
+	// K is the number of hits compared per query (nDCG uses the first 10).
+	K int
+	// Queries limits the test queries used (0: all).
+	Queries int
+	// Embedder enables dense and hybrid; nil means sparse only.
+	Embedder adapters.Embedder
+	Log      io.Writer
+}
+
+// Setup is a loaded dataset, a ready index, the sidecar Engine over it
+// and a direct client to the same engine.
+type Setup struct {
+	opts   Options
+	ds     *Dataset
+	kit    Kit
+	direct *direct
+	eng    *adapters.Engine
+}
+
+// Prepare loads the dataset, ensures the index and builds the Engine.
+func Prepare(ctx context.Context, o Options) (*Setup, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	kit, err := KitFor(o.Engine)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := Load(o.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if o.Queries > 0 && o.Queries < len(ds.Queries) {
+		ds.Queries = ds.Queries[:o.Queries]
+	}
+	s := &Setup{opts: o, ds: ds, kit: kit, direct: newDirect(o.URL)}
+	if err := ensureIndex(ctx, s.direct, kit, o.Index, ds.Docs, o.Embedder, o.Reindex, o.Log); err != nil {
+		return nil, err
+	}
+	return s, s.openEngine(ctx)
+}
+
+func (s *Setup) openEngine(ctx context.Context) error {
+	a, err := s.kit.Open(ctx, s.opts.URL, s.opts.Index)
+	if err != nil {
+		return err
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	p := capability.Policy{MaxK: max(s.opts.K, 100), DefaultCandidateK: s.opts.K}
+	eo := adapters.EngineOptions{Name: "scifact", Version: "bench", Policy: p, CursorKey: key}
+	if s.opts.Embedder != nil {
+		eo.Policy.EmbedDim, eo.Policy.EmbedIdentity, eo.Embedder = s.opts.Embedder.Dimension(), s.opts.Embedder.Identity(), s.opts.Embedder
+	}
+	if s.eng, err = adapters.NewEngine(ctx, a, eo); err != nil {
+		a.Close()
+		return err
+	}
+	return nil
+}
+
+// Close releases the Engine.
+func (s *Setup) Close() error { return s.eng.Close() }
+
+// Queries returns the queries in use.
+func (s *Setup) Queries() []Query { return s.ds.Queries }
+
+// Engine returns the sidecar Engine.
+func (s *Setup) Engine() *adapters.Engine { return s.eng }
+
+// params is the sidecar request for one query: candidateK = k so the
+// dense stage asks for exactly what the direct kNN query asks for.
+func (s *Setup) params(q string, mode rcp.Mode) *rcp.RetrieveParams {
+	k := int64(s.opts.K)
+	return &rcp.RetrieveParams{Query: rcp.TextQuery(q), Mode: mode, K: &k, CandidateK: &k}
+}
+
+// sidecarIDs runs one query through the Engine.
+func (s *Setup) sidecarIDs(ctx context.Context, q string, mode rcp.Mode) ([]string, error) {
+	res, err := s.eng.Retrieve(ctx, s.params(q, mode))
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(res.Hits))
+	for i, h := range res.Hits {
+		ids[i] = h.ID
+	}
+	return ids, nil
+}
+
+// directBody is the direct query equivalent to the sidecar's mode.
+func (s *Setup) directBody(ctx context.Context, q string, mode rcp.Mode) (any, error) {
+	vectors := s.opts.Embedder != nil
+	if mode == rcp.ModeSparse {
+		return s.kit.SparseBody(q, s.opts.K, vectors), nil
+	}
+	v, err := s.opts.Embedder.Embed(ctx, []string{q}, "query")
+	if err != nil {
+		return nil, err
+	}
+	return s.kit.DenseBody(v[0], s.opts.K, s.opts.K, vectors), nil
+}
+
+// FidelityReport compares sidecar and direct results for one mode.
+type FidelityReport struct {
+	Mode rcp.Mode
+	// Queries run, and how many gave identical id lists in identical order.
+	Queries, Identical int
+	// Diffs describes the first few differing queries.
+	Diffs []string
+	// NDCGSidecar and NDCGDirect are mean nDCG@10 (direct: NaN-free 0
+	// when the mode has no direct equivalent, see HasDirect).
+	NDCGSidecar, NDCGDirect float64
+	HasDirect               bool
+}
+
+// Fidelity runs every query through the sidecar and, for sparse and
+// dense, directly, comparing the id lists.
+func (s *Setup) Fidelity(ctx context.Context, mode rcp.Mode) (*FidelityReport, error) {
+	r := &FidelityReport{Mode: mode, HasDirect: mode != rcp.ModeHybrid}
+	side, dir := map[string][]string{}, map[string][]string{}
+	for _, q := range s.ds.Queries {
+		ids, err := s.sidecarIDs(ctx, q.Text, mode)
+		if err != nil {
+			return nil, fmt.Errorf("sidecar %s query %s: %w", mode, q.ID, err)
+		}
+		side[q.ID] = ids
+		r.Queries++
+		if !r.HasDirect {
+			continue
+		}
+		if dir[q.ID], err = s.directIDs(ctx, q.Text, mode); err != nil {
+			return nil, fmt.Errorf("direct %s query %s: %w", mode, q.ID, err)
+		}
+		r.compare(q.ID, ids, dir[q.ID])
+	}
+	r.NDCGSidecar = MeanNDCG10(s.ds.Queries, side, s.ds.Qrels)
+	if r.HasDirect {
+		r.NDCGDirect = MeanNDCG10(s.ds.Queries, dir, s.ds.Qrels)
+	}
+	return r, nil
+}
+
+func (s *Setup) directIDs(ctx context.Context, q string, mode rcp.Mode) ([]string, error) {
+	body, err := s.directBody(ctx, q, mode)
+	if err != nil {
+		return nil, err
+	}
+	return s.direct.searchIDs(ctx, s.opts.Index, body)
+}
+
+func (r *FidelityReport) compare(qid string, side, dir []string) {
+	if slices.Equal(side, dir) {
+		r.Identical++
+		return
+	}
+	if len(r.Diffs) < 5 {
+		i := 0
+		for i < min(len(side), len(dir)) && side[i] == dir[i] {
+			i++
+		}
+		r.Diffs = append(r.Diffs, fmt.Sprintf("query %s: %d vs %d hits, first difference at rank %d", qid, len(side), len(dir), i+1))
+	}
+}
