@@ -46,8 +46,10 @@ type Config struct {
 	// "title" and "url"/"uri" fields).
 	TitleField string `json:"title_field,omitempty" mapstructure:"title_field"`
 	URIField   string `json:"uri_field,omitempty" mapstructure:"uri_field"`
-	// MultiMatchType is the multi_match type (default best_fields).
-	MultiMatchType string `json:"multi_match_type,omitempty" mapstructure:"multi_match_type"`
+	// MultiMatchType is the multi_match type (default best_fields) and
+	// TieBreaker its tie_breaker.
+	MultiMatchType string   `json:"multi_match_type,omitempty" mapstructure:"multi_match_type"`
+	TieBreaker     *float64 `json:"tie_breaker,omitempty" mapstructure:"tie_breaker"`
 	// EfSearch sets the HNSW ef_search of kNN queries (0: index default).
 	EfSearch int `json:"ef_search,omitempty" mapstructure:"ef_search"`
 
@@ -133,6 +135,9 @@ func (c *Config) validateOptions() error {
 	}
 	if c.EfSearch < 0 || c.Timeout < 0 {
 		return errors.New("opensearch: ef_search and timeout must not be negative")
+	}
+	if tb := c.TieBreaker; tb != nil && (*tb < 0 || *tb > 1) {
+		return errors.New("opensearch: tie_breaker must be in [0, 1]")
 	}
 	for _, f := range c.TextFields {
 		if f.Name == "" || f.Boost < 0 {

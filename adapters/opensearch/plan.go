@@ -66,12 +66,12 @@ func planFor(cfg *Config, s *schema, req *adapters.SearchRequest) (*adapters.Pla
 	return p, nil
 }
 
-// window sets size/from. track_total_hits stays at the engine default
-// (exact up to 10 000): forcing exact totals disables BM25 early
-// termination and tripled sidecar latency on SciFact.
+// window sets size/from. Totals are not tracked: the Engine does not use
+// them, and exact totals disable BM25 early termination (they tripled
+// sidecar latency on SciFact).
 func window(req *adapters.SearchRequest) dsl.Search {
 	size := req.K
-	return dsl.Search{Size: &size, From: req.From}
+	return dsl.Search{Size: &size, From: req.From, TrackTotalHits: false}
 }
 
 // multiMatch is the BM25 clause over the request's (or probed) text
@@ -84,7 +84,7 @@ func multiMatch(cfg *Config, req *adapters.SearchRequest) (dsl.Query, error) {
 	for i, f := range req.TextFields {
 		fields[i] = dsl.FieldBoost(f.Name, f.Boost)
 	}
-	return &dsl.MultiMatch{Query: req.Text, Fields: fields, Type: cfg.MultiMatchType}, nil
+	return &dsl.MultiMatch{Query: req.Text, Fields: fields, Type: cfg.MultiMatchType, TieBreaker: cfg.TieBreaker}, nil
 }
 
 func lexicalBody(cfg *Config, req *adapters.SearchRequest, filter dsl.Query) (*dsl.OSSearch, error) {
@@ -159,7 +159,8 @@ func hybridBody(cfg *Config, s *schema, req *adapters.SearchRequest, filter dsl.
 }
 
 // source excludes every vector field from _source except the queried one
-// when the request needs its vectors (MMR, includeVectors).
+// when the request needs its vectors (MMR, includeVectors), and the
+// content field unless the text is needed.
 func source(s *schema, req *adapters.SearchRequest) *dsl.Source {
 	keep := ""
 	if req.WithVectors {
@@ -170,6 +171,9 @@ func source(s *schema, req *adapters.SearchRequest) *dsl.Source {
 		if name != keep {
 			ex = append(ex, name)
 		}
+	}
+	if !req.WithText && s.content != "" {
+		ex = append(ex, s.content)
 	}
 	if len(ex) == 0 {
 		return nil

@@ -71,7 +71,7 @@ func TestPlan(t *testing.T) {
 		{name: "sparse", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: `café "AND" title:x \ {"q":1}`,
 			TextFields: text[:1], K: 10, CandidateK: 10}},
 		{name: "sparse_filter_page", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "espresso",
-			TextFields: text, K: 5, CandidateK: 20, From: 10, MinScore: &half}, filter: `{"field":"lang","op":"eq","value":"en"}`},
+			TextFields: text, K: 5, CandidateK: 20, From: 10, MinScore: &half, WithText: true}, filter: `{"field":"lang","op":"eq","value":"en"}`},
 		{name: "dense", req: adapters.SearchRequest{Stage: adapters.StageDense, Vector: vec8, K: 10, CandidateK: 100}},
 		{name: "dense_every_op", req: adapters.SearchRequest{Stage: adapters.StageDense, Vector: vec8, K: 3, CandidateK: 50},
 			filter: everyOp},
