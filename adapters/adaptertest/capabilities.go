@@ -342,6 +342,9 @@ func (e *env) absentFilter(t *testing.T) {
 			wantError(t, rerr, rcp.CodeInvalidParams, "filter."+f.Name, "")
 		})
 	}
+	for _, f := range e.schema.Fields {
+		t.Run("FieldOperators/"+f.Name, func(t *testing.T) { e.checkUnservedFieldOps(t, f) })
+	}
 	t.Run("UnknownField", func(t *testing.T) {
 		if e.caps.Filter == nil {
 			t.Skip("not advertised: filter (see FilterAbsent)")
@@ -399,6 +402,30 @@ func opApplies(op mapping.Op, f Field) bool {
 }
 
 // sampleValue returns a well-typed value for op on f.
+// checkUnservedFieldOps: an advertised operator that §8 allows for the
+// field's type, but that this field does not serve exactly, is -32602 on
+// filter.<field> (§8: "the operator is not allowed for that field").
+func (e *env) checkUnservedFieldOps(t *testing.T, f Field) {
+	if e.caps.Filter == nil {
+		t.Skip("not advertised: filter")
+	}
+	if _, ok := e.caps.Filter.Fields[f.Name]; !ok {
+		t.Skipf("not advertised: filter.fields lacks %q", f.Name)
+	}
+	served, checked := e.eng.FieldOps(f.Name), 0
+	for _, op := range mapping.AllowedOps(f.Type) {
+		if slices.Contains(served, op) || !slices.Contains(e.caps.Filter.Operators, string(op)) {
+			continue
+		}
+		checked++
+		_, rerr := e.retrieve(t, P{"query": "espresso", "k": 3, "filter": cond(f.Name, string(op), sampleValue(f, op))})
+		wantError(t, rerr, rcp.CodeInvalidParams, "filter."+f.Name, "")
+	}
+	if checked == 0 {
+		t.Skipf("field %q serves every advertised operator its type allows", f.Name)
+	}
+}
+
 func sampleValue(f Field, op mapping.Op) any {
 	scalar := map[mapping.FieldType]any{mapping.TypeKeyword: "en", mapping.TypeText: "Tokyo", mapping.TypeInt: 2020,
 		mapping.TypeFloat: 4.5, mapping.TypeBool: true, mapping.TypeDate: "2020-01-01T00:00:00Z"}[f.Type]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -216,33 +217,35 @@ func hitIDs(hits []rcp.Hit) []string {
 }
 
 // filterRefs collects the fields and operators a filter tree uses.
-func filterRefs(f any, fields, ops map[string]bool) {
+func filterRefs(f any, fields, ops map[string]bool, pairs map[[2]string]bool) {
 	switch n := f.(type) {
 	case map[string]any:
 		if fld, ok := n["field"].(string); ok {
-			fields[fld] = true
-			ops[n["op"].(string)] = true
+			op := n["op"].(string)
+			fields[fld], ops[op], pairs[[2]string{fld, op}] = true, true, true
 			return
 		}
 		for _, key := range []string{"and", "or", "not"} {
 			if c, ok := n[key]; ok {
-				filterRefs(c, fields, ops)
+				filterRefs(c, fields, ops, pairs)
 			}
 		}
 	case []map[string]any:
 		for _, c := range n {
-			filterRefs(c, fields, ops)
+			filterRefs(c, fields, ops, pairs)
 		}
 	}
 }
 
 // filterSkipReason says why filter f cannot be sent to e ("" if it can).
+// Besides the advertised fields and operators, each field serves only the
+// operators whose native semantics are exact for it (Engine.FieldOps, §8).
 func (e *env) filterSkipReason(f map[string]any) string {
 	if e.caps.Filter == nil {
 		return "not advertised: filter"
 	}
-	fields, ops := map[string]bool{}, map[string]bool{}
-	filterRefs(f, fields, ops)
+	fields, ops, pairs := map[string]bool{}, map[string]bool{}, map[[2]string]bool{}
+	filterRefs(f, fields, ops, pairs)
 	for fld := range fields {
 		if _, ok := e.caps.Filter.Fields[fld]; !ok {
 			return "not advertised: filter.fields lacks " + fld
@@ -251,6 +254,11 @@ func (e *env) filterSkipReason(f map[string]any) string {
 	for op := range ops {
 		if !slices.Contains(e.caps.Filter.Operators, op) {
 			return "not advertised: filter.operators lacks " + op
+		}
+	}
+	for p := range pairs {
+		if !slices.Contains(e.eng.FieldOps(p[0]), mapping.Op(p[1])) {
+			return "not served: field " + p[0] + " does not support operator " + p[1]
 		}
 	}
 	return ""
