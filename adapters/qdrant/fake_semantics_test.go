@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -217,13 +218,16 @@ func TestNativeRRFMatchesRCP(t *testing.T) {
 	}
 }
 
-// Version gates: 1.15.0 has MMR but neither Rrf{k} nor qdrant/bm25.
+// Version gates: 1.15.0 has MMR but neither Rrf{k} nor qdrant/bm25; 1.15.2
+// fuses natively only for rrfK=1 (its fixed k=2); 1.16 takes any rrfK.
 func TestVersionGates(t *testing.T) {
 	cases := []struct {
 		version          string
 		sparse, rrf, mmr bool
+		rrfKs            []int
 	}{
-		{"1.14.1", false, false, false}, {"1.15.0", false, false, true}, {"1.15.2", true, false, true}, {"1.16.0", true, true, true},
+		{"1.14.1", false, false, false, nil}, {"1.15.0", false, false, true, nil},
+		{"1.15.2", true, true, true, []int{1}}, {"1.16.0", true, true, true, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.version, func(t *testing.T) {
@@ -236,6 +240,9 @@ func TestVersionGates(t *testing.T) {
 			}
 			if e.ev.NativeRRF != c.rrf || e.ev.NativeMMR != c.mmr {
 				t.Errorf("rrf %t mmr %t, want %t %t", e.ev.NativeRRF, e.ev.NativeMMR, c.rrf, c.mmr)
+			}
+			if !slices.Equal(e.ev.NativeRRFKs, c.rrfKs) {
+				t.Errorf("native rrfKs %v, want %v", e.ev.NativeRRFKs, c.rrfKs)
 			}
 		})
 	}

@@ -131,8 +131,9 @@ func (a *adapter) fill(ev *capability.Evidence, f *facts, info *qdrantgo.Collect
 	ev.TitleField, ev.URIField = a.cfg.TitleField, a.cfg.URIField
 	ev.Writable = a.cfg.Writable
 	ev.NativeMMR = f.mmr && f.dense != nil
-	ev.NativeRRF = f.rrfK && f.dense != nil && f.sparse
-	if f.dense != nil && f.sparse && !f.rrfK {
+	ev.NativeRRF = f.dense != nil && f.sparse
+	if ev.NativeRRF && !f.rrfK {
+		ev.NativeRRFKs = []int{1} // 1.15: fixed k=2 is RCP rrfK=1 only
 		ev.Notes = append(ev.Notes, fmt.Sprintf("Qdrant %s fixes RRF k=2 (RCP rrfK=1); other rrfK values are fused in the sidecar", ev.Version))
 	}
 	if limit := info.GetConfig().GetStrictModeConfig().GetMaxQueryLimit(); limit > 0 {
