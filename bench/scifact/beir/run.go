@@ -117,7 +117,10 @@ func (s *Setup) directBody(ctx context.Context, q string, mode rcp.Mode) (any, e
 	if err != nil {
 		return nil, err
 	}
-	return s.kit.DenseBody(v[0], s.opts.K, s.opts.K, vectors), nil
+	// The Engine asks for one hit more than the page (to know whether a
+	// next page exists), and the kNN search depends on k and
+	// num_candidates, so the direct query asks for the same k+1.
+	return s.kit.DenseBody(v[0], s.opts.K+1, s.opts.K+1, vectors), nil
 }
 
 // FidelityReport compares sidecar and direct results for one mode.
@@ -165,7 +168,8 @@ func (s *Setup) directIDs(ctx context.Context, q string, mode rcp.Mode) ([]strin
 	if err != nil {
 		return nil, err
 	}
-	return s.direct.searchIDs(ctx, s.opts.Index, body)
+	ids, err := s.direct.searchIDs(ctx, s.opts.Index, body)
+	return ids[:min(len(ids), s.opts.K)], err
 }
 
 func (r *FidelityReport) compare(qid string, side, dir []string) {
