@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -142,4 +143,59 @@ func FuzzDecodeFrame(f *testing.F) {
 			}
 		}
 	})
+}
+
+// rawObj is a result whose MarshalJSON emits whitespace that encoding/json
+// must compact away.
+type rawObj struct{}
+
+func (rawObj) MarshalJSON() ([]byte, error) { return []byte("{\n \"a\" : \"x\\ny\"\r\n}"), nil }
+
+func TestEncodeResult(t *testing.T) {
+	tests := []struct {
+		name string
+		id   ID
+		v    any
+		want string
+		err  error
+	}{
+		{"object", IntID(7), map[string]any{"b": 1, "a": "<x>\n"}, `{"jsonrpc":"2.0","id":7,"result":{"a":"\u003cx\u003e\n","b":1}}`, nil},
+		{"absent id is null", ID{}, struct{}{}, `{"jsonrpc":"2.0","id":null,"result":{}}`, nil},
+		{"string id", StringID("a\nb"), struct{}{}, `{"jsonrpc":"2.0","id":"a\nb","result":{}}`, nil},
+		{"marshaler compacted", IntID(1), rawObj{}, `{"jsonrpc":"2.0","id":1,"result":{"a":"x\ny"}}`, nil},
+		{"NaN refused", IntID(1), map[string]float64{"x": math.NaN()}, "", errAny},
+		{"Inf refused", IntID(1), map[string]float64{"x": math.Inf(-1)}, "", errAny},
+		{"array refused", IntID(1), []int{1}, "", ErrResultNotObject},
+		{"null refused", IntID(1), nil, "", ErrResultNotObject},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := EncodeResult(tt.id, tt.v)
+			switch {
+			case tt.err == errAny && err != nil, tt.err != nil && errors.Is(err, tt.err):
+				return
+			case err != nil || tt.err != nil:
+				t.Fatalf("err = %v, want %v", err, tt.err)
+			}
+			if string(b) != tt.want {
+				t.Errorf("got  %s\nwant %s", b, tt.want)
+			}
+			if want, _ := EncodeResponse(&Response{ID: tt.id, Result: mustMarshal(t, tt.v)}); string(want) != string(b) {
+				t.Errorf("differs from EncodeResponse: %s", want)
+			}
+			if cap(b) <= len(b) {
+				t.Errorf("no spare capacity for the newline: len %d cap %d", len(b), cap(b))
+			}
+		})
+	}
+}
+
+var errAny = errors.New("any error")
+
+func mustMarshal(t *testing.T, v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // Version is the only jsonrpc member value accepted and emitted (§4).
@@ -93,6 +94,59 @@ func EncodeResponse(r *Response) ([]byte, error) {
 		w.Result = json.RawMessage("{}")
 	}
 	return encode(w)
+}
+
+// ErrResultNotObject reports a result that does not encode as a JSON
+// object; every RCP/1 result is one (§7).
+var ErrResultNotObject = errors.New("jsonrpc: result is not a JSON object")
+
+// EncodeResult marshals v as the result of a response to id and returns the
+// compact single-line frame, with spare capacity for a trailing newline.
+// The result is encoded once, straight into the envelope: encoding/json
+// refuses NaN and ±Inf (§4.6) and escapes every newline inside strings, and
+// a newline anywhere in the frame is still refused (§5.1).
+func EncodeResult(id ID, v any) ([]byte, error) {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	if id.IsAbsent() {
+		id = NullID
+	}
+	buf.WriteString(id.raw)
+	buf.WriteString(`,"result":`)
+	start := buf.Len()
+	enc := json.NewEncoder(buf)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's own trailing newline
+	b := buf.Bytes()
+	if len(b) == start || b[start] != '{' {
+		return nil, ErrResultNotObject
+	}
+	if bytes.IndexByte(b[start:], '\n') >= 0 || bytes.IndexByte(b[start:], '\r') >= 0 {
+		return nil, ErrUnsafeFrame
+	}
+	out := make([]byte, len(b)+1, len(b)+2)
+	copy(out, b)
+	out[len(b)] = '}'
+	return out, nil
+}
+
+// buffers recycles encoding buffers across frames; oversized ones are
+// dropped so one huge result does not pin memory.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBuffer = 1 << 20
+
+func getBuffer() *bytes.Buffer { return buffers.Get().(*bytes.Buffer) }
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBuffer {
+		return
+	}
+	b.Reset()
+	buffers.Put(b)
 }
 
 // EncodeBatch encodes already-encoded members as one JSON array.

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/jsonrpc"
@@ -142,16 +141,9 @@ func errorFrame(id jsonrpc.ID, err error) []byte {
 }
 
 // resultFrame encodes a success response; an unencodable result (NaN, ±Inf,
-// §4.6) becomes -32603.
+// §4.6) or one that is not a JSON object becomes -32603.
 func resultFrame(id jsonrpc.ID, v any) []byte {
-	raw, err := jsonrpc.Marshal(v)
-	if err == nil && (len(raw) == 0 || raw[0] != '{') {
-		err = errors.New("result is not a JSON object")
-	}
-	if err != nil {
-		return errorFrame(id, rcp.NewError(rcp.CodeInternalError, "result could not be encoded").WithCause(err))
-	}
-	b, err := jsonrpc.EncodeResponse(&jsonrpc.Response{ID: id, Result: raw})
+	b, err := jsonrpc.EncodeResult(id, v)
 	if err != nil {
 		return errorFrame(id, rcp.NewError(rcp.CodeInternalError, "result could not be encoded").WithCause(err))
 	}
