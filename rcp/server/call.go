@@ -100,6 +100,16 @@ func (sess *session) newCall(parent context.Context, req *jsonrpc.Request, e *en
 	return c
 }
 
+// initializes reports whether the job holds an accepted initialize call.
+func (j *job) initializes() bool {
+	for _, c := range j.calls {
+		if c.out == nil && c.method == rcp.MethodInitialize {
+			return true
+		}
+	}
+	return false
+}
+
 // run executes the job and returns the encoded answer, or nil when nothing
 // must be answered (notifications only, §4.5/§11).
 func (j *job) run() []byte {

@@ -17,7 +17,9 @@ import (
 var errTransport = errors.New("rcp: transport closed")
 
 // ServeStdio serves one session over NDJSON (§5.1): one frame per line,
-// blank lines ignored, requests processed concurrently and answered by id,
+// blank lines ignored, requests processed concurrently and answered by id
+// (except that a frame carrying initialize is answered before the next line
+// is read),
 // writes serialised, out carrying frames only. It returns nil after EOF on
 // in or after answering shutdown, once in-flight requests have been
 // answered (§7.12, §13.1); it returns ctx's error if ctx ends first and the
@@ -63,11 +65,19 @@ func (s *Server) serveLine(ctx context.Context, sess *session, l line, w *lineWr
 		return // §5.1 blank lines are tolerated
 	}
 	j := sess.accept(ctx, l.data, w.write, "")
-	wg.Go(func() {
+	answer := func() {
 		if b := j.run(); b != nil {
 			w.write(b)
 		}
-	})
+	}
+	if j.initializes() {
+		// §13: a frame carrying initialize completes before the next line
+		// is read, so a request pipelined right behind it is gated against
+		// the negotiated session rather than answered -32001.
+		answer()
+		return
+	}
+	wg.Go(answer)
 }
 
 // line is one input line, or a marker that a line exceeded the limit.

@@ -264,3 +264,48 @@ func TestHTTPStatefulCancel(t *testing.T) {
 		t.Fatalf("cancelled request answered %s", body)
 	}
 }
+
+// TestStdioPipelinedInitialize checks that a request written right behind
+// initialize on the same pipe, before its answer was read, is served against
+// the initialized session (§13), not answered -32001. Single frames and a
+// batch carrying initialize are both covered.
+func TestStdioPipelinedInitialize(t *testing.T) {
+	const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`
+	const retrieve = `{"jsonrpc":"2.0","id":2,"method":"retrieve","params":{"query":"q","k":1}}`
+	for _, tc := range []struct{ name, in string }{
+		{"single frames", initLine + "\n" + retrieve + "\n"},
+		{"batch then request", "[" + initLine + "]\n" + retrieve + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for range 20 { // the old race lost nearly every time; repeat to be sure
+				srv := server.New(rcptest.NewStubBackend(1), server.Options{})
+				var out strings.Builder
+				if err := srv.ServeStdio(context.Background(), strings.NewReader(tc.in), &out); err != nil {
+					t.Fatal(err)
+				}
+				got := retrieveAnswer(t, out.String())
+				if got.Error != nil || len(got.Result) == 0 {
+					t.Fatalf("retrieve after initialize answered %s", out.String())
+				}
+			}
+		})
+	}
+}
+
+// retrieveAnswer returns the response with id 2 among NDJSON frames.
+func retrieveAnswer(t *testing.T, ndjson string) *jsonrpc.Response {
+	t.Helper()
+	for line := range strings.Lines(ndjson) {
+		f, derr := jsonrpc.DecodeFrame([]byte(line))
+		if derr != nil {
+			t.Fatalf("bad frame %q: %v", line, derr)
+		}
+		for _, m := range f.Members {
+			if m.Response != nil && m.ID.Raw() == "2" {
+				return m.Response
+			}
+		}
+	}
+	t.Fatalf("no answer to id 2 in %q", ndjson)
+	return nil
+}
