@@ -20,6 +20,7 @@ type Config struct {
 	Server   Server    `mapstructure:"server" json:"server"`
 	Embedder *Embedder `mapstructure:"embedder" json:"embedder,omitempty"`
 	Backends []Backend `mapstructure:"backends" json:"backends"`
+	Access   Access    `mapstructure:"access" json:"access"`
 }
 
 // Server holds transport and dispatch settings.

@@ -31,7 +31,18 @@ func (c *Config) Validate() error {
 	if len(c.Backends) == 0 {
 		return errors.New("backends: at least one backend is required")
 	}
-	return c.validateBackends()
+	if err := c.validateBackends(); err != nil {
+		return err
+	}
+	return c.Access.validate(backendNames(c.Backends))
+}
+
+func backendNames(bs []Backend) []string {
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = b.Name
+	}
+	return names
 }
 
 func (s *Server) validate() error {
