@@ -12,7 +12,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 )
 
-const bulkBatch = 256
+const bulkBatch = 64
 
 // ensureIndex creates and loads index unless it already holds the whole
 // corpus (reindex forces a rebuild). Vectors are embedded as documents
@@ -36,9 +36,17 @@ func ensureIndex(ctx context.Context, d *direct, k Kit, index string, docs []Doc
 		return err
 	}
 	start := time.Now()
+	var vc *vectorCache
+	if emb != nil {
+		vc = openVectorCache(emb)
+		fmt.Fprintf(log, "vector cache %s: %d vectors\n", vc.path, len(vc.vecs))
+	}
 	for i := 0; i < len(docs); i += bulkBatch {
-		if err := loadBatch(ctx, d, index, docs[i:min(i+bulkBatch, len(docs))], emb); err != nil {
+		if err := loadBatch(ctx, d, index, docs[i:min(i+bulkBatch, len(docs))], vc, emb); err != nil {
 			return err
+		}
+		if emb != nil {
+			fmt.Fprintf(log, "index %s: %d/%d documents (%s)\n", index, min(i+bulkBatch, len(docs)), len(docs), time.Since(start).Round(time.Second))
 		}
 	}
 	if err := d.do(ctx, http.MethodPost, "/"+index+"/_refresh", nil, nil); err != nil {
@@ -48,15 +56,15 @@ func ensureIndex(ctx context.Context, d *direct, k Kit, index string, docs []Doc
 	return nil
 }
 
-func loadBatch(ctx context.Context, d *direct, index string, docs []Doc, emb adapters.Embedder) error {
+func loadBatch(ctx context.Context, d *direct, index string, docs []Doc, vc *vectorCache, emb adapters.Embedder) error {
 	var vecs [][]float32
 	if emb != nil {
-		texts := make([]string, len(docs))
+		ids, texts := make([]string, len(docs)), make([]string, len(docs))
 		for i, doc := range docs {
-			texts[i] = doc.Title + " " + doc.Text
+			ids[i], texts[i] = doc.ID, doc.Title+" "+doc.Text
 		}
 		var err error
-		if vecs, err = emb.Embed(ctx, texts, "document"); err != nil {
+		if vecs, err = vc.embedDocs(ctx, emb, ids, texts); err != nil {
 			return fmt.Errorf("embed corpus: %w", err)
 		}
 	}
