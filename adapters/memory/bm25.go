@@ -2,6 +2,7 @@ package memory
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -62,32 +63,41 @@ func uniqueTerms(q string) []string {
 	return out
 }
 
+// posting is one document holding a term in one field: its slot in
+// Store.slots, the term's frequency and the field's length in that document,
+// so scoring touches no per-document map.
+type posting struct {
+	slot   int32
+	tf, dl int32
+}
+
 // fieldIndex is the inverted index and length statistics of one text field.
 type fieldIndex struct {
-	postings map[string]map[string]int // term → doc id → term frequency
+	postings map[string][]posting // term → documents holding it, in no set order
 	totalLen int
 }
 
-func newFieldIndex() *fieldIndex { return &fieldIndex{postings: map[string]map[string]int{}} }
+func newFieldIndex() *fieldIndex { return &fieldIndex{postings: map[string][]posting{}} }
 
-func (f *fieldIndex) add(id string, tf map[string]int, n int) {
+func (f *fieldIndex) add(slot int32, tf map[string]int, n int) {
 	for t, c := range tf {
-		p := f.postings[t]
-		if p == nil {
-			p = map[string]int{}
-			f.postings[t] = p
-		}
-		p[id] = c
+		f.postings[t] = append(f.postings[t], posting{slot: slot, tf: int32(c), dl: int32(n)})
 	}
 	f.totalLen += n
 }
 
-func (f *fieldIndex) remove(id string, tf map[string]int, n int) {
+func (f *fieldIndex) remove(slot int32, tf map[string]int, n int) {
 	for t := range tf {
-		delete(f.postings[t], id)
-		if len(f.postings[t]) == 0 {
-			delete(f.postings, t)
+		ps := f.postings[t]
+		if i := slices.IndexFunc(ps, func(p posting) bool { return p.slot == slot }); i >= 0 {
+			ps[i] = ps[len(ps)-1]
+			ps = ps[:len(ps)-1]
 		}
+		if len(ps) == 0 {
+			delete(f.postings, t)
+			continue
+		}
+		f.postings[t] = ps
 	}
 	f.totalLen -= n
 }
@@ -103,7 +113,7 @@ func idf(n, df int) float64 {
 
 // term is one term's contribution:
 // idf · tf·(k1+1) / (tf + k1·(1 - b + b·dl/avgdl)).
-func (p bm25) term(idf float64, tf, dl int, avgdl float64) float64 {
+func (p bm25) term(idf float64, tf, dl int32, avgdl float64) float64 {
 	norm := 1.0
 	if avgdl > 0 {
 		norm = 1 - p.b + p.b*float64(dl)/avgdl

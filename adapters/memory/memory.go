@@ -79,8 +79,12 @@ type Store struct {
 
 	mu     sync.RWMutex
 	docs   map[string]*doc
+	slots  []*doc  // doc.slot → doc; nil where a document was dropped
+	free   []int32 // reusable nil slots
 	fields map[string]*fieldIndex
 	closed bool
+
+	plans planCache
 }
 
 var (
@@ -95,6 +99,7 @@ type doc struct {
 	vector          []float32
 	tf              map[string]map[string]int // field → term → frequency
 	length          map[string]int
+	slot            int32 // index in Store.slots
 }
 
 // errClosed is returned by every method after Close.
@@ -137,12 +142,26 @@ func (s *Store) put(d adapters.Document) {
 	if t, ok := d.Meta[s.opts.TitleField].(string); ok {
 		nd.title = t
 	}
+	nd.slot = s.takeSlot(nd)
 	for name, body := range map[string]string{FieldTitle: nd.title, FieldText: nd.text} {
 		tf, n := termFreqs(body)
 		nd.tf[name], nd.length[name] = tf, n
-		s.fields[name].add(d.ID, tf, n)
+		s.fields[name].add(nd.slot, tf, n)
 	}
 	s.docs[d.ID] = nd
+}
+
+// takeSlot places d in a free slot, or a new one; the caller holds the
+// write lock.
+func (s *Store) takeSlot(d *doc) int32 {
+	if n := len(s.free); n > 0 {
+		slot := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.slots[slot] = d
+		return slot
+	}
+	s.slots = append(s.slots, d)
+	return int32(len(s.slots) - 1)
 }
 
 // drop removes id if present; the caller holds the write lock.
@@ -152,8 +171,10 @@ func (s *Store) drop(id string) bool {
 		return false
 	}
 	for name, f := range s.fields {
-		f.remove(id, old.tf[name], old.length[name])
+		f.remove(old.slot, old.tf[name], old.length[name])
 	}
+	s.slots[old.slot] = nil
+	s.free = append(s.free, old.slot)
 	delete(s.docs, id)
 	return true
 }

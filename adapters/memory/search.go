@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"cmp"
 	"maps"
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
@@ -31,8 +33,11 @@ type planBody struct {
 
 // Plan translates one stage into a memory plan, without I/O.
 func (s *Store) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
-	body := planBody{Fields: req.TextFields, Filter: encodeFilter(req.Filter), K: req.K, From: req.From,
-		WithText: req.WithText, WithVectors: req.WithVectors, MinScore: req.MinScore}
+	body := planBody{Fields: slices.Clone(req.TextFields), Filter: encodeFilter(req.Filter), K: req.K, From: req.From,
+		WithText: req.WithText, WithVectors: req.WithVectors}
+	if req.MinScore != nil {
+		body.MinScore = floor(*req.MinScore)
+	}
 	p := &adapters.Plan{Adapter: "memory", Stage: req.Stage, Target: "memory"}
 	switch req.Stage {
 	case adapters.StageLexical:
@@ -42,7 +47,7 @@ func (s *Store) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
 		if len(req.Vector) == 0 || s.opts.Dims == 0 {
 			return nil, fmt.Errorf("%w: dense stage needs a query vector and a vector field", errBadPlan)
 		}
-		body.VectorField, body.Vector = FieldEmbedding, req.Vector
+		body.VectorField, body.Vector = FieldEmbedding, slices.Clone(req.Vector)
 		p.Op = "exact-" + string(s.opts.Similarity)
 		p.Scale, p.Floor = capability.ModeScale(rcp.ModeDense, &capability.VectorField{Similarity: s.opts.Similarity})
 	default:
@@ -53,6 +58,9 @@ func (s *Store) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
 		return nil, fmt.Errorf("%w: %v", errBadPlan, err)
 	}
 	p.Body = b
+	// The validated filter is kept as is: decoding its wire form yields
+	// the same normalised values (mapping.Cond).
+	s.plans.put(p, &planned{body: &body, filter: req.Filter, raw: b})
 	return p, nil
 }
 
@@ -60,7 +68,7 @@ func floor(f float64) *float64 { return &f }
 
 // Search executes a plan produced by Plan.
 func (s *Store) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candidates, error) {
-	body, filter, err := decodePlan(p)
+	body, filter, err := s.decodePlan(p)
 	if err != nil {
 		return nil, err
 	}
@@ -81,9 +89,15 @@ func (s *Store) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candida
 	return s.candidates(p, body, scored), nil
 }
 
-func decodePlan(p *adapters.Plan) (*planBody, mapping.Filter, error) {
+// decodePlan returns the typed plan: from the plan cache when p is a plan
+// of this store with its Body untouched, else parsed from p.Body (a plan
+// built or edited elsewhere).
+func (s *Store) decodePlan(p *adapters.Plan) (*planBody, mapping.Filter, error) {
 	if p == nil || p.Adapter != "memory" {
 		return nil, nil, errBadPlan
+	}
+	if pl, ok := s.plans.get(p); ok {
+		return pl.body, pl.filter, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(p.Body))
 	dec.UseNumber()
@@ -104,10 +118,15 @@ type scoredDoc struct {
 }
 
 // lexical scores every document holding a query term with BM25 summed
-// over the requested fields (boost-weighted); the caller holds the lock.
+// over the requested fields (boost-weighted), walking only the postings of
+// the query terms; the caller holds the lock. Each document's score adds
+// the same terms in the same order (fields, then terms) as a per-document
+// loop would, so scores are exact whatever the postings order.
 func (s *Store) lexical(ctx context.Context, b *planBody, f mapping.Filter) ([]scoredDoc, error) {
-	acc := map[string]float64{}
 	n := len(s.docs)
+	acc := make([]float64, len(s.slots))
+	seen := make([]bool, len(s.slots))
+	var touched []int32
 	for _, tf := range b.Fields {
 		fi := s.fields[tf.Name]
 		if fi == nil || n == 0 {
@@ -121,21 +140,30 @@ func (s *Store) lexical(ctx context.Context, b *planBody, f mapping.Filter) ([]s
 		for _, term := range b.Terms {
 			post := fi.postings[term]
 			w := idf(n, len(post))
-			for id, c := range post {
-				acc[id] += boost * s.scorer.term(w, c, s.docs[id].length[tf.Name], avgdl)
+			for _, p := range post {
+				if !seen[p.slot] {
+					seen[p.slot] = true
+					touched = append(touched, p.slot)
+				}
+				acc[p.slot] += boost * s.scorer.term(w, p.tf, p.dl, avgdl)
 			}
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 	}
-	out := make([]scoredDoc, 0, len(acc))
-	for id, sc := range acc {
-		if d := s.docs[id]; mapping.EvalFilter(f, d.meta) {
-			out = append(out, scoredDoc{d: d, score: sc})
+	return s.collect(acc, touched, f), nil
+}
+
+// collect keeps the touched documents that pass the filter.
+func (s *Store) collect(acc []float64, touched []int32, f mapping.Filter) []scoredDoc {
+	out := make([]scoredDoc, 0, len(touched))
+	for _, slot := range touched {
+		if d := s.slots[slot]; mapping.EvalFilter(f, d.meta) {
+			out = append(out, scoredDoc{d: d, score: acc[slot]})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // dense scores every document with a vector exactly; the caller holds the lock.
@@ -165,25 +193,79 @@ func (s *Store) similarity(q, v []float32) float64 {
 	return mapping.Cosine(q, v)
 }
 
-// candidates sorts (score desc, id asc: deterministic ties), applies
-// minScore and the from/k window, and copies out the requested parts.
+// candidates applies minScore, ranks (score desc, id asc: deterministic
+// ties), cuts the from/k window and copies out the requested parts. Only
+// the from+k best are ordered (a bounded heap), the rest are only counted.
 func (s *Store) candidates(p *adapters.Plan, b *planBody, scored []scoredDoc) *adapters.Candidates {
-	sort.Slice(scored, func(i, j int) bool {
-		if scored[i].score != scored[j].score {
-			return scored[i].score > scored[j].score
-		}
-		return scored[i].d.id < scored[j].d.id
-	})
 	if b.MinScore != nil {
 		scored = keepAbove(scored, *b.MinScore)
 	}
 	total := int64(len(scored))
-	scored = scored[min(b.From, len(scored)):min(b.From+max(b.K, 0), len(scored))]
+	scored = topN(scored, b.From+max(b.K, 0))
+	scored = scored[min(b.From, len(scored)):]
 	c := &adapters.Candidates{Scale: p.Scale, Floor: p.Floor, Total: total, Hits: make([]adapters.Candidate, len(scored))}
 	for i, sd := range scored {
 		c.Hits[i] = s.candidate(sd, b)
 	}
 	return c
+}
+
+// rank orders a before b when it scores higher, or scores the same and has
+// the smaller id; NaN scores rank last.
+func rank(a, b scoredDoc) int {
+	switch an, bn := a.score != a.score, b.score != b.score; {
+	case an != bn:
+		return cmp.Compare(b2i(an), b2i(bn))
+	case !an && a.score != b.score:
+		return cmp.Compare(b.score, a.score)
+	}
+	return strings.Compare(a.d.id, b.d.id)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// topN returns the n best of xs in rank order, reusing xs. It keeps a heap
+// of the n best seen so far with the worst at its root.
+func topN(xs []scoredDoc, n int) []scoredDoc {
+	if n >= len(xs) {
+		slices.SortFunc(xs, rank)
+		return xs
+	}
+	h := xs[:n]
+	for i := n/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	for _, x := range xs[n:] {
+		if n > 0 && rank(x, h[0]) < 0 {
+			h[0] = x
+			siftDown(h, 0)
+		}
+	}
+	slices.SortFunc(h, rank)
+	return h
+}
+
+// siftDown restores the worst-at-root heap order below i.
+func siftDown(h []scoredDoc, i int) {
+	for {
+		w, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && rank(h[l], h[w]) > 0 {
+			w = l
+		}
+		if r < len(h) && rank(h[r], h[w]) > 0 {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
 }
 
 func keepAbove(in []scoredDoc, minScore float64) []scoredDoc {
