@@ -1,0 +1,186 @@
+// Package access is the sidecar's inbound access control (§5.2, §15):
+// API-key authentication applied to HTTP before any RCP processing (so
+// before initialize and capability gating), per-key scopes (engines, read
+// or write, a mandatory tenant filter, an id namespace), per-key token-bucket
+// rate limits and a global concurrency limit that sheds load.
+//
+// The HTTP side is Guard.Middleware; the data side is Guard.Backend, a
+// server.Backend decorator that reads the caller from the request context.
+// A context without a caller (stdio, §15.6: the spawner decides) passes
+// through unchanged.
+package access
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"sync/atomic"
+)
+
+// Key is one API key and its scope, as compiled from configuration.
+type Key struct {
+	// ID names the key in logs; it also scopes the key's cursors.
+	ID string
+	// Digest is the SHA-256 of the secret key.
+	Digest [32]byte
+	// Engines the key may address; empty means all.
+	Engines []string
+	// Write allows index/add and index/delete.
+	Write bool
+	// Filter is ANDed into every retrieve and enforced on writes; nil
+	// means the key sees the whole corpus.
+	Filter json.RawMessage
+	// IDPrefix namespaces the ids the key writes, deletes and reads back.
+	IDPrefix string
+	// RPS and Burst configure the key's token bucket; RPS 0 is unlimited.
+	RPS   float64
+	Burst int
+}
+
+// Options configure a Guard.
+type Options struct {
+	// Keys are the accepted API keys; none means no authentication.
+	Keys []Key
+	// MaxInflight caps concurrent RCP requests (0: no cap).
+	MaxInflight int
+	// DefaultEngine is the engine served at the base path, for the
+	// per-key engine check; "" when the base path is an aggregator.
+	DefaultEngine string
+	// Logger receives rejections (never a key); nil discards them.
+	Logger *slog.Logger
+	// Secret roots the per-key cursor keys; random when empty.
+	Secret []byte
+}
+
+// Guard enforces Options over HTTP (Middleware) and on backends (Backend).
+type Guard struct {
+	keys          []*Principal
+	sem           chan struct{}
+	defaultEngine string
+	log           *slog.Logger
+}
+
+// Principal is an authenticated caller.
+type Principal struct {
+	idx       int
+	id        string
+	digest    [32]byte
+	engines   []string
+	write     bool
+	filter    json.RawMessage
+	prefix    string
+	bucket    *bucket
+	cursorKey []byte
+}
+
+// New compiles o. Keys must have distinct ids.
+func New(o Options) (*Guard, error) {
+	g := &Guard{defaultEngine: o.DefaultEngine, log: o.Logger}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxInflight > 0 {
+		g.sem = make(chan struct{}, o.MaxInflight)
+	}
+	secret := o.Secret
+	if len(secret) == 0 {
+		secret = make([]byte, 32)
+		if _, err := rand.Read(secret); err != nil {
+			return nil, fmt.Errorf("access: secret: %w", err)
+		}
+	}
+	for i, k := range o.Keys {
+		if k.ID == "" || slices.ContainsFunc(g.keys, func(p *Principal) bool { return p.id == k.ID }) {
+			return nil, fmt.Errorf("access: key %d: empty or duplicate id %q", i, k.ID)
+		}
+		g.keys = append(g.keys, newPrincipal(i, k, secret))
+	}
+	return g, nil
+}
+
+func newPrincipal(i int, k Key, secret []byte) *Principal {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("rcp-sidecar cursor\x00" + k.ID))
+	return &Principal{
+		idx: i, id: k.ID, digest: k.Digest, engines: slices.Clone(k.Engines), write: k.Write,
+		filter: nullToNil(k.Filter), prefix: k.IDPrefix, bucket: newBucket(k.RPS, k.Burst), cursorKey: m.Sum(nil),
+	}
+}
+
+// Authenticating reports whether callers must present a key.
+func (g *Guard) Authenticating() bool { return len(g.keys) > 0 }
+
+// ID is the key's configured id.
+func (p *Principal) ID() string { return p.id }
+
+// Allows reports whether the key may address engine ("" is an aggregator,
+// which every key may address; it narrows itself with AllowedEngines).
+func (p *Principal) Allows(engine string) bool {
+	return engine == "" || len(p.engines) == 0 || slices.Contains(p.engines, engine)
+}
+
+// state is what the middleware puts in a request's context.
+type state struct {
+	p     *Principal
+	calls atomic.Int32 // backend calls in this HTTP request (batch members)
+}
+
+type stateKey struct{}
+
+// scopedKey marks a context whose call an outer Guard.Backend already scoped.
+type scopedKey struct{}
+
+func withState(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, stateKey{}, &state{p: p})
+}
+
+func stateFrom(ctx context.Context) *state {
+	st, _ := ctx.Value(stateKey{}).(*state)
+	return st
+}
+
+// FromContext returns the authenticated caller of a request, or nil when
+// the request carries none (authentication off, or stdio).
+func FromContext(ctx context.Context) *Principal {
+	if st := stateFrom(ctx); st != nil {
+		return st.p
+	}
+	return nil
+}
+
+// EngineAllowed reports whether the caller of ctx may use engine id; true
+// when there is no authenticated caller.
+func EngineAllowed(ctx context.Context, id string) bool {
+	p := FromContext(ctx)
+	return p == nil || p.Allows(id)
+}
+
+// AllowedEngines returns the members of all that the caller of ctx may use,
+// in order: what a federating catalog/list may show (§15.6).
+func AllowedEngines(ctx context.Context, all []string) []string {
+	out := make([]string, 0, len(all))
+	for _, id := range all {
+		if id != "" && EngineAllowed(ctx, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func nullToNil(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return raw
+}
+
+// retryAfterMs rounds a wait up to whole milliseconds, at least 1.
+func retryAfterMs(seconds float64) int64 {
+	return max(1, int64(math.Ceil(seconds*1000)))
+}

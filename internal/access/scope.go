@@ -1,0 +1,182 @@
+package access
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+)
+
+// tenant is a key's compiled filter on one backend.
+type tenant struct {
+	raw   json.RawMessage
+	ast   mapping.Filter
+	force map[string]any // eq conditions written into every document
+}
+
+// scoped is a server.Backend that applies the caller's scope (§15.6).
+type scoped struct {
+	inner   server.Backend
+	engine  string
+	tenants []*tenant // by Principal.idx; nil: no filter
+}
+
+// fieldOpser is implemented by adapters.Engine (per-field operators, §8).
+type fieldOpser interface {
+	FieldOps(field string) []mapping.Op
+}
+
+// Backend wraps b, served as engine ("" for an aggregator), so that every
+// call made by an authenticated caller is scoped to its key:
+//   - an engine outside the key's scope, or a write by a read-only key, is
+//     -32012 (authorisation comes after authentication, so the capability
+//     set stays the one every caller sees, §13.2);
+//   - retrieve runs with {"and":[keyFilter, clientFilter]}: the client can
+//     narrow but never remove or widen the key's filter;
+//   - index/add forces the key filter's eq fields into meta and refuses a
+//     document that still falls outside the filter (-32012);
+//   - ids are namespaced with the key's id prefix on the way in and
+//     stripped on the way out, so index/delete reaches only the key's ids;
+//   - cursors are sealed with a per-key HMAC, so one key's cursor is
+//     -32602 for another;
+//   - every backend call after the first of an HTTP request (batch
+//     members) takes a token from the key's bucket (-32011 when empty).
+//
+// Each key's filter is validated against b's advertised filter fields now,
+// so a misconfigured tenant filter fails at start-up, not per request.
+// Nested wrappers (an aggregator over wrapped engines) scope a call once,
+// at the outermost level; inner levels still check the engine.
+func (g *Guard) Backend(engine string, b server.Backend) (server.Backend, error) {
+	s := &scoped{inner: b, engine: engine, tenants: make([]*tenant, len(g.keys))}
+	for _, p := range g.keys {
+		if p.filter == nil || !p.Allows(engine) {
+			continue
+		}
+		t, err := compileTenant(p.filter, b)
+		if err != nil {
+			return nil, fmt.Errorf("access: key %q on engine %q: %w", p.id, engine, err)
+		}
+		s.tenants[p.idx] = t
+	}
+	return s, nil
+}
+
+func compileTenant(raw json.RawMessage, b server.Backend) (*tenant, error) {
+	fc := b.Capabilities().Filter
+	if fc == nil {
+		return nil, fmt.Errorf("the engine advertises no filter, so the key's filter cannot be enforced")
+	}
+	fields := make(map[string]mapping.FieldType, len(fc.Fields))
+	for n, t := range fc.Fields {
+		fields[n] = mapping.FieldType(t)
+	}
+	ops := make([]mapping.Op, len(fc.Operators))
+	for i, o := range fc.Operators {
+		ops[i] = mapping.Op(o)
+	}
+	ast, rerr := mapping.ValidateFilter(raw, fields, ops)
+	if rerr != nil {
+		return nil, fmt.Errorf("filter: %s (%+v)", rerr.Message, rerr.Data)
+	}
+	if fo, ok := b.(fieldOpser); ok {
+		if err := checkFieldOps(ast, fo); err != nil {
+			return nil, err
+		}
+	}
+	t := &tenant{raw: raw, ast: ast, force: map[string]any{}}
+	collectEq(ast, t.force)
+	return t, nil
+}
+
+func checkFieldOps(f mapping.Filter, fo fieldOpser) error {
+	switch n := f.(type) {
+	case *mapping.And:
+		return firstErr(n.Children, func(c mapping.Filter) error { return checkFieldOps(c, fo) })
+	case *mapping.Or:
+		return firstErr(n.Children, func(c mapping.Filter) error { return checkFieldOps(c, fo) })
+	case *mapping.Not:
+		return checkFieldOps(n.Child, fo)
+	case *mapping.Cond:
+		if !slices.Contains(fo.FieldOps(n.Field), n.Op) {
+			return fmt.Errorf("filter: field %q does not serve operator %q on this engine", n.Field, n.Op)
+		}
+	}
+	return nil
+}
+
+func firstErr(fs []mapping.Filter, f func(mapping.Filter) error) error {
+	for _, c := range fs {
+		if err := f(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// collectEq gathers the eq conditions that every matching document must
+// satisfy (top-level conjunction only).
+func collectEq(f mapping.Filter, into map[string]any) {
+	switch n := f.(type) {
+	case *mapping.And:
+		for _, c := range n.Children {
+			collectEq(c, into)
+		}
+	case *mapping.Cond:
+		if n.Op == mapping.OpEq {
+			into[n.Field] = n.Value
+		}
+	}
+}
+
+// enter returns the caller to scope a call for, or nil to pass it through,
+// and the context for the inner call. It checks the engine scope on every
+// level and charges the rate limit once per call, at the outermost level.
+func (s *scoped) enter(ctx context.Context) (*Principal, context.Context, error) {
+	st := stateFrom(ctx)
+	if st == nil {
+		return nil, ctx, nil
+	}
+	if !st.p.Allows(s.engine) {
+		return nil, ctx, rcp.NewError(rcp.CodeUnauthorized, "unauthorized")
+	}
+	if ctx.Value(scopedKey{}) != nil {
+		return nil, ctx, nil
+	}
+	if st.calls.Add(1) > 1 { // the HTTP request paid for its first call
+		if wait, ok := st.p.bucket.take(time.Now()); !ok {
+			return nil, ctx, rcp.Retryable(rcp.CodeRateLimited, retryAfterMs(wait), "rate limit exceeded")
+		}
+	}
+	return st.p, context.WithValue(ctx, scopedKey{}, true), nil
+}
+
+// Info implements server.Backend.
+func (s *scoped) Info() rcp.PeerInfo { return s.inner.Info() }
+
+// Capabilities implements server.Backend: the same set for every caller.
+func (s *scoped) Capabilities() rcp.Capabilities { return s.inner.Capabilities() }
+
+// Conformance implements server.Backend.
+func (s *scoped) Conformance() string { return s.inner.Conformance() }
+
+// FieldOps forwards to the inner backend when it knows per-field operators.
+func (s *scoped) FieldOps(field string) []mapping.Op {
+	if fo, ok := s.inner.(fieldOpser); ok {
+		return fo.FieldOps(field)
+	}
+	return nil
+}
+
+// Embed implements server.Backend.
+func (s *scoped) Embed(ctx context.Context, p *rcp.EmbedParams) (*rcp.EmbedResult, error) {
+	_, ctx, err := s.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.inner.Embed(ctx, p)
+}
