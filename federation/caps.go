@@ -1,0 +1,193 @@
+package federation
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Mode and fusion orders used for stable capability lists.
+var (
+	modeOrder   = []rcp.Mode{rcp.ModeDense, rcp.ModeSparse, rcp.ModeHybrid}
+	fusionOrder = []rcp.FusionMethod{rcp.FusionRRF, rcp.FusionWeighted, rcp.FusionConvex}
+)
+
+// unionCaps computes the federated capability set (§16.4 effective set):
+// retrieve and filter are unions over the engines that advertise them,
+// catalog counts the engines. Nothing is advertised that no engine (or
+// the aggregator's own fusion) can serve: embed, index, streaming and
+// pagination are not federated. conflicts names the filter fields
+// dropped because engines disagree on their type.
+func unionCaps(es []Engine) (caps rcp.Capabilities, conflicts []string) {
+	caps.Catalog = &rcp.CatalogCap{Engines: len(es)}
+	var rs []*rcp.RetrieveCap
+	var fs []*rcp.FilterCap
+	citations := true
+	for _, e := range es {
+		c := e.Backend.Capabilities()
+		if c.Retrieve == nil {
+			continue
+		}
+		rs = append(rs, c.Retrieve)
+		if c.Filter != nil {
+			fs = append(fs, c.Filter)
+		}
+		citations = citations && c.Citations != nil
+	}
+	if len(rs) == 0 {
+		return caps, nil
+	}
+	caps.Retrieve = unionRetrieve(rs)
+	caps.Filter, conflicts = unionFilter(fs)
+	if citations {
+		caps.Citations = &struct{}{}
+	}
+	return caps, conflicts
+}
+
+// unionRetrieve merges retrieve metadata. Fused scores are RRF or convex
+// sums of non-negative terms, so the aggregator's own scoreFloor is 0 and
+// it has no scoreScale.
+func unionRetrieve(rs []*rcp.RetrieveCap) *rcp.RetrieveCap {
+	out := &rcp.RetrieveCap{Deterministic: true, Confidence: true}
+	floors := false
+	units := map[string]bool{}
+	for _, r := range rs {
+		out.MaxK = max(out.MaxK, r.MaxK)
+		out.Modes = appendNew(out.Modes, r.Modes...)
+		out.Fusion = appendNew(out.Fusion, r.Fusion...)
+		out.MMR = out.MMR || r.MMR
+		out.RerankBuiltin = out.RerankBuiltin || r.RerankBuiltin
+		out.Deterministic = out.Deterministic && r.Deterministic
+		out.Confidence = out.Confidence && r.Confidence
+		floors = floors || r.ScoreFloor != nil
+		for _, u := range unitsOf(r) {
+			units[u] = true
+		}
+	}
+	out.Fusion = appendNew(out.Fusion, rcp.FusionRRF)
+	if floors {
+		out.Fusion = appendNew(out.Fusion, rcp.FusionConvex)
+	}
+	out.Modes = ordered(out.Modes, modeOrder)
+	out.Fusion = ordered(out.Fusion, fusionOrder)
+	out.Units = unionUnits(units)
+	out.DefaultMode = commonDefault(rs)
+	zero := 0.0
+	out.ScoreFloor = &zero
+	return out
+}
+
+// unitsOf returns the units r serves; absent means chunk/passage (§6.1).
+func unitsOf(r *rcp.RetrieveCap) []string {
+	if len(r.Units) == 0 {
+		return []string{"chunk", "passage"}
+	}
+	return r.Units
+}
+
+// unionUnits returns nil when only the implicit chunk/passage are served.
+func unionUnits(units map[string]bool) []string {
+	if len(units) == 2 && units["chunk"] && units["passage"] {
+		return nil
+	}
+	out := make([]string, 0, len(units))
+	for u := range units {
+		out = append(out, u)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// commonDefault is the engines' defaultMode when they all agree.
+func commonDefault(rs []*rcp.RetrieveCap) rcp.Mode {
+	d := rs[0].DefaultMode
+	for _, r := range rs[1:] {
+		if r.DefaultMode != d {
+			return ""
+		}
+	}
+	return d
+}
+
+// unionFilter merges filter fields with consistent types; a field whose
+// type differs between engines is dropped and reported. Operators are the
+// union.
+func unionFilter(fs []*rcp.FilterCap) (*rcp.FilterCap, []string) {
+	if len(fs) == 0 {
+		return nil, nil
+	}
+	types := map[string]string{}
+	bad := map[string]bool{}
+	var ops []string
+	for _, f := range fs {
+		for name, t := range f.Fields {
+			if prev, ok := types[name]; ok && prev != t {
+				bad[name] = true
+			}
+			types[name] = t
+		}
+		ops = appendNew(ops, f.Operators...)
+	}
+	out := &rcp.FilterCap{Fields: map[string]string{}, Operators: ops}
+	var conflicts []string
+	for name, t := range types {
+		if bad[name] {
+			conflicts = append(conflicts, fmt.Sprintf("filter field %q has conflicting types across engines: %s", name, fieldTypes(fs, name)))
+			continue
+		}
+		out.Fields[name] = t
+	}
+	sort.Strings(conflicts)
+	out.Operators = ordered(out.Operators, opOrder())
+	return out, conflicts
+}
+
+func fieldTypes(fs []*rcp.FilterCap, name string) []string {
+	var ts []string
+	for _, f := range fs {
+		if t, ok := f.Fields[name]; ok {
+			ts = appendNew(ts, t)
+		}
+	}
+	sort.Strings(ts)
+	return ts
+}
+
+// opOrder is mapping.AllOps as strings.
+func opOrder() []string {
+	out := make([]string, len(mapping.AllOps))
+	for i, op := range mapping.AllOps {
+		out[i] = string(op)
+	}
+	return out
+}
+
+// appendNew appends the vs not already in s.
+func appendNew[T comparable](s []T, vs ...T) []T {
+	for _, v := range vs {
+		if !slices.Contains(s, v) {
+			s = append(s, v)
+		}
+	}
+	return s
+}
+
+// ordered returns the members of s in the order of ref, then any others.
+func ordered[T comparable](s, ref []T) []T {
+	var out []T
+	for _, v := range ref {
+		if slices.Contains(s, v) {
+			out = append(out, v)
+		}
+	}
+	for _, v := range s {
+		if !slices.Contains(ref, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
