@@ -71,6 +71,10 @@ type Config struct {
 	CAFile        string `json:"ca_file,omitempty" mapstructure:"ca_file"`
 	CAFingerprint string `json:"ca_fingerprint,omitempty" mapstructure:"ca_fingerprint"`
 
+	// DisableCompression stops asking for gzip responses: on loopback or a
+	// fast LAN compression only costs CPU on both sides.
+	DisableCompression bool `json:"disable_compression,omitempty" mapstructure:"disable_compression"`
+
 	// Timeout bounds each HTTP request as a backstop to the request
 	// context (default 30s).
 	Timeout time.Duration `json:"timeout,omitempty" mapstructure:"timeout"`

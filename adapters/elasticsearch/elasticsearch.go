@@ -138,6 +138,7 @@ func newClient(cfg *Config, t *http.Transport) (*es8.Client, error) {
 func transport(cfg *Config) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 64
+	t.DisableCompression = cfg.DisableCompression
 	t.ResponseHeaderTimeout = cfg.Timeout
 	t.DialContext = (&net.Dialer{Timeout: cfg.Timeout}).DialContext
 	if cfg.CAFile == "" && cfg.CAFingerprint == "" {

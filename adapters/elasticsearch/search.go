@@ -27,11 +27,32 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 	if err != nil {
 		return nil, err
 	}
-	var sr dsl.SearchResponse
+	var sr searchResponse
 	if err := json.Unmarshal(res.Body, &sr); err != nil {
 		return nil, fmt.Errorf("elasticsearch: decode search: %w", err)
 	}
 	return decodeSearch(st, p, &sr)
+}
+
+// searchResponse is dsl.SearchResponse with _source decoded once,
+// straight into a map (hits are read once; no RawMessage re-parse).
+type searchResponse struct {
+	TimedOut bool          `json:"timed_out"`
+	Shards   dsl.ShardInfo `json:"_shards"`
+	Hits     struct {
+		Total *dsl.TotalHits `json:"total,omitempty"`
+		Hits  []hit          `json:"hits"`
+	} `json:"hits"`
+}
+
+// hit is one search hit.
+type hit struct {
+	Index     string              `json:"_index"`
+	ID        string              `json:"_id"`
+	Score     *float64            `json:"_score"`
+	Source    map[string]any      `json:"_source"`
+	Highlight map[string][]string `json:"highlight"`
+	Sort      json.RawMessage     `json:"sort"`
 }
 
 // errPartial reports a response the engine could not complete; no partial
@@ -40,7 +61,7 @@ type errPartial struct{ what string }
 
 func (e *errPartial) Error() string { return "elasticsearch: partial search result: " + e.what }
 
-func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*adapters.Candidates, error) {
+func decodeSearch(st *probeState, p *adapters.Plan, sr *searchResponse) (*adapters.Candidates, error) {
 	switch {
 	case sr.TimedOut:
 		return nil, &errPartial{"timed_out"}
@@ -55,10 +76,7 @@ func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*ad
 	}
 	for i := range sr.Hits.Hits {
 		h := &sr.Hits.Hits[i]
-		cand, err := decodeHit(st, h)
-		if err != nil {
-			return nil, err
-		}
+		cand := decodeHit(st, h)
 		if dense {
 			cand.Score = nativeScore(vf, cand.Score)
 		}
@@ -82,16 +100,14 @@ func planVectorField(p *adapters.Plan) string {
 
 // decodeHit maps one hit: the content field becomes Text, vector fields
 // Vector, every other source key Meta.
-func decodeHit(st *probeState, h *dsl.Hit) (adapters.Candidate, error) {
+func decodeHit(st *probeState, h *hit) adapters.Candidate {
 	c := adapters.Candidate{ID: h.ID, Sort: h.Sort}
 	if h.Score != nil {
 		c.Score = *h.Score
 	}
-	src := map[string]any{}
-	if len(h.Source) > 0 {
-		if err := json.Unmarshal(h.Source, &src); err != nil {
-			return c, fmt.Errorf("elasticsearch: decode _source of %q: %w", h.ID, err)
-		}
+	src := h.Source
+	if src == nil {
+		src = map[string]any{}
 	}
 	for name := range st.vectors {
 		if v, ok := src[name]; ok {
@@ -109,7 +125,7 @@ func decodeHit(st *probeState, h *dsl.Hit) (adapters.Candidate, error) {
 		c.Meta = src
 	}
 	c.Citation = citation(h, c, st.content)
-	return c, nil
+	return c
 }
 
 func floats(v any) []float32 {
@@ -124,7 +140,7 @@ func floats(v any) []float32 {
 
 // citation carries title/uri and, when a highlight fragment is found in
 // the text, its character offsets.
-func citation(h *dsl.Hit, c adapters.Candidate, content string) *rcp.Citation {
+func citation(h *hit, c adapters.Candidate, content string) *rcp.Citation {
 	cit := &rcp.Citation{Source: h.Index, Title: c.Title, URI: c.URI}
 	if frags := h.Highlight[content]; len(frags) > 0 && c.Text != "" {
 		if i := strings.Index(c.Text, frags[0]); i >= 0 {

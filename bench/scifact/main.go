@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,7 @@ type flags struct {
 	conc       string
 	rounds     int
 	modes      string
+	cpuprofile string
 }
 
 func parseFlags() *flags {
@@ -55,6 +57,7 @@ func parseFlags() *flags {
 	flag.StringVar(&f.conc, "concurrency", "1,8,32", "speed: concurrency levels")
 	flag.IntVar(&f.rounds, "rounds", 1, "speed: passes over the queries per cell")
 	flag.StringVar(&f.modes, "modes", "", "modes to run (default sparse, plus dense,hybrid with an embedder)")
+	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	return f
 }
@@ -72,8 +75,15 @@ func defaultDataDir() string {
 
 func main() {
 	f := parseFlags()
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err == nil && pprof.StartCPUProfile(pf) == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
 	if err := run(context.Background(), f, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "scifact:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }

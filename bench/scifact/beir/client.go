@@ -21,6 +21,7 @@ type direct struct {
 func newDirect(base string) *direct {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 64
+	t.DisableCompression = true // as the adapter is configured here
 	t.DialContext = (&net.Dialer{Timeout: 5 * time.Second}).DialContext
 	return &direct{base: base, client: &http.Client{Transport: t}}
 }

@@ -64,6 +64,7 @@ func (esKit) Open(ctx context.Context, url, index string) (adapters.Adapter, err
 	cfg.URLs, cfg.Index, cfg.TieBreaker = []string{url}, index, &tb
 	cfg.TextFields = []elasticsearch.FieldConfig{{Name: "title"}, {Name: "text"}}
 	cfg.ContentField, cfg.TitleField = "text", "title"
+	cfg.DisableCompression = true // loopback: gzip costs CPU on both sides
 	return elasticsearch.Factory.Open(ctx, cfg, adapters.Deps{})
 }
 
@@ -71,13 +72,13 @@ func (esKit) Open(ctx context.Context, url, index string) (adapters.Adapter, err
 // the adapter's DSL types, so the fidelity check does not share code with
 // what it checks.
 
-// excludes mirrors what the adapter leaves out of _source: the content
-// field (text not requested) and vectors.
+// excludes mirrors what the sidecar fetches by default (includeText is
+// true, vectors are not returned): the whole _source but the vectors.
 func excludes(vectors bool) map[string]any {
 	if vectors {
-		return map[string]any{"excludes": []string{"vec", "text"}}
+		return map[string]any{"excludes": []string{"vec"}}
 	}
-	return map[string]any{"excludes": []string{"text"}}
+	return map[string]any{"excludes": []string{}}
 }
 
 func (esKit) SparseBody(q string, k int, vectors bool) any {
