@@ -71,6 +71,7 @@ func (a *Aggregator) fuse(r *request, outs []outcome) *rcp.RetrieveResult {
 	fused := runFusion(fz.method, lists, weights, floors, rrfK(r.p))
 	res := &rcp.RetrieveResult{Hits: tagHits(fused[:min(len(fused), r.k)], outs, byKey), Usage: &rcp.Usage{Candidates: &candidates}}
 	res.Usage.Notes = append(res.Usage.Notes, "federated fusion: "+string(fz.method))
+	res.Usage.Notes = append(res.Usage.Notes, downstreamNotes(outs)...)
 	if fz.note != "" {
 		res.Usage.Notes = append(res.Usage.Notes, fz.note)
 	}
@@ -124,4 +125,20 @@ func origin(f mapping.Fused) int {
 		}
 	}
 	return 0
+}
+
+// downstreamNotes relays the usage notes of engines that federate further,
+// prefixed with their id, so skips and cycles deeper in the federation
+// stay visible to the caller.
+func downstreamNotes(outs []outcome) []string {
+	var notes []string
+	for _, o := range outs {
+		if !forwards(o.t.e.Backend) || o.res.Usage == nil {
+			continue
+		}
+		for _, n := range o.res.Usage.Notes {
+			notes = append(notes, "engine "+o.t.e.ID+": "+n)
+		}
+	}
+	return notes
 }
