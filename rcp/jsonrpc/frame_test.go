@@ -167,6 +167,9 @@ func TestEncodeResult(t *testing.T) {
 		{"Inf refused", IntID(1), map[string]float64{"x": math.Inf(-1)}, "", errAny},
 		{"array refused", IntID(1), []int{1}, "", ErrResultNotObject},
 		{"null refused", IntID(1), nil, "", ErrResultNotObject},
+		{"appender used", IntID(3), appender(`{"fast":true}`), `{"jsonrpc":"2.0","id":3,"result":{"fast":true}}`, nil},
+		{"appender error", IntID(3), appender(""), "", errAppend},
+		{"appender newline refused", IntID(3), appender("{\n}"), "", ErrUnsafeFrame},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -180,6 +183,9 @@ func TestEncodeResult(t *testing.T) {
 			if string(b) != tt.want {
 				t.Errorf("got  %s\nwant %s", b, tt.want)
 			}
+			if _, fast := tt.v.(Appender); fast {
+				return
+			}
 			if want, _ := EncodeResponse(&Response{ID: tt.id, Result: mustMarshal(t, tt.v)}); string(want) != string(b) {
 				t.Errorf("differs from EncodeResponse: %s", want)
 			}
@@ -191,6 +197,20 @@ func TestEncodeResult(t *testing.T) {
 }
 
 var errAny = errors.New("any error")
+
+// appender is a result that encodes itself; "" fails.
+type appender string
+
+var errAppend = errors.New("append failed")
+
+func (a appender) AppendJSON(dst []byte) ([]byte, error) {
+	if a == "" {
+		return nil, errAppend
+	}
+	return append(dst, a...), nil
+}
+
+func (appender) MarshalJSON() ([]byte, error) { return nil, errors.New("reflection path used") }
 
 func mustMarshal(t *testing.T, v any) json.RawMessage {
 	b, err := json.Marshal(v)

@@ -115,11 +115,9 @@ func EncodeResult(id ID, v any) ([]byte, error) {
 	buf.WriteString(id.raw)
 	buf.WriteString(`,"result":`)
 	start := buf.Len()
-	enc := json.NewEncoder(buf)
-	if err := enc.Encode(v); err != nil {
+	if err := appendResult(buf, v); err != nil {
 		return nil, err
 	}
-	buf.Truncate(buf.Len() - 1) // Encode's own trailing newline
 	b := buf.Bytes()
 	if len(b) == start || b[start] != '{' {
 		return nil, ErrResultNotObject
@@ -131,6 +129,29 @@ func EncodeResult(id ID, v any) ([]byte, error) {
 	copy(out, b)
 	out[len(b)] = '}'
 	return out, nil
+}
+
+// Appender is implemented by result types that encode themselves without
+// reflection. AppendJSON must append exactly what encoding/json.Marshal
+// would produce for the value (compact, no NaN or ±Inf) or fail.
+type Appender interface {
+	AppendJSON(dst []byte) ([]byte, error)
+}
+
+func appendResult(buf *bytes.Buffer, v any) error {
+	if a, ok := v.(Appender); ok {
+		b, err := a.AppendJSON(buf.AvailableBuffer())
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		return nil
+	}
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's own trailing newline
+	return nil
 }
 
 // buffers recycles encoding buffers across frames; oversized ones are

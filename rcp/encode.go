@@ -1,0 +1,363 @@
+package rcp
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// errNonFinite is returned for NaN or ±Inf, which JSON cannot carry (§4.6).
+var errNonFinite = errors.New("rcp: NaN or infinite number is not valid JSON (§4.6)")
+
+// AppendJSON appends the JSON encoding of r to dst. The bytes are exactly
+// what encoding/json.Marshal produces for r (compact, HTML-escaped, keys of
+// maps sorted), without reflection: retrieve results are the hot path of
+// every transport. NaN and ±Inf are refused as Marshal refuses them.
+// Metadata values of types other than the JSON scalars, []any, []string and
+// map[string]any are encoded by encoding/json.
+func (r *RetrieveResult) AppendJSON(dst []byte) ([]byte, error) {
+	if r == nil {
+		return append(dst, "null"...), nil
+	}
+	e := jsonAppender{b: dst}
+	e.raw(`{"hits":`)
+	e.hits(r.Hits)
+	e.optString(`,"nextCursor":`, r.NextCursor)
+	e.optString(`,"indexVersion":`, r.IndexVersion)
+	if r.Usage != nil {
+		e.raw(`,"usage":`)
+		e.usage(r.Usage)
+	}
+	e.optString(`,"rewrittenQuery":`, r.RewrittenQuery)
+	if len(r.Meta) > 0 {
+		e.raw(`,"_meta":`)
+		e.object(r.Meta)
+	}
+	e.raw("}")
+	return e.b, e.err
+}
+
+// jsonAppender accumulates output and the first error.
+type jsonAppender struct {
+	b   []byte
+	err error
+}
+
+func (e *jsonAppender) raw(s string) { e.b = append(e.b, s...) }
+
+func (e *jsonAppender) optString(key, v string) {
+	if v != "" {
+		e.raw(key)
+		e.b = appendString(e.b, v)
+	}
+}
+
+func (e *jsonAppender) hits(hs []Hit) {
+	if hs == nil {
+		e.raw("null")
+		return
+	}
+	e.raw("[")
+	for i := range hs {
+		if i > 0 {
+			e.raw(",")
+		}
+		e.hit(&hs[i])
+	}
+	e.raw("]")
+}
+
+func (e *jsonAppender) hit(h *Hit) {
+	e.raw(`{"id":`)
+	e.b = appendString(e.b, h.ID)
+	e.raw(`,"score":`)
+	e.float(h.Score, 64)
+	if h.Confidence != nil {
+		e.raw(`,"confidence":`)
+		e.float(*h.Confidence, 64)
+	}
+	e.optString(`,"text":`, h.Text)
+	e.optString(`,"unit":`, h.Unit)
+	if len(h.Meta) > 0 {
+		e.raw(`,"meta":`)
+		e.object(h.Meta)
+	}
+	if h.Vector != nil {
+		e.raw(`,"vector":`)
+		e.value(h.Vector)
+	}
+	if len(h.Scores) > 0 {
+		e.raw(`,"scores":`)
+		e.scores(h.Scores)
+	}
+	e.hitParts(h)
+	e.raw("}")
+}
+
+func (e *jsonAppender) hitParts(h *Hit) {
+	if c := h.Citation; c != nil {
+		e.raw(`,"citation":{`)
+		mark := len(e.b)
+		e.field(mark, "source", c.Source)
+		e.field(mark, "uri", c.URI)
+		e.field(mark, "title", c.Title)
+		e.intField(mark, "start", c.Start)
+		e.intField(mark, "end", c.End)
+		e.intField(mark, "page", c.Page)
+		e.raw("}")
+	}
+	if t := h.Trust; t != nil {
+		e.raw(`,"trust":{"level":`)
+		e.b = appendString(e.b, t.Level)
+		if t.Score != nil {
+			e.raw(`,"score":`)
+			e.float(*t.Score, 64)
+		}
+		e.flag(`,"injectionSuspected":true`, t.InjectionSuspected)
+		e.flag(`,"sanitized":true`, t.Sanitized)
+		e.raw("}")
+	}
+	if c := h.Chunk; c != nil {
+		e.raw(`,"chunk":{"docId":`)
+		e.b = appendString(e.b, c.DocID)
+		e.raw(`,"index":`)
+		e.b = strconv.AppendInt(e.b, int64(c.Index), 10)
+		e.optString(`,"context":`, c.Context)
+		e.raw("}")
+	}
+}
+
+// field writes a non-empty string member of an object opened at mark.
+func (e *jsonAppender) field(mark int, name, v string) {
+	if v == "" {
+		return
+	}
+	e.sep(mark)
+	e.b = append(append(append(e.b, '"'), name...), '"', ':')
+	e.b = appendString(e.b, v)
+}
+
+func (e *jsonAppender) intField(mark int, name string, v *int) {
+	if v == nil {
+		return
+	}
+	e.sep(mark)
+	e.b = append(append(append(e.b, '"'), name...), '"', ':')
+	e.b = strconv.AppendInt(e.b, int64(*v), 10)
+}
+
+// sep writes a comma unless the object opened at mark is still empty.
+func (e *jsonAppender) sep(mark int) {
+	if len(e.b) > mark {
+		e.raw(",")
+	}
+}
+
+func (e *jsonAppender) flag(member string, on bool) {
+	if on {
+		e.raw(member)
+	}
+}
+
+func (e *jsonAppender) usage(u *Usage) {
+	e.raw("{")
+	mark := len(e.b)
+	e.intField(mark, "candidates", u.Candidates)
+	e.intField(mark, "reranked", u.Reranked)
+	if u.LatencyMs != nil {
+		e.sep(mark)
+		e.raw(`"latencyMs":`)
+		e.b = strconv.AppendInt(e.b, *u.LatencyMs, 10)
+	}
+	e.intField(mark, "tokens", u.Tokens)
+	if len(u.Notes) > 0 {
+		e.sep(mark)
+		e.raw(`"notes":`)
+		e.strings(u.Notes)
+	}
+	e.raw("}")
+}
+
+func (e *jsonAppender) strings(ss []string) {
+	if ss == nil {
+		e.raw("null")
+		return
+	}
+	e.raw("[")
+	for i, s := range ss {
+		if i > 0 {
+			e.raw(",")
+		}
+		e.b = appendString(e.b, s)
+	}
+	e.raw("]")
+}
+
+func (e *jsonAppender) scores(m map[string]float64) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	e.raw("{")
+	for i, k := range keys {
+		if i > 0 {
+			e.raw(",")
+		}
+		e.b = append(appendString(e.b, k), ':')
+		e.float(m[k], 64)
+	}
+	e.raw("}")
+}
+
+func (e *jsonAppender) object(m map[string]any) {
+	if m == nil {
+		e.raw("null")
+		return
+	}
+	var buf [16]string
+	keys := buf[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	e.raw("{")
+	for i, k := range keys {
+		if i > 0 {
+			e.raw(",")
+		}
+		e.b = append(appendString(e.b, k), ':')
+		e.value(m[k])
+	}
+	e.raw("}")
+}
+
+// value encodes the common metadata types directly and anything else with
+// encoding/json, whose output is compact and HTML-escaped like ours.
+func (e *jsonAppender) value(v any) {
+	switch x := v.(type) {
+	case nil:
+		e.raw("null")
+	case string:
+		e.b = appendString(e.b, x)
+	case bool:
+		e.b = strconv.AppendBool(e.b, x)
+	case float64:
+		e.float(x, 64)
+	case float32:
+		e.float(float64(x), 32)
+	case int:
+		e.b = strconv.AppendInt(e.b, int64(x), 10)
+	case int64:
+		e.b = strconv.AppendInt(e.b, x, 10)
+	case map[string]any:
+		e.object(x)
+	case []any:
+		e.array(x)
+	case []string:
+		e.strings(x)
+	default:
+		b, err := json.Marshal(x)
+		if err != nil && e.err == nil {
+			e.err = err
+		}
+		e.b = append(e.b, b...)
+	}
+}
+
+func (e *jsonAppender) array(xs []any) {
+	if xs == nil {
+		e.raw("null")
+		return
+	}
+	e.raw("[")
+	for i, x := range xs {
+		if i > 0 {
+			e.raw(",")
+		}
+		e.value(x)
+	}
+	e.raw("]")
+}
+
+// float formats f as encoding/json does: shortest representation, %e
+// outside [1e-6, 1e21) with a one-digit negative exponent cleaned up.
+func (e *jsonAppender) float(f float64, bits int) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		if e.err == nil {
+			e.err = errNonFinite
+		}
+		e.raw("0")
+		return
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	e.b = strconv.AppendFloat(e.b, f, format, -1, bits)
+	if n := len(e.b); format == 'e' && n >= 4 && e.b[n-4] == 'e' && e.b[n-3] == '-' && e.b[n-2] == '0' {
+		e.b[n-2] = e.b[n-1]
+		e.b = e.b[:n-1]
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString quotes s as encoding/json does with HTML escaping: <, > and
+// & as \u003c etc., U+2028/U+2029 escaped, invalid UTF-8 as \ufffd.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if htmlSafe(c) {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			b = appendEscape(b, c)
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			if r == utf8.RuneError {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			}
+			start = i + size
+		}
+		i += size
+	}
+	return append(append(b, s[start:]...), '"')
+}
+
+func htmlSafe(c byte) bool {
+	return c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+}
+
+func appendEscape(b []byte, c byte) []byte {
+	switch c {
+	case '\\', '"':
+		return append(b, '\\', c)
+	case '\b':
+		return append(b, '\\', 'b')
+	case '\f':
+		return append(b, '\\', 'f')
+	case '\n':
+		return append(b, '\\', 'n')
+	case '\r':
+		return append(b, '\\', 'r')
+	case '\t':
+		return append(b, '\\', 't')
+	}
+	return append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+}

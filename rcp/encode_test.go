@@ -1,0 +1,99 @@
+package rcp
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// TestAppendJSONMatchesMarshal checks that RetrieveResult.AppendJSON emits
+// exactly the bytes encoding/json.Marshal does.
+func TestAppendJSONMatchesMarshal(t *testing.T) {
+	full := Hit{ID: "d<1>&\"x\"", Score: 1e-7, Confidence: ptr(0.5), Text: "line\nbreak\ttab\b\f\x01\x7f é 东 \u2028\u2029 \xff bad",
+		Unit: "chunk", Vector: []float32{0.1, -3.4028235e38, 1e-8},
+		Meta: map[string]any{"z": nil, "a": "s", "b": true, "f": 1.5e21, "g": -0.000001, "i": 42, "i64": int64(-7), "f32": float32(0.1),
+			"n": json.Number("12.5"), "t": time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), "l": []any{1.0, "x", []any{}, map[string]any{}},
+			"ls": []string{"a", "<b>"}, "m": map[string]any{"y": 2.0, "x": map[string]any(nil)}, "nl": []any(nil), "i8": int8(3), "u": uint(9)},
+		Scores:   map[string]float64{"sparse": 12.239000480895104, "dense": 0, "rrf": 1e21},
+		Citation: &Citation{Source: "s", URI: "http://x/?a=1&b=2", Title: "T", Start: ptr(0), End: ptr(10), Page: ptr(-1)},
+		Trust:    &Trust{Level: "untrusted", Score: ptr(0.25), InjectionSuspected: true, Sanitized: true},
+		Chunk:    &ChunkInfo{DocID: "doc", Index: 3, Context: "ctx"}}
+	for _, tc := range []struct {
+		name string
+		r    *RetrieveResult
+	}{
+		{"nil hits", &RetrieveResult{}},
+		{"empty hits", &RetrieveResult{Hits: []Hit{}}},
+		{"minimal hit", &RetrieveResult{Hits: []Hit{{ID: "a"}}}},
+		{"full hit", &RetrieveResult{Hits: []Hit{full, {ID: "b", Score: -2, Vector: "AAAA", Meta: map[string]any{}, Scores: map[string]float64{}}},
+			NextCursor: "c+/=", IndexVersion: "v1", RewrittenQuery: "q<", Meta: map[string]any{"mode": "sparse", "scoreFloor": 0}}},
+		{"partial parts", &RetrieveResult{Hits: []Hit{{ID: "c", Citation: &Citation{}, Trust: &Trust{}, Chunk: &ChunkInfo{}},
+			{ID: "d", Citation: &Citation{Page: ptr(2)}}}}},
+		{"usage", &RetrieveResult{Hits: []Hit{}, Usage: &Usage{Candidates: ptr(8), Reranked: ptr(0), LatencyMs: ptr(int64(3)), Tokens: ptr(9), Notes: []string{"n1", "&"}}}},
+		{"usage latency only", &RetrieveResult{Hits: []Hit{}, Usage: &Usage{LatencyMs: ptr(int64(0)), Notes: []string{}}}},
+		{"empty usage", &RetrieveResult{Hits: []Hit{}, Usage: &Usage{}}},
+		{"small floats", &RetrieveResult{Hits: []Hit{{ID: "e", Score: 1e-300}, {ID: "f", Score: -1e-6}, {ID: "g", Score: 123456789e-15}, {ID: "h", Score: 1e20}}}},
+		{"nil result", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := json.Marshal(tc.r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tc.r.AppendJSON([]byte("prefix"))
+			if err != nil || string(got) != "prefix"+string(want) {
+				t.Errorf("err %v\n got %s\nwant prefix%s", err, got, want)
+			}
+		})
+	}
+}
+
+func TestAppendJSONRefusesNonFinite(t *testing.T) {
+	for _, r := range []*RetrieveResult{
+		{Hits: []Hit{{ID: "a", Score: math.NaN()}}},
+		{Hits: []Hit{{ID: "a", Scores: map[string]float64{"x": math.Inf(1)}}}},
+		{Hits: []Hit{{ID: "a", Meta: map[string]any{"x": []any{math.Inf(-1)}}}}},
+		{Hits: []Hit{{ID: "a", Confidence: ptr(math.NaN())}}},
+		{Hits: []Hit{{ID: "a", Meta: map[string]any{"x": []float64{math.NaN()}}}}},
+	} {
+		if _, err := json.Marshal(r); err == nil {
+			t.Fatalf("encoding/json accepted %+v", r)
+		}
+		if b, err := r.AppendJSON(nil); err == nil {
+			t.Errorf("accepted: %s", b)
+		}
+	}
+}
+
+// FuzzAppendString compares string quoting with encoding/json.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "<&>\"\\", "\x00\x1f\x7f", "\u2028x\u2029", "\xff\xfe", "é东😀", "\xed\xa0\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := appendString(nil, s); string(got) != string(want) {
+			t.Fatalf("%q: got %s want %s", s, got, want)
+		}
+	})
+}
+
+// FuzzAppendJSON compares whole results built from fuzzed strings and
+// numbers with encoding/json, errors included.
+func FuzzAppendJSON(f *testing.F) {
+	f.Add("d1", "text", "k", "v", 1.5, 0.25)
+	f.Add("<", "\u2028", "", "\xff", math.Inf(1), 1e-7)
+	f.Fuzz(func(t *testing.T, id, text, key, val string, score, x float64) {
+		r := &RetrieveResult{Hits: []Hit{{ID: id, Text: text, Score: score,
+			Meta: map[string]any{key: val, key + "n": x, key + "l": []any{x, val}}, Scores: map[string]float64{key: x}}},
+			NextCursor: val, Meta: map[string]any{text: id}}
+		want, werr := json.Marshal(r)
+		got, gerr := r.AppendJSON(nil)
+		if (werr == nil) != (gerr == nil) || werr == nil && string(got) != string(want) {
+			t.Fatalf("got %s (%v)\nwant %s (%v)", got, gerr, want, werr)
+		}
+	})
+}
