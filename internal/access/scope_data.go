@@ -158,7 +158,7 @@ func (p *Principal) sealCursor(inner string) (string, error) {
 
 // openCursor unseals a cursor issued to this key; any other cursor is
 // -32602 on "cursor", exactly like a forged one.
-func (p *Principal) openCursor(c string) (string, *rcp.Error) {
+func (p *Principal) openCursor(c string) (string, error) {
 	var pl cursorPayload
 	if err := mapping.OpenCursor(p.cursorKey, c, &pl); err != nil {
 		return "", err

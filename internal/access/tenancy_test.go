@@ -1,0 +1,150 @@
+package access_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// TestRetrieveStaysInTenant: whatever filter the client sends, acme sees
+// only acme documents (§15.6), and the admin key still sees both.
+func TestRetrieveStaysInTenant(t *testing.T) {
+	ts := newServer(t, access.Options{Keys: testKeys()})
+	adversarial := map[string]any{
+		"none":      nil,
+		"other eq":  map[string]any{"field": "tenant", "op": "eq", "value": "globex"},
+		"or widen":  map[string]any{"or": []any{map[string]any{"field": "tenant", "op": "eq", "value": "globex"}, map[string]any{"field": "tenant", "op": "eq", "value": "acme"}}},
+		"not":       map[string]any{"not": map[string]any{"field": "tenant", "op": "eq", "value": "acme"}},
+		"in both":   map[string]any{"field": "tenant", "op": "in", "value": []string{"acme", "globex"}},
+		"ne":        map[string]any{"field": "tenant", "op": "ne", "value": "acme"},
+		"exists":    map[string]any{"field": "tenant", "op": "exists", "value": true},
+		"json null": nil,
+	}
+	for name, f := range adversarial {
+		t.Run(name, func(t *testing.T) {
+			p := map[string]any{"query": "rocket", "k": 50, "mode": "sparse", "includeText": true}
+			if f != nil {
+				p["filter"] = f
+			}
+			res := retrieve(t, ts, acmeKey, p)
+			for _, h := range res.Hits {
+				if h.Meta["tenant"] != "acme" || strings.Contains(h.Text, "globex") || strings.Contains(h.ID, "globex") {
+					t.Fatalf("acme saw %s (%v)", h.ID, h.Meta)
+				}
+			}
+			if res.Usage != nil && res.Usage.Candidates != nil && *res.Usage.Candidates > 6 {
+				t.Fatalf("usage.candidates %d counts other tenants", *res.Usage.Candidates)
+			}
+		})
+	}
+	if got := tenantsOf(retrieve(t, ts, adminKey, map[string]any{"query": "rocket", "k": 50, "mode": "sparse"}).Hits); got["acme"] != 6 || got["globex"] != 6 {
+		t.Fatalf("admin sees %v, want 6 of each", got)
+	}
+}
+
+// TestTenantIDsAreNamespaced: ids come back without the tenant prefix, and
+// index/delete of the other tenant's ids deletes and counts nothing.
+func TestTenantIDsAreNamespaced(t *testing.T) {
+	ts := newServer(t, access.Options{Keys: testKeys()})
+	res := retrieve(t, ts, acmeKey, map[string]any{"query": "rocket", "k": 50, "mode": "sparse"})
+	if len(res.Hits) != 6 || res.Hits[0].ID != strings.TrimPrefix(res.Hits[0].ID, "acme/") {
+		t.Fatalf("acme ids %v: want 6, unprefixed", res.Hits)
+	}
+	var del rcp.IndexDeleteResult
+	for _, ids := range [][]string{{"doc0", "doc1"}, {"globex/doc0"}, {"../globex/doc0"}} {
+		call(t, ts, globexKey, "index/delete", map[string]any{"ids": ids}).result(t, &del)
+		if del.Deleted != 0 && ids[0] != "doc0" {
+			t.Fatalf("globex deleted %d of %v", del.Deleted, ids)
+		}
+	}
+	if n := len(retrieve(t, ts, acmeKey, map[string]any{"query": "rocket", "k": 50, "mode": "sparse"}).Hits); n != 6 {
+		t.Fatalf("acme has %d documents after globex's deletes, want 6", n)
+	}
+	if n := len(retrieve(t, ts, globexKey, map[string]any{"query": "rocket", "k": 50, "mode": "sparse"}).Hits); n != 4 {
+		t.Fatalf("globex has %d documents after deleting two of its own, want 4", n)
+	}
+}
+
+// TestTenantWritesAreForcedIntoScope: a tenant cannot plant a document in
+// another tenant's corpus, nor overwrite one with a colliding id.
+func TestTenantWritesAreForcedIntoScope(t *testing.T) {
+	ts := newServer(t, access.Options{Keys: testKeys()})
+	var add rcp.IndexAddResult
+	docs := []map[string]any{
+		{"id": "doc0", "text": "planted rocket", "meta": map[string]any{"tenant": "acme"}},
+		{"text": "minted rocket"},
+	}
+	call(t, ts, globexKey, "index/add", map[string]any{"documents": docs}).result(t, &add)
+	if len(add.IDs) != 2 || add.IDs[0] != "doc0" || strings.HasPrefix(add.IDs[1], "globex/") {
+		t.Fatalf("ids %v: want the client's id and an unprefixed minted one", add.IDs)
+	}
+	acme := retrieve(t, ts, acmeKey, map[string]any{"query": "planted minted rocket", "k": 50, "mode": "sparse", "includeText": true})
+	for _, h := range acme.Hits {
+		if strings.Contains(h.Text, "planted") || strings.Contains(h.Text, "minted") {
+			t.Fatalf("globex's write reached acme: %+v", h)
+		}
+	}
+	var del rcp.IndexDeleteResult
+	call(t, ts, globexKey, "index/delete", map[string]any{"ids": add.IDs}).result(t, &del)
+	if del.Deleted != 2 {
+		t.Fatalf("globex deleted %d of its own 2 documents", del.Deleted)
+	}
+}
+
+// TestCursorIsBoundToKey: a page cursor issued to acme is -32602 for
+// globex and for the admin, and still works for acme.
+func TestCursorIsBoundToKey(t *testing.T) {
+	ts := newServer(t, access.Options{Keys: testKeys()})
+	p := map[string]any{"query": "rocket", "k": 2, "mode": "sparse"}
+	first := retrieve(t, ts, acmeKey, p)
+	if first.NextCursor == "" {
+		t.Fatal("no cursor on a 2-of-6 page")
+	}
+	p["cursor"] = first.NextCursor
+	for _, secret := range []string{globexKey, adminKey, readerKey} {
+		r := call(t, ts, secret, "retrieve", p)
+		if r.err == nil || r.err.Code != rcp.CodeInvalidParams || r.err.Data == nil || r.err.Data.Field != "cursor" {
+			t.Fatalf("acme's cursor under another key: %+v", r.err)
+		}
+	}
+	second := retrieve(t, ts, acmeKey, p)
+	if len(second.Hits) != 2 || second.Hits[0].ID == first.Hits[0].ID || second.Hits[0].Meta["tenant"] != "acme" {
+		t.Fatalf("acme's second page: %+v", second.Hits)
+	}
+}
+
+// TestWriteNeedsWriteScope: a read-only key keeps the capability set every
+// caller sees but is refused index/add and index/delete with -32012.
+func TestWriteNeedsWriteScope(t *testing.T) {
+	ts := newServer(t, access.Options{Keys: testKeys()})
+	var info rcp.InitializeResult
+	call(t, ts, readerKey, "info", map[string]any{}).result(t, &info)
+	if info.Capabilities.Index == nil || !info.Capabilities.Index.Writable {
+		t.Fatal("the capability set should not depend on the key (§13.2)")
+	}
+	for method, params := range map[string]any{
+		"index/add":    map[string]any{"documents": []any{map[string]any{"id": "x", "text": "y"}}},
+		"index/delete": map[string]any{"ids": []string{"acme/doc0"}},
+	} {
+		call(t, ts, readerKey, method, params).wantError(t, http.StatusOK, rcp.CodeUnauthorized)
+	}
+	if n := tenantsOf(retrieve(t, ts, readerKey, map[string]any{"query": "rocket", "k": 50, "mode": "sparse"}).Hits)["acme"]; n != 6 {
+		t.Fatalf("reader's denied delete removed something: acme has %d", n)
+	}
+}
+
+// TestEngineScope: a key for another engine is 403 on this one, and the
+// helpers for a federating catalog narrow the engine list.
+func TestEngineScope(t *testing.T) {
+	ts := newServer(t, access.Options{Keys: testKeys()})
+	call(t, ts, otherKey, "info", map[string]any{}).wantError(t, http.StatusForbidden, rcp.CodeUnauthorized)
+	r := post(t, ts, "/engines/elsewhere/rcp/ping", otherKey, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if r.status == http.StatusForbidden || r.status == http.StatusUnauthorized {
+		t.Fatalf("key for engine elsewhere rejected on its own path: %d", r.status)
+	}
+	r = post(t, ts, "/engines/docs/rcp/ping", otherKey, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	r.wantError(t, http.StatusForbidden, rcp.CodeUnauthorized)
+}
