@@ -66,8 +66,22 @@ type Backend struct {
 	// Engine-owned Config.
 	Settings map[string]any `mapstructure:"settings" json:"-"`
 	Policy   Policy         `mapstructure:"policy" json:"policy"`
+	// Weight scales this backend's contribution when several backends
+	// are federated (§16.1); absent means 1.0.
+	Weight *float64 `mapstructure:"weight" json:"weight,omitempty"`
+	// Required makes a failure of this backend fail a federated query
+	// instead of being skipped (§16.1).
+	Required bool `mapstructure:"required" json:"required,omitempty"`
 	// Config is the decoded and validated engine configuration.
 	Config adapters.Config `mapstructure:"-" json:"settings"`
+}
+
+// FusionWeight returns the backend's federation weight (default 1.0).
+func (b *Backend) FusionWeight() float64 {
+	if b.Weight == nil {
+		return 1
+	}
+	return *b.Weight
 }
 
 // Policy narrows what a backend advertises, on top of what its probe
