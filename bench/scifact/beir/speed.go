@@ -155,9 +155,14 @@ func postRPC(ctx context.Context, c *http.Client, url string, frame []byte) erro
 		return err
 	}
 	defer res.Body.Close()
+	// Read the ids only, as the direct client does with the engine's reply.
 	var out struct {
-		Result json.RawMessage `json:"result"`
-		Error  *rcp.Error      `json:"error"`
+		Result *struct {
+			Hits []struct {
+				ID string `json:"id"`
+			} `json:"hits"`
+		} `json:"result"`
+		Error *rcp.Error `json:"error"`
 	}
 	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
 		return err
