@@ -33,6 +33,10 @@ func DecodeParams[T any](raw json.RawMessage) (*T, *Error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(clean) != len(raw) && !json.Valid(raw) {
+		// members were dropped unparsed: the original must still be JSON
+		return nil, InvalidParams("params", "malformed params")
+	}
 	if uerr := json.Unmarshal(clean, p); uerr != nil {
 		return nil, decodeError(uerr)
 	}
@@ -166,51 +170,69 @@ func conformObject(raw json.RawMessage, path string, field func(string) (reflect
 	if raw[0] != '{' {
 		return nil, InvalidParams(path, "%s must be an object", orParams(path))
 	}
-	members, err := splitObject(raw)
-	if err != nil {
-		return nil, InvalidParams(orParams(path), "malformed object").WithCause(err)
-	}
-	changed := false
-	out := members[:0]
-	for _, m := range members {
-		ft, known := field(m.key)
+	var (
+		kept    []member
+		changed bool
+		cerr    *Error
+	)
+	err := eachMember(raw, func(rawKey, value []byte) error {
+		key, err := memberName(rawKey)
+		if err != nil {
+			return err
+		}
+		ft, known := field(key)
 		if !known {
 			changed = true // unknown or case-folded member: drop (§4.6)
-			continue
+			return nil
 		}
-		v, cerr := conform(m.value, ft, join(path, m.key))
-		if cerr != nil {
-			return nil, cerr
+		v, e := conform(value, ft, join(path, key))
+		if e != nil {
+			cerr = e
+			return errStop
 		}
-		changed = changed || len(v) != len(m.value)
-		m.value = v
-		out = append(out, m)
-	}
-	if !changed {
+		changed = changed || len(v) != len(value)
+		kept = append(kept, member{rawK: rawKey, value: v})
+		return nil
+	})
+	switch {
+	case cerr != nil:
+		return nil, cerr
+	case err != nil:
+		return nil, InvalidParams(orParams(path), "malformed object").WithCause(err)
+	case !changed:
 		return raw, nil
 	}
-	return joinObject(out), nil
+	return joinObject(kept), nil
 }
+
+// errStop ends a member or element walk early.
+var errStop = errors.New("stop")
 
 func conformArray(raw json.RawMessage, elem reflect.Type, path string) (json.RawMessage, *Error) {
 	if raw[0] != '[' {
 		return nil, InvalidParams(path, "%s must be an array", path)
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, InvalidParams(path, "malformed array").WithCause(err)
-	}
-	changed := false
-	parts := make([][]byte, len(items))
-	for i, it := range items {
-		v, err := conform(it, elem, path+"["+strconv.Itoa(i)+"]")
-		if err != nil {
-			return nil, err
+	var (
+		parts   [][]byte
+		changed bool
+		cerr    *Error
+	)
+	err := eachElement(raw, func(i int, value []byte) error {
+		v, e := conform(value, elem, path+"["+strconv.Itoa(i)+"]")
+		if e != nil {
+			cerr = e
+			return errStop
 		}
-		changed = changed || len(v) != len(bytes.TrimSpace(it))
-		parts[i] = v
-	}
-	if !changed {
+		changed = changed || len(v) != len(value)
+		parts = append(parts, v)
+		return nil
+	})
+	switch {
+	case cerr != nil:
+		return nil, cerr
+	case err != nil:
+		return nil, InvalidParams(path, "malformed array").WithCause(err)
+	case !changed:
 		return raw, nil
 	}
 	return append(append([]byte{'['}, bytes.Join(parts, []byte{','})...), ']'), nil
@@ -230,33 +252,10 @@ func orParams(path string) string {
 	return path
 }
 
+// member is one kept object member: its raw key and its conformed value.
 type member struct {
-	key   string
-	rawK  json.RawMessage
-	value json.RawMessage
-}
-
-// splitObject returns the members of a JSON object in order.
-func splitObject(raw json.RawMessage) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	var ms []member
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		k, _ := json.Marshal(key)
-		ms = append(ms, member{key: key, rawK: k, value: v})
-	}
-	return ms, nil
+	rawK  []byte
+	value []byte
 }
 
 func joinObject(ms []member) json.RawMessage {

@@ -1,6 +1,7 @@
 package rcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -37,6 +38,16 @@ func TestDecodeParams(t *testing.T) {
 		{name: "k beyond int64", in: `{"k":123456789012345678901234567890}`, wantField: "k"},
 		{name: "seed below -2^53", in: `{"seed":-9007199254740993}`, wantField: "seed"},
 		{name: "nested int beyond 2^53", in: `{"fusion":{"rrfK":9007199254740993}}`, wantField: "fusion.rrfK"},
+		{name: "escaped key binds", in: `{"\u006b":5, "query" : "q" }`, check: func(p *RetrieveParams) bool { return p.K != nil && *p.K == 5 }},
+		{name: "spaces everywhere", in: ` { "k" : 3 , "fusion" : { "ALPHA" : 1 , "method" : "rrf" } , "x" : [ 1 , { } ] } `, check: func(p *RetrieveParams) bool { return *p.K == 3 && p.Fusion.Method == "rrf" && p.Fusion.Alpha == nil }},
+		{name: "escaped quote in dropped member", in: `{"x":"a\"}{","k":2}`, check: func(p *RetrieveParams) bool { return *p.K == 2 }},
+		{name: "trailing comma", in: `{"k":1,}`, wantField: "params"},
+		{name: "malformed dropped member", in: `{"K":{]}`, wantField: "params"},
+		{name: "malformed unknown member", in: `{"k":1,"x":[1,}`, wantField: "params"},
+		{name: "missing colon", in: `{"k" 1}`, wantField: "params"},
+		{name: "trailing garbage", in: `{"k":1} x`, wantField: "params"},
+		{name: "unterminated", in: `{"k":1`, wantField: "params"},
+		{name: "bad literal", in: `{"strict":tru}`, wantField: "params"},
 		{name: "unicode query kept", in: `{"query":"太陽光 ☀️ שמש"}`, check: func(p *RetrieveParams) bool { s, _ := p.Query.Text(); return s == "太陽光 ☀️ שמש" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,4 +84,37 @@ func dataOf(e *Error) any {
 		return nil
 	}
 	return e.Data
+}
+
+func BenchmarkDecodeParams(b *testing.B) {
+	raw := json.RawMessage(`{"query":"why do comets grow two tails","k":10,"mode":"hybrid","fusion":{"method":"rrf","weights":{"dense":1,"sparse":0.5}},"filter":{"field":"topic","op":"eq","value":"astronomy"},"_meta":{"progressToken":"t"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeParams[RetrieveParams](raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// FuzzDecodeParams checks that DecodeParams never panics, accepts only
+// valid JSON and never binds a case-folded key.
+func FuzzDecodeParams(f *testing.F) {
+	for _, s := range []string{`{"query":"q","k":5}`, `{"K":5}`, `{"fusion":{"ALPHA":1,"alpha":0.5}}`, `{"x":{]}`, `{"\u006b":1}`, `{"query":[{"type":"text","text":"a"}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		p, err := DecodeParams[RetrieveParams](in)
+		if err != nil {
+			if err.Code != CodeInvalidParams || err.Data == nil || err.Data.Field == "" {
+				t.Fatalf("error without field: %+v", err)
+			}
+			return
+		}
+		if trimmed := bytes.TrimSpace(in); len(trimmed) > 0 && string(trimmed) != "null" && !json.Valid(trimmed) {
+			t.Fatalf("accepted invalid JSON %q", in)
+		}
+		if p.K != nil && !bytes.Contains(in, []byte(`"k"`)) && !bytes.Contains(in, []byte(`\u006b`)) && !bytes.Contains(in, []byte(`\u006B`)) {
+			t.Fatalf("k bound from %q", in)
+		}
+	})
 }

@@ -1,0 +1,160 @@
+package rcp
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// errSyntax reports JSON that the member scanner cannot split. The scanner
+// only finds value boundaries; encoding/json still judges every value.
+var errSyntax = errors.New("rcp: malformed JSON")
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at b[i] == '"'.
+func skipString(b []byte, i int) (int, error) {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, nil
+		}
+	}
+	return 0, errSyntax
+}
+
+// skipValue returns the index just past the value starting at b[i].
+func skipValue(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, errSyntax
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		return skipNested(b, i)
+	}
+	j := i
+	for j < len(b) && !isSpace(b[j]) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ':' {
+		j++
+	}
+	if j == i {
+		return 0, errSyntax
+	}
+	return j, nil
+}
+
+func skipNested(b []byte, i int) (int, error) {
+	depth := 0
+	for i < len(b) {
+		switch b[i] {
+		case '"':
+			var err error
+			if i, err = skipString(b, i); err != nil {
+				return 0, err
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1, nil
+			}
+		}
+		i++
+	}
+	return 0, errSyntax
+}
+
+// eachMember calls f with every member of the object raw (which starts with
+// '{'): its raw key (quotes included) and its value without surrounding
+// space, in order.
+func eachMember(raw []byte, f func(rawKey, value []byte) error) error {
+	i := skipSpace(raw, 1)
+	if i < len(raw) && raw[i] == '}' {
+		return trailing(raw, i+1)
+	}
+	for {
+		if i >= len(raw) || raw[i] != '"' {
+			return errSyntax
+		}
+		end, err := skipString(raw, i)
+		if err != nil {
+			return err
+		}
+		key := raw[i:end]
+		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
+			return errSyntax
+		}
+		start := skipSpace(raw, i+1)
+		if end, err = skipValue(raw, start); err != nil {
+			return err
+		}
+		if err := f(key, raw[start:end]); err != nil {
+			return err
+		}
+		if i, err = next(raw, skipSpace(raw, end), '}'); err != nil || i < 0 {
+			return err
+		}
+	}
+}
+
+// eachElement calls f with every element of the array raw (which starts
+// with '['), without surrounding space, in order.
+func eachElement(raw []byte, f func(i int, value []byte) error) error {
+	i := skipSpace(raw, 1)
+	if i < len(raw) && raw[i] == ']' {
+		return trailing(raw, i+1)
+	}
+	for n := 0; ; n++ {
+		end, err := skipValue(raw, i)
+		if err != nil {
+			return err
+		}
+		if err := f(n, raw[i:end]); err != nil {
+			return err
+		}
+		if i, err = next(raw, skipSpace(raw, end), ']'); err != nil || i < 0 {
+			return err
+		}
+	}
+}
+
+// next consumes a ',' (returning the start of the next item) or the closing
+// byte (returning -1, after checking nothing follows it).
+func next(raw []byte, i int, closing byte) (int, error) {
+	switch {
+	case i < len(raw) && raw[i] == ',':
+		return skipSpace(raw, i+1), nil
+	case i < len(raw) && raw[i] == closing:
+		return -1, trailing(raw, i+1)
+	}
+	return 0, errSyntax
+}
+
+func trailing(raw []byte, i int) error {
+	if skipSpace(raw, i) != len(raw) {
+		return errSyntax
+	}
+	return nil
+}
+
+// memberName returns the unescaped key of a raw JSON string.
+func memberName(rawKey []byte) (string, error) {
+	for _, c := range rawKey[1 : len(rawKey)-1] {
+		if c == '\\' {
+			var s string
+			err := json.Unmarshal(rawKey, &s)
+			return s, err
+		}
+	}
+	return string(rawKey[1 : len(rawKey)-1]), nil
+}
