@@ -21,6 +21,7 @@ type serveFlags struct {
 	stdio      bool
 	http       string
 	cpuProfile string
+	engine     string
 }
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -29,12 +30,14 @@ func newServeCmd(g *globals) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve RCP over stdio (--stdio) or HTTP (default)",
 		Example: "  rcp-sidecar serve --demo\n" +
-			"  rcp-sidecar serve --stdio --config config.yaml --backend docs",
+			"  rcp-sidecar serve --stdio --config config.yaml --engine docs\n" +
+			"  rcp-sidecar serve --config config.yaml   # several backends: /rcp federates, /engines/<id>/rcp each",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, g, f) },
 	}
 	cmd.Flags().BoolVar(&f.stdio, "stdio", false, "speak NDJSON on stdin/stdout (§5.1); stdout carries protocol frames only")
 	cmd.Flags().StringVar(&f.http, "http", "", "HTTP listen address (overrides server.http.listen)")
+	cmd.Flags().StringVar(&f.engine, "engine", "", "serve only this backend (same as --backend); without it, HTTP federates several backends")
 	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until exit")
 	_ = cmd.Flags().MarkHidden("cpuprofile")
 	return cmd
@@ -52,6 +55,9 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		defer stop()
 	}
 	ctx := cmd.Context()
+	if done, err := maybeFederate(cmd, g, f); done { // several backends: §16 federation
+		return err
+	}
 	a, err := loadApp(ctx, g)
 	if err != nil {
 		return err
@@ -74,7 +80,11 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		printDemoBanner(cmd.OutOrStdout(), ln.Addr().String(), a.cfg.Server.HTTP.BasePath)
 	}
 	a.log.Info("serving RCP over HTTP", "addr", ln.Addr().String(), "base", a.cfg.Server.HTTP.BasePath, "backend", a.backend)
-	return serveHTTP(ctx, ln, srv.Handler())
+	ln, h, err := a.secureHTTP(ln) // access section: keys, limits, TLS
+	if err != nil {
+		return err
+	}
+	return serveHTTP(ctx, ln, h)
 }
 
 // serveHTTP serves until ctx is done, then drains in-flight requests.
