@@ -26,6 +26,7 @@ func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []
 	ev.TitleField = pick(a.cfg.TitleField, fields, "title", "name")
 	ev.URIField = pick(a.cfg.URIField, fields, "url", "uri", "link")
 	ev.NativeRRF = nativeRRF(f, ev)
+	ev.Notes = append(ev.Notes, unusedFieldNotes(fields)...)
 	ev.Writable = a.writable(per, ev)
 	ev.Notes = append(ev.Notes, fmt.Sprintf("elasticsearch %s (%s), licence %q, %d node(s), modules %s",
 		f.version, f.flavor, f.licence, f.nodes, strings.Join(f.modules, ",")))
@@ -175,4 +176,19 @@ func (a *adapter) writable(per map[string]map[string]field, ev *capability.Evide
 		return false
 	}
 	return true
+}
+
+// unusedFieldNotes names fields whose retrieval needs engine-side
+// inference or sparse vectors, which this adapter does not use.
+func unusedFieldNotes(fields map[string]field) []string {
+	var notes []string
+	for _, name := range sortedKeys(fields) {
+		switch f := fields[name]; f.Type {
+		case "semantic_text":
+			notes = append(notes, fmt.Sprintf("semantic_text field %s (inference_id %q) is not searched: engine-side inference is not used", name, f.Inference))
+		case "sparse_vector", "rank_features":
+			notes = append(notes, fmt.Sprintf("%s field %s is not searched by this adapter", f.Type, name))
+		}
+	}
+	return notes
 }
