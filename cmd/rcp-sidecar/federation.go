@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/federation"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+)
+
+// enginesPrefix is where each federated engine is served over HTTP:
+// <enginesPrefix>/<id>/rcp.
+const enginesPrefix = "/engines/"
+
+// maybeFederate applies --engine (an alias of --backend) and, when serve
+// runs over HTTP with several backends and none selected, serves the
+// federation instead of a single engine. done reports that it served.
+func maybeFederate(cmd *cobra.Command, g *globals, f *serveFlags) (done bool, err error) {
+	if f.engine != "" {
+		if g.backend != "" && g.backend != f.engine {
+			return true, fmt.Errorf("--engine %q and --backend %q disagree", f.engine, g.backend)
+		}
+		g.backend = f.engine
+	}
+	if f.stdio || g.demo || g.backend != "" || g.configPath == "" {
+		return false, nil
+	}
+	cfg, err := loadConfig(g)
+	if err != nil || len(cfg.Backends) < 2 {
+		return false, nil // loadApp reports configuration errors
+	}
+	return true, runFederation(cmd, g, f, cfg)
+}
+
+// fedApp is a federated process: every backend's Engine and the aggregator.
+type fedApp struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	engines []*adapters.Engine
+	ids     []string
+	agg     *federation.Aggregator
+	// aggOptions built agg; handler reuses them over scoped engines.
+	aggOptions federation.Options
+}
+
+func runFederation(cmd *cobra.Command, g *globals, f *serveFlags, cfg *config.Config) error {
+	ctx := cmd.Context()
+	addr := cfg.Server.HTTP.Listen
+	if f.http != "" {
+		addr = f.http
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fa, err := openFederation(ctx, g, cfg, identity(ln.Addr().String()))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer fa.Close()
+	ln, h, err := fa.secure(ln)
+	if err != nil {
+		return err
+	}
+	base := cfg.Server.HTTP.BasePath
+	fa.log.Info("serving an RCP federation over HTTP", "addr", ln.Addr().String(), "aggregator", base,
+		"engines", strings.Join(fa.ids, ","), "per_engine", enginesPrefix+"<id>/rcp")
+	return serveHTTP(ctx, ln, h)
+}
+
+// secureFederation, when set, applies the access section to a federation:
+// it wraps ln (TLS) and returns the handler to serve, typically
+// fa.handler with each engine scoped and the result behind the access
+// middleware. Nil means access control is not available for federations.
+var secureFederation func(fa *fedApp, ln net.Listener) (net.Listener, http.Handler, error)
+
+// secure returns the listener and handler to serve. It fails closed: with
+// an access section configured and no secureFederation, the federation
+// does not start rather than serve unauthenticated.
+func (fa *fedApp) secure(ln net.Listener) (net.Listener, http.Handler, error) {
+	if secureFederation != nil {
+		return secureFederation(fa, ln)
+	}
+	ac := fa.cfg.Access
+	if len(ac.Keys) > 0 || ac.MaxInflight > 0 || ac.TLS.Enabled() {
+		return nil, nil, errors.New("the access section is not applied to a federation; serve one backend with --backend")
+	}
+	h, err := fa.handler(nil)
+	return ln, h, err
+}
+
+// identity names this sidecar on _meta.federation.path: unique per host
+// and listen address, so two sidecars never share it.
+func identity(addr string) string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "localhost"
+	}
+	return "rcp-sidecar@" + host + "/" + addr
+}
+
+// openFederation opens every backend. A backend that fails to open is
+// left out with a warning unless it is required (§16.1), which fails
+// start-up.
+func openFederation(ctx context.Context, g *globals, cfg *config.Config, id string) (*fedApp, error) {
+	level := cfg.Server.LogLevel
+	if g.logLevel != "" {
+		level = g.logLevel
+	}
+	log, err := newLogger(stderr, level)
+	if err != nil {
+		return nil, err
+	}
+	emb, err := openEmbedder(ctx, cfg.Embedder)
+	if err != nil {
+		return nil, err
+	}
+	fa := &fedApp{cfg: cfg, log: log}
+	var es []federation.Engine
+	for i := range cfg.Backends {
+		b := &cfg.Backends[i]
+		fe, err := fa.open(ctx, b, emb)
+		if err != nil {
+			fa.Close()
+			return nil, err
+		}
+		if fe != nil {
+			es = append(es, *fe)
+		}
+	}
+	if len(es) == 0 {
+		return nil, errors.New("no backend could be opened")
+	}
+	fa.aggOptions = federation.Options{Name: "rcp-sidecar", Version: version, Identity: id,
+		Allow: access.EngineAllowed, Logger: log.With("component", "federation")}
+	fa.agg, err = federation.New(es, fa.aggOptions)
+	if err != nil {
+		fa.Close()
+		return nil, err
+	}
+	return fa, nil
+}
+
+// open opens one backend as a federated engine; nil, nil means it was
+// skipped (not required and unavailable).
+func (fa *fedApp) open(ctx context.Context, b *config.Backend, emb adapters.Embedder) (*federation.Engine, error) {
+	if w := b.FusionWeight(); w <= 0 {
+		return nil, fmt.Errorf("backend %s: weight must be positive, got %v", b.Name, w)
+	}
+	if !validEngineID(b.Name) {
+		return nil, fmt.Errorf("backend %q: a federated backend name may hold only letters, digits, '.', '_' and '-' (it is a URL path segment)", b.Name)
+	}
+	e, err := openEngine(ctx, b, emb, fa.log)
+	if err != nil && !b.Required {
+		fa.log.Warn("backend left out of the federation", "backend", b.Name, "err", err)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	fa.engines = append(fa.engines, e)
+	fa.ids = append(fa.ids, b.Name)
+	return &federation.Engine{ID: b.Name, Backend: e, Weight: b.FusionWeight(), Required: b.Required}, nil
+}
+
+// openEngine is app.openBackend for one configured backend.
+func openEngine(ctx context.Context, b *config.Backend, emb adapters.Embedder, log *slog.Logger) (*adapters.Engine, error) {
+	f, _ := newRegistry().Lookup(b.Engine)
+	log = log.With("backend", b.Name, "engine", b.Engine)
+	ad, err := f.Open(ctx, b.Config, adapters.Deps{Logger: log, Embedder: emb})
+	if err != nil {
+		return nil, fmt.Errorf("open backend %s: %w", b.Name, err)
+	}
+	e, err := adapters.NewEngine(ctx, ad, engineOptions(b.Policy, emb, log))
+	if err != nil {
+		ad.Close()
+		return nil, fmt.Errorf("probe backend %s: %w", b.Name, err)
+	}
+	return e, nil
+}
+
+// serverOptions applies the server section with base as the HTTP base path.
+func (fa *fedApp) serverOptions(base string) server.Options {
+	s := fa.cfg.Server
+	return server.Options{
+		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: fa.log,
+		BasePath: base, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
+		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
+	}
+}
+
+// handler routes <base> to the aggregator (with catalog/list) and
+// /engines/<id>/rcp to each engine; /healthz and /readyz to the
+// aggregator. scope, when set, wraps each engine's Backend (access
+// control) both at its own endpoint and inside the aggregator.
+func (fa *fedApp) handler(scope func(id string, b server.Backend) (server.Backend, error)) (http.Handler, error) {
+	mux := http.NewServeMux()
+	es := fa.agg.Engines()
+	agg := fa.agg
+	if scope != nil {
+		var err error
+		if es, err = scoped(es, scope); err != nil {
+			return nil, err
+		}
+		if agg, err = federation.New(es, fa.aggOptions); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range es {
+		path := enginesPrefix + e.ID + "/rcp"
+		h := server.New(e.Backend, fa.serverOptions(path)).Handler()
+		mux.Handle(path, h)
+		mux.Handle(path+"/", h)
+	}
+	base := fa.cfg.Server.HTTP.BasePath
+	ah := agg.CatalogHandler(server.New(agg, fa.serverOptions(base)).Handler(), engineEndpoint)
+	for _, p := range []string{base, base + "/", "/healthz", "/readyz"} {
+		mux.Handle(p, ah)
+	}
+	return mux, nil
+}
+
+// scoped wraps every engine's Backend with scope.
+func scoped(es []federation.Engine, scope func(string, server.Backend) (server.Backend, error)) ([]federation.Engine, error) {
+	out := make([]federation.Engine, len(es))
+	for i, e := range es {
+		b, err := scope(e.ID, e.Backend)
+		if err != nil {
+			return nil, err
+		}
+		e.Backend = b
+		out[i] = e
+	}
+	return out, nil
+}
+
+// engineEndpoint is the absolute URL of engine id, built from the request
+// host (§7.13 endpoint).
+func engineEndpoint(r *http.Request, id string) *federation.Endpoint {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return &federation.Endpoint{Transport: "http", URL: scheme + "://" + r.Host + enginesPrefix + id + "/rcp"}
+}
+
+func validEngineID(id string) bool {
+	for _, r := range id {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-", r)
+		if !ok {
+			return false
+		}
+	}
+	return id != ""
+}
+
+func (fa *fedApp) Close() {
+	for _, e := range fa.engines {
+		e.Close()
+	}
+}
