@@ -37,6 +37,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
@@ -92,7 +93,9 @@ var (
 	_ adapters.Writer  = (*Store)(nil)
 )
 
-// doc is one stored document with its per-field term statistics.
+// doc is one stored document with its per-field term statistics. meta is
+// the store's own copy, never modified after put: Search hands it out
+// shared (see Store.Search).
 type doc struct {
 	id, title, text string
 	meta            map[string]any
@@ -137,7 +140,7 @@ func (s *Store) Add(docs ...adapters.Document) {
 // put replaces or inserts d; the caller holds the write lock.
 func (s *Store) put(d adapters.Document) {
 	s.drop(d.ID)
-	nd := &doc{id: d.ID, text: d.Text, meta: d.Meta, vector: d.Vector,
+	nd := &doc{id: d.ID, text: d.Text, meta: maps.Clone(d.Meta), vector: d.Vector,
 		tf: map[string]map[string]int{}, length: map[string]int{}}
 	if t, ok := d.Meta[s.opts.TitleField].(string); ok {
 		nd.title = t

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"cmp"
-	"maps"
 	"slices"
 	"strings"
 
@@ -66,7 +65,11 @@ func (s *Store) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
 
 func floor(f float64) *float64 { return &f }
 
-// Search executes a plan produced by Plan.
+// Search executes a plan produced by Plan. Candidate.Meta is the stored
+// document's metadata map, shared and read-only: a caller that wants to
+// change it copies it first (as the Engine does when merging hits). The
+// store copied it at write time and never modifies it, so sharing is safe
+// for concurrent readers and costs no per-hit allocation.
 func (s *Store) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candidates, error) {
 	body, filter, err := s.decodePlan(p)
 	if err != nil {
@@ -279,7 +282,7 @@ func keepAbove(in []scoredDoc, minScore float64) []scoredDoc {
 }
 
 func (s *Store) candidate(sd scoredDoc, b *planBody) adapters.Candidate {
-	c := adapters.Candidate{ID: sd.d.id, Score: sd.score, Title: sd.d.title, Meta: maps.Clone(sd.d.meta)}
+	c := adapters.Candidate{ID: sd.d.id, Score: sd.score, Title: sd.d.title, Meta: sd.d.meta}
 	if b.WithText {
 		c.Text = sd.d.text
 	}

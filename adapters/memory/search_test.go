@@ -165,3 +165,17 @@ func mustSearch(t *testing.T, s *Store, p *adapters.Plan) *adapters.Candidates {
 	}
 	return c
 }
+
+// TestMetaOwnedByStore checks that the store keeps its own metadata map:
+// changing the caller's map after Add does not reach search results.
+func TestMetaOwnedByStore(t *testing.T) {
+	s := New(Options{})
+	meta := map[string]any{"topic": "a"}
+	s.Add(adapters.Document{ID: "1", Text: "cat", Meta: meta})
+	meta["topic"] = "changed"
+	meta["extra"] = true
+	c := search(t, s, lexical("cat"))
+	if got := c.Hits[0].Meta; len(got) != 1 || got["topic"] != "a" {
+		t.Errorf("stored meta followed the caller's map: %v", got)
+	}
+}
