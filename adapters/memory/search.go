@@ -2,10 +2,10 @@ package memory
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"cmp"
 	"slices"
 	"strings"
 
