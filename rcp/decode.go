@@ -29,8 +29,12 @@ func DecodeParams[T any](raw json.RawMessage) (*T, *Error) {
 	if raw[0] != '{' {
 		return nil, InvalidParams("params", "params must be an object")
 	}
-	clean, err := conform(raw, reflect.TypeFor[T](), "")
+	t := reflect.TypeFor[T]()
+	clean, err := conformer{}.conform(raw, t, "")
 	if err != nil {
+		if _, first := (conformer{custom: true}).conform(raw, t, ""); first != nil {
+			return nil, first // the first error in member order
+		}
 		return nil, err
 	}
 	if len(clean) != len(raw) && !json.Valid(raw) {
@@ -38,6 +42,10 @@ func DecodeParams[T any](raw json.RawMessage) (*T, *Error) {
 		return nil, InvalidParams("params", "malformed params")
 	}
 	if uerr := json.Unmarshal(clean, p); uerr != nil {
+		// locate the failure: custom types judge their own values
+		if _, err := (conformer{custom: true}).conform(raw, t, ""); err != nil {
+			return nil, err
+		}
 		return nil, decodeError(uerr)
 	}
 	return p, nil
@@ -83,9 +91,16 @@ var shapes = map[reflect.Type]func(first byte) reflect.Type{
 	},
 }
 
+// conformer walks params against their Go type. The first pass leaves
+// values of custom-unmarshaled types to encoding/json; only when decoding
+// then fails does a second pass with custom set run each such value's
+// UnmarshalJSON, so the error names the value's path (and any failure is
+// reported by the full pass, so the first one in member order wins).
+type conformer struct{ custom bool }
+
 // conform checks raw against t and returns raw with every member whose name
 // matches a field of t only case-insensitively removed.
-func conform(raw json.RawMessage, t reflect.Type, path string) (json.RawMessage, *Error) {
+func (cf conformer) conform(raw json.RawMessage, t reflect.Type, path string) (json.RawMessage, *Error) {
 	raw = bytes.TrimSpace(raw)
 	if string(raw) == "null" {
 		return raw, nil
@@ -99,23 +114,23 @@ func conform(raw json.RawMessage, t reflect.Type, path string) (json.RawMessage,
 	case t == numberType:
 		return raw, expect(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9', path, "a number")
 	case reflect.PointerTo(t).Implements(unmarshalerType):
-		return conformCustom(raw, t, path)
+		return cf.conformCustom(raw, t, path)
 	}
-	return conformKind(raw, t, path)
+	return cf.conformKind(raw, t, path)
 }
 
-func conformKind(raw json.RawMessage, t reflect.Type, path string) (json.RawMessage, *Error) {
+func (cf conformer) conformKind(raw json.RawMessage, t reflect.Type, path string) (json.RawMessage, *Error) {
 	c := raw[0]
 	switch t.Kind() {
 	case reflect.Struct:
-		return conformObject(raw, path, structFields(t).field)
+		return cf.conformObject(raw, path, structFields(t).field)
 	case reflect.Map:
-		return conformObject(raw, path, func(string) (reflect.Type, bool) { return t.Elem(), true })
+		return cf.conformObject(raw, path, func(string) (reflect.Type, bool) { return t.Elem(), true })
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 && c == '"' {
 			return raw, nil
 		}
-		return conformArray(raw, t.Elem(), path)
+		return cf.conformArray(raw, t.Elem(), path)
 	case reflect.String:
 		return raw, expect(c == '"', path, "a string")
 	case reflect.Bool:
@@ -150,14 +165,17 @@ func expect(ok bool, path, what string) *Error {
 
 // conformCustom descends into the known shape of a custom type, then lets
 // the type's own UnmarshalJSON judge the value so its errors carry a path.
-func conformCustom(raw json.RawMessage, t reflect.Type, path string) (json.RawMessage, *Error) {
+func (cf conformer) conformCustom(raw json.RawMessage, t reflect.Type, path string) (json.RawMessage, *Error) {
 	if shape := shapes[t]; shape != nil {
 		if st := shape(raw[0]); st != nil {
 			var err *Error
-			if raw, err = conform(raw, st, path); err != nil {
+			if raw, err = cf.conform(raw, st, path); err != nil {
 				return nil, err
 			}
 		}
+	}
+	if !cf.custom {
+		return raw, nil
 	}
 	v := reflect.New(t).Interface().(json.Unmarshaler)
 	if err := v.UnmarshalJSON(raw); err != nil {
@@ -166,7 +184,7 @@ func conformCustom(raw json.RawMessage, t reflect.Type, path string) (json.RawMe
 	return raw, nil
 }
 
-func conformObject(raw json.RawMessage, path string, field func(string) (reflect.Type, bool)) (json.RawMessage, *Error) {
+func (cf conformer) conformObject(raw json.RawMessage, path string, field func(string) (reflect.Type, bool)) (json.RawMessage, *Error) {
 	if raw[0] != '{' {
 		return nil, InvalidParams(path, "%s must be an object", orParams(path))
 	}
@@ -185,7 +203,7 @@ func conformObject(raw json.RawMessage, path string, field func(string) (reflect
 			changed = true // unknown or case-folded member: drop (§4.6)
 			return nil
 		}
-		v, e := conform(value, ft, join(path, key))
+		v, e := cf.conform(value, ft, join(path, key))
 		if e != nil {
 			cerr = e
 			return errStop
@@ -208,7 +226,7 @@ func conformObject(raw json.RawMessage, path string, field func(string) (reflect
 // errStop ends a member or element walk early.
 var errStop = errors.New("stop")
 
-func conformArray(raw json.RawMessage, elem reflect.Type, path string) (json.RawMessage, *Error) {
+func (cf conformer) conformArray(raw json.RawMessage, elem reflect.Type, path string) (json.RawMessage, *Error) {
 	if raw[0] != '[' {
 		return nil, InvalidParams(path, "%s must be an array", path)
 	}
@@ -218,7 +236,7 @@ func conformArray(raw json.RawMessage, elem reflect.Type, path string) (json.Raw
 		cerr    *Error
 	)
 	err := eachElement(raw, func(i int, value []byte) error {
-		v, e := conform(value, elem, path+"["+strconv.Itoa(i)+"]")
+		v, e := cf.conform(value, elem, path+"["+strconv.Itoa(i)+"]")
 		if e != nil {
 			cerr = e
 			return errStop

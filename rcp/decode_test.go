@@ -41,6 +41,8 @@ func TestDecodeParams(t *testing.T) {
 		{name: "escaped key binds", in: `{"\u006b":5, "query" : "q" }`, check: func(p *RetrieveParams) bool { return p.K != nil && *p.K == 5 }},
 		{name: "spaces everywhere", in: ` { "k" : 3 , "fusion" : { "ALPHA" : 1 , "method" : "rrf" } , "x" : [ 1 , { } ] } `, check: func(p *RetrieveParams) bool { return *p.K == 3 && p.Fusion.Method == "rrf" && p.Fusion.Alpha == nil }},
 		{name: "escaped quote in dropped member", in: `{"x":"a\"}{","k":2}`, check: func(p *RetrieveParams) bool { return *p.K == 2 }},
+		{name: "first error in order wins", in: `{"query":5,"k":"x"}`, wantField: "query"},
+		{name: "first error in order wins (kind first)", in: `{"k":"x","query":5}`, wantField: "k"},
 		{name: "trailing comma", in: `{"k":1,}`, wantField: "params"},
 		{name: "malformed dropped member", in: `{"K":{]}`, wantField: "params"},
 		{name: "malformed unknown member", in: `{"k":1,"x":[1,}`, wantField: "params"},
