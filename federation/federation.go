@@ -45,6 +45,11 @@ type Engine struct {
 	// it federates itself; an engine whose Identity is already on the
 	// incoming path is skipped as a cycle (§16.2). Empty: never matched.
 	Identity string
+	// Forwards marks an engine that federates further (another
+	// aggregator), so the hop budget and path apply to it (§16.2). It is
+	// implied for *HTTPBackend and *Aggregator; set it for such a backend
+	// behind a wrapper.
+	Forwards bool
 }
 
 // Options configure an Aggregator.

@@ -133,7 +133,7 @@ func origin(f mapping.Fused) int {
 func downstreamNotes(outs []outcome) []string {
 	var notes []string
 	for _, o := range outs {
-		if !forwards(o.t.e.Backend) || o.res.Usage == nil {
+		if !(o.t.e.Forwards || forwards(o.t.e.Backend)) || o.res.Usage == nil {
 			continue
 		}
 		for _, n := range o.res.Usage.Notes {

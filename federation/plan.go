@@ -168,7 +168,7 @@ func (a *Aggregator) plan(ctx context.Context, r *request, h Hop) ([]target, []s
 
 // ineligible returns why e cannot take part, or nil.
 func (a *Aggregator) ineligible(e Engine, r *request, h Hop) *skip {
-	if forwards(e.Backend) {
+	if e.Forwards || forwards(e.Backend) {
 		switch {
 		case h.onPath(a.opts.Identity):
 			return &skip{id: e.ID, reason: "cycle", note: fmt.Sprintf("cycle: %q is already on the federation path %v", a.opts.Identity, h.Path)}

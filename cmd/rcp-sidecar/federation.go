@@ -75,30 +75,36 @@ func runFederation(cmd *cobra.Command, g *globals, f *serveFlags, cfg *config.Co
 		return err
 	}
 	base := cfg.Server.HTTP.BasePath
-	fa.log.Info("serving an RCP federation over HTTP", "addr", ln.Addr().String(), "aggregator", base,
+	fa.log.Info("serving an RCP federation over HTTP", "addr", ln.Addr().String(), "base", base,
 		"engines", strings.Join(fa.ids, ","), "per_engine", enginesPrefix+"<id>/rcp")
 	return serveHTTP(ctx, ln, h)
 }
 
-// secureFederation, when set, applies the access section to a federation:
-// it wraps ln (TLS) and returns the handler to serve, typically
-// fa.handler with each engine scoped and the result behind the access
-// middleware. Nil means access control is not available for federations.
-var secureFederation func(fa *fedApp, ln net.Listener) (net.Listener, http.Handler, error)
-
-// secure returns the listener and handler to serve. It fails closed: with
-// an access section configured and no secureFederation, the federation
-// does not start rather than serve unauthenticated.
+// secure applies the access section (§5.2, §15) as for a single engine:
+// the TLS listener, each engine scoped by the key guard (at its own
+// endpoint and inside the aggregator, whose catalog/list and fan-out
+// also skip engines the key may not address), and the key middleware in
+// front of every path.
 func (fa *fedApp) secure(ln net.Listener) (net.Listener, http.Handler, error) {
-	if secureFederation != nil {
-		return secureFederation(fa, ln)
-	}
 	ac := fa.cfg.Access
-	if len(ac.Keys) > 0 || ac.MaxInflight > 0 || ac.TLS.Enabled() {
-		return nil, nil, errors.New("the access section is not applied to a federation; serve one backend with --backend")
+	ln, err := tlsListener(ln, ac.TLS)
+	if err != nil {
+		return nil, nil, err
 	}
-	h, err := fa.handler(nil)
-	return ln, h, err
+	if len(ac.Keys) == 0 && ac.MaxInflight == 0 {
+		h, err := fa.handler(nil)
+		return ln, h, err
+	}
+	g, err := newGuard(ac, &app{cfg: fa.cfg, log: fa.log}) // no default engine: /rcp is the aggregator
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := fa.handler(g.Backend)
+	if err != nil {
+		return nil, nil, err
+	}
+	fa.log.Info("access control on", "keys", len(ac.Keys), "max_inflight", ac.MaxInflight, "tls", ac.TLS.Enabled())
+	return ln, g.Middleware(h), nil
 }
 
 // identity names this sidecar on _meta.federation.path: unique per host

@@ -8,12 +8,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 )
@@ -155,13 +155,36 @@ func TestServeStdioEngine(t *testing.T) {
 	}
 }
 
-// TestFederationRefusesUnsecuredAccess: an access section is never
-// silently ignored by the federated server.
-func TestFederationRefusesUnsecuredAccess(t *testing.T) {
-	fa := &fedApp{cfg: &config.Config{Access: config.Access{MaxInflight: 4}}}
-	if secureFederation == nil {
-		if _, _, err := fa.secure(nil); err == nil {
-			t.Fatal("an access section was ignored")
-		}
+// TestFederationAccess: the access section applies to the federation: no
+// key is 401, and a key scoped to one engine sees only that engine in
+// catalog/list and in federated hits, and cannot reach the other's
+// endpoint.
+func TestFederationAccess(t *testing.T) {
+	cfg := fedConfig(t)
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cfg, string(data)+"access:\n  keys:\n    - {id: geo, env: TEST_GEO_KEY, engines: [earth]}\n")
+	t.Setenv("TEST_GEO_KEY", "geo-key-0123456789")
+	base := startServe(t, "--config", cfg)
+	if st, _ := rpcPost(t, base+"/info", "", `{"jsonrpc":"2.0","id":1,"method":"info"}`); st != http.StatusUnauthorized {
+		t.Errorf("no key: HTTP %d", st)
+	}
+	_, raw := rpcPost(t, base+"/catalog/list", "geo-key-0123456789", `{"jsonrpc":"2.0","id":1,"method":"catalog/list"}`)
+	body := string(raw)
+	if !strings.Contains(body, `"earth"`) || strings.Contains(body, `"space"`) {
+		t.Errorf("catalog for an earth-only key: %s", body)
+	}
+	_, raw = rpcPost(t, base+"/retrieve", "geo-key-0123456789", `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"sun","k":5}}`)
+	body = string(raw)
+	if !strings.Contains(body, `"e1"`) || strings.Contains(body, `"s1"`) || strings.Contains(body, `"s2"`) {
+		t.Errorf("federated retrieve for an earth-only key: %s", body)
+	}
+	space := strings.TrimSuffix(base, "/rcp") + "/engines/space/rcp/retrieve"
+	st, raw := rpcPost(t, space, "geo-key-0123456789", `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"sun","k":5}}`)
+	body = string(raw)
+	if strings.Contains(body, `"s1"`) || st == http.StatusOK && !strings.Contains(body, "-32012") {
+		t.Errorf("earth-only key at the space endpoint: HTTP %d %s", st, body)
 	}
 }
