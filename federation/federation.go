@@ -28,7 +28,6 @@ import (
 const (
 	DefaultDepth   = 3                    // §16.2 RECOMMENDED hop budget
 	DefaultReserve = 5 * time.Millisecond // kept back from downstream deadlines for fusion
-	DefaultK       = 10                   // used for per-engine sizing only; k itself is required
 )
 
 // Engine is one federated engine: a registry entry (§16.1).

@@ -91,7 +91,7 @@ func (a *Aggregator) unsupported(p *rcp.RetrieveParams) []unsupportedOpt {
 	add(p.Mode != "" && !slices.Contains(rc.Modes, p.Mode), "mode", fmt.Sprintf("no engine serves mode %q", p.Mode), func(q *rcp.RetrieveParams) { q.Mode = "" })
 	add(p.Fusion != nil && p.Fusion.Method != "" && !slices.Contains(rc.Fusion, p.Fusion.Method), "fusion.method",
 		fmt.Sprintf("fusion %q is not available", methodOf(p)), func(q *rcp.RetrieveParams) { q.Fusion = nil })
-	add(p.Unit != "" && !slices.Contains(allUnits(rc), p.Unit), "unit", fmt.Sprintf("no engine serves unit %q", p.Unit), func(q *rcp.RetrieveParams) { q.Unit = "" })
+	add(p.Unit != "" && !slices.Contains(unitsOf(rc), p.Unit), "unit", fmt.Sprintf("no engine serves unit %q", p.Unit), func(q *rcp.RetrieveParams) { q.Unit = "" })
 	add(p.MMR != nil && !rc.MMR, "mmr", "no engine diversifies", func(q *rcp.RetrieveParams) { q.MMR = nil })
 	add(wantsRerank(p) && !rc.RerankBuiltin, "rerank", "no engine reranks inside retrieve", func(q *rcp.RetrieveParams) { q.Rerank = nil })
 	add(p.TokenBudget != nil, "tokenBudget", "not honoured by the federation", func(q *rcp.RetrieveParams) { q.TokenBudget = nil })
@@ -111,8 +111,6 @@ func methodOf(p *rcp.RetrieveParams) rcp.FusionMethod {
 
 func wantsRerank(p *rcp.RetrieveParams) bool { return p.Rerank != nil && !p.Rerank.Disabled }
 
-func allUnits(rc *rcp.RetrieveCap) []string { return unitsOf(rc) }
-
 func isFilterSet(raw []byte) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
@@ -123,14 +121,14 @@ func (a *Aggregator) validateFilter(raw []byte) (mapping.Filter, error) {
 	if !isFilterSet(raw) || a.caps.Filter == nil {
 		return nil, nil
 	}
-	f, err := mapping.ValidateFilter(raw, fieldTypes2(a.caps.Filter), opsOf(a.caps.Filter))
+	f, err := mapping.ValidateFilter(raw, fieldTypeMap(a.caps.Filter), opsOf(a.caps.Filter))
 	if err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-func fieldTypes2(fc *rcp.FilterCap) map[string]mapping.FieldType {
+func fieldTypeMap(fc *rcp.FilterCap) map[string]mapping.FieldType {
 	m := make(map[string]mapping.FieldType, len(fc.Fields))
 	for k, v := range fc.Fields {
 		m[k] = mapping.FieldType(v)
