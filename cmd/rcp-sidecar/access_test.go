@@ -33,7 +33,9 @@ func TestServeWithAccess(t *testing.T) {
 		t.Fatalf("info without a key: HTTP %d", st)
 	}
 	st, body := rpcPost(t, base+"/retrieve", "acme-key-0123456789", `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"rocket","k":5}}`)
-	var r struct{ Result struct{ Hits []struct{ ID string } } }
+	var r struct {
+		Result struct{ Hits []struct{ ID string } }
+	}
 	if err := json.Unmarshal(body, &r); st != http.StatusOK || err != nil || len(r.Result.Hits) != 1 || r.Result.Hits[0].ID != "a1" {
 		t.Fatalf("acme retrieve: HTTP %d %s", st, body)
 	}

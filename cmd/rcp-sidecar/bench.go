@@ -26,6 +26,10 @@ type benchFlags struct {
 	mode    string
 	pid     int
 	rounds  int
+	// header, baseline and rate: see bench_access.go.
+	header   []string
+	baseline string
+	rate     float64
 }
 
 // defaultBenchQueries cover the demo corpus's topics.
@@ -63,6 +67,9 @@ func newBenchCmd() *cobra.Command {
 	fl.StringVar(&f.mode, "mode", "", "retrieve mode (default: the server's)")
 	fl.IntVar(&f.pid, "pid", 0, "sample this process's RSS from /proc/<pid>/status during the target run")
 	fl.IntVar(&f.rounds, "rounds", 3, "alternate target and bare runs this many times (duration split evenly), to share out noise from other load")
+	fl.StringArrayVar(&f.header, "header", nil, `add "Name: value" to every request to --url (repeatable), e.g. "Authorization: Bearer $KEY"`)
+	fl.StringVar(&f.baseline, "baseline", "", "compare against this RCP base URL (e.g. the same engine without access control) instead of the bare handler")
+	fl.Float64Var(&f.rate, "rate", 0, "open loop: send this many req/s for --duration and count admitted vs shed (-32011/429) instead of comparing")
 	return cmd
 }
 
@@ -75,17 +82,24 @@ func runBench(ctx context.Context, w io.Writer, f *benchFlags) error {
 		return err
 	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: f.conns, MaxConnsPerHost: f.conns, DisableCompression: true}}
+	if err := addHeaders(hc, f); err != nil {
+		return err
+	}
 	c := newRPCClient(f.url, hc)
 	if err := c.initialize(ctx); err != nil {
 		return fmt.Errorf("bench: initialize %s: %w", f.url, err)
 	}
 	reqs := retrieveBodies(queries, f.k, f.mode)
+	if f.rate > 0 {
+		printPaced(w, f.rate, runPaced(ctx, hc, c.base+"/retrieve", c.session, reqs, f.rate, f.conns, f.dur))
+		return nil
+	}
 	sample, err := fetchSample(ctx, hc, c, reqs[0])
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "target %s/retrieve  connections=%d duration=%s rounds=%d queries=%d response=%dB\n", c.base, f.conns, f.dur, f.rounds, len(queries), len(sample))
-	bareURL, stopBare, err := startBare(sample)
+	bareURL, stopBare, err := comparison(f, sample)
 	if err != nil {
 		return err
 	}
@@ -101,7 +115,7 @@ func runBench(ctx context.Context, w io.Writer, f *benchFlags) error {
 		target = target.merge(measure(ctx, hc, c.base+"/retrieve", c.session, reqs, &round))
 		bare = bare.merge(measure(ctx, hc, bareURL, "", reqs, &round))
 	}
-	printBench(w, target, bare, rss.stop())
+	printBench(w, target, bare, rss.stop(), f.baseline != "")
 	return nil
 }
 

@@ -183,17 +183,21 @@ func procStatusKB(pid int, key string) (int64, bool) {
 	return 0, false
 }
 
-func printBench(w io.Writer, target, bare loadResult, rss rssStats) {
+func printBench(w io.Writer, target, bare loadResult, rss rssStats, baseline bool) {
+	name, what := "bare", "bare handler"
+	if baseline {
+		name, what = "base", "baseline"
+	}
 	fmt.Fprintf(w, "%-6s %10s %10s %10s %8s %8s\n", "", "req/s", "p50", "p99", "requests", "errors")
 	for _, row := range []struct {
 		name string
 		r    loadResult
-	}{{"rcp", target}, {"bare", bare}} {
+	}{{"rcp", target}, {name, bare}} {
 		fmt.Fprintf(w, "%-6s %10.0f %10s %10s %8d %8d\n", row.name, row.r.rps(), row.r.pct(0.50).Round(time.Microsecond),
 			row.r.pct(0.99).Round(time.Microsecond), row.r.n, row.r.errs)
 	}
 	if bare.rps() > 0 {
-		fmt.Fprintf(w, "ratio  %.1f%% of the bare handler's throughput\n", 100*target.rps()/bare.rps())
+		fmt.Fprintf(w, "ratio  %.1f%% of the %s's throughput\n", 100*target.rps()/bare.rps(), what)
 	}
 	if rss.pid > 0 {
 		fmt.Fprintf(w, "rss    pid %d: max %.1f MB over %d samples, VmHWM %.1f MB\n", rss.pid, float64(rss.maxKB)/1024, rss.samples, float64(rss.hwmKB)/1024)
