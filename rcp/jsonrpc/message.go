@@ -106,19 +106,18 @@ var ErrResultNotObject = errors.New("jsonrpc: result is not a JSON object")
 // refuses NaN and ±Inf (§4.6) and escapes every newline inside strings, and
 // a newline anywhere in the frame is still refused (§5.1).
 func EncodeResult(id ID, v any) ([]byte, error) {
-	buf := getBuffer()
-	defer putBuffer(buf)
-	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	bp := getBuffer()
+	defer putBuffer(bp)
 	if id.IsAbsent() {
 		id = NullID
 	}
-	buf.WriteString(id.raw)
-	buf.WriteString(`,"result":`)
-	start := buf.Len()
-	if err := appendResult(buf, v); err != nil {
+	b := append(append(append((*bp)[:0], `{"jsonrpc":"2.0","id":`...), id.raw...), `,"result":`...)
+	start := len(b)
+	b, err := appendResult(b, v)
+	*bp = b // keep the grown buffer for the next frame
+	if err != nil {
 		return nil, err
 	}
-	b := buf.Bytes()
 	if len(b) == start || b[start] != '{' {
 		return nil, ErrResultNotObject
 	}
@@ -138,36 +137,26 @@ type Appender interface {
 	AppendJSON(dst []byte) ([]byte, error)
 }
 
-func appendResult(buf *bytes.Buffer, v any) error {
+func appendResult(b []byte, v any) ([]byte, error) {
 	if a, ok := v.(Appender); ok {
-		b, err := a.AppendJSON(buf.AvailableBuffer())
-		if err != nil {
-			return err
-		}
-		buf.Write(b)
-		return nil
+		return a.AppendJSON(b)
 	}
-	if err := json.NewEncoder(buf).Encode(v); err != nil {
-		return err
-	}
-	buf.Truncate(buf.Len() - 1) // Encode's own trailing newline
-	return nil
+	m, err := json.Marshal(v)
+	return append(b, m...), err
 }
 
 // buffers recycles encoding buffers across frames; oversized ones are
 // dropped so one huge result does not pin memory.
-var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var buffers = sync.Pool{New: func() any { return new([]byte) }}
 
 const maxPooledBuffer = 1 << 20
 
-func getBuffer() *bytes.Buffer { return buffers.Get().(*bytes.Buffer) }
+func getBuffer() *[]byte { return buffers.Get().(*[]byte) }
 
-func putBuffer(b *bytes.Buffer) {
-	if b.Cap() > maxPooledBuffer {
-		return
+func putBuffer(b *[]byte) {
+	if cap(*b) <= maxPooledBuffer {
+		buffers.Put(b)
 	}
-	b.Reset()
-	buffers.Put(b)
 }
 
 // EncodeBatch encodes already-encoded members as one JSON array.
