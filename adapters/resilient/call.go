@@ -1,0 +1,163 @@
+package resilient
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Error is a failure produced by the decorator itself: the breaker is
+// open, an attempt exceeded the per-call timeout, or the process is
+// shutting down. It deliberately does not unwrap to the context error that
+// ended the attempt, so the Engine does not mistake an engine-side timeout
+// for the request's own deadline or a cancel (§13.1).
+type Error struct {
+	// Code is -32010 (open breaker, shutdown) or -32014 (per-call timeout).
+	Code rcp.Code
+	// RetryAfter is the hint sent as data.retryAfterMs (zero: none).
+	RetryAfter time.Duration
+	msg        string
+}
+
+func (e *Error) Error() string { return "resilient: " + e.msg }
+
+// RetryAfterMs implements adapters.RetryAfterer, rounding up to whole ms.
+func (e *Error) RetryAfterMs() int64 {
+	return int64((e.RetryAfter + time.Millisecond - 1) / time.Millisecond)
+}
+
+// errShutdown is the cause Abort gives the calls it ends.
+var errShutdown = errors.New("resilient: shutting down")
+
+// errCallTimeout is the cause of a per-call deadline.
+var errCallTimeout = errors.New("resilient: engine call timed out")
+
+// do runs f under the breaker, each attempt with its own deadline, and
+// retries when retry is set and the failure is retryable (§12.2).
+func (r *Adapter) do(ctx context.Context, op string, timeout time.Duration, retry bool, f func(context.Context) error) error {
+	for attempt := 0; ; attempt++ {
+		err := r.once(ctx, timeout, f)
+		if err == nil || !retry || attempt >= r.opts.Retries || !r.retryable(ctx, err) {
+			return err
+		}
+		wait, ok := r.backoff(ctx, attempt, err)
+		if !ok {
+			return err
+		}
+		r.log.LogAttrs(ctx, slogDebug, "retrying engine call", attrs(r.opts.Name, op, attempt+1, wait, r.ErrorCode(err))...)
+		if !sleep(ctx, wait) {
+			return err
+		}
+	}
+}
+
+// once is one attempt: admitted by the breaker, bounded by timeout and by
+// Abort, its outcome recorded.
+func (r *Adapter) once(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
+	trial, wait, ok := r.br.allow()
+	if !ok {
+		return &Error{Code: rcp.CodeBackendUnavailable, RetryAfter: wait, msg: "circuit open"}
+	}
+	if r.stopCtx.Err() != nil {
+		r.br.record(trial, neutral)
+		return &Error{Code: rcp.CodeBackendUnavailable, msg: "shutting down"}
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	unhook := context.AfterFunc(r.stopCtx, func() { cancel(errShutdown) })
+	defer unhook()
+	tctx, tcancel := context.WithTimeoutCause(cctx, timeout, errCallTimeout)
+	err := f(tctx)
+	err = translate(ctx, tctx, err)
+	tcancel()
+	r.recordOutcome(ctx, trial, err)
+	return err
+}
+
+// translate replaces the error of an attempt ended by the decorator's own
+// context (per-call timeout, Abort) while the request's is still live.
+func translate(ctx, tctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil || tctx.Err() == nil {
+		return err
+	}
+	if errors.Is(context.Cause(tctx), errShutdown) {
+		return &Error{Code: rcp.CodeBackendUnavailable, msg: "shutting down: " + err.Error()}
+	}
+	return &Error{Code: rcp.CodeTimeout, msg: "engine call timed out: " + err.Error()}
+}
+
+func (r *Adapter) recordOutcome(ctx context.Context, trial bool, err error) {
+	before := r.br.current()
+	r.br.record(trial, r.outcome(ctx, err))
+	if after := r.br.current(); after != before {
+		r.log.Warn("circuit breaker "+after, "backend", r.opts.Name, "from", before)
+	}
+}
+
+// outcome classifies an attempt for the breaker: the caller giving up
+// says nothing about the engine, nor does a shutdown.
+func (r *Adapter) outcome(ctx context.Context, err error) outcome {
+	var e *Error
+	switch {
+	case err == nil:
+		return healthy
+	case ctx.Err() != nil, errors.As(err, &e) && e.Code == rcp.CodeBackendUnavailable:
+		return neutral
+	case retryableCode(r.ErrorCode(err)):
+		return failed
+	}
+	return healthy
+}
+
+// retryable reports whether another attempt may succeed: the request is
+// still live, the breaker did not refuse it, the process is not stopping,
+// and the engine failure is one §12.2 calls transient.
+func (r *Adapter) retryable(ctx context.Context, err error) bool {
+	var e *Error
+	if ctx.Err() != nil || r.stopCtx.Err() != nil {
+		return false
+	}
+	if errors.As(err, &e) && e.Code == rcp.CodeBackendUnavailable {
+		return false // open circuit or shutdown: answer now, with the hint
+	}
+	return retryableCode(r.ErrorCode(err))
+}
+
+func retryableCode(c rcp.Code) bool {
+	return c == rcp.CodeBackendUnavailable || c == rcp.CodeRateLimited || c == rcp.CodeTimeout
+}
+
+// backoff returns the wait before retry attempt+1: full jitter over the
+// capped exponential, raised to the engine's retry hint. ok is false when
+// the wait would outlast the request's deadline.
+func (r *Adapter) backoff(ctx context.Context, attempt int, err error) (time.Duration, bool) {
+	ceiling := min(r.opts.BackoffMax, r.opts.BackoffBase<<min(attempt, 30))
+	wait := rand.N(ceiling + 1)
+	var ra adapters.RetryAfterer
+	if errors.As(err, &ra) {
+		wait = max(wait, time.Duration(ra.RetryAfterMs())*time.Millisecond)
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+		return 0, false
+	}
+	return wait, true
+}
+
+// sleep waits d or until ctx is done; false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

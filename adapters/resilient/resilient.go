@@ -1,0 +1,210 @@
+// Package resilient decorates an adapters.Adapter for production use: a
+// per-call deadline on every engine call (never longer than the
+// request's), retries with exponential backoff and full jitter for
+// idempotent calls that failed with a retryable engine error (§12.2), a
+// circuit breaker per engine that answers -32010 with retryAfterMs while
+// open, and a periodic re-probe (Run) that watches for capability drift
+// without ever changing an open session's capability set (§13.2).
+package resilient
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Defaults applied by New to zero Options fields.
+const (
+	DefaultTimeout          = 5 * time.Second
+	DefaultWriteTimeout     = 30 * time.Second
+	DefaultRetries          = 2
+	DefaultBackoffBase      = 50 * time.Millisecond
+	DefaultBackoffMax       = time.Second
+	DefaultFailureThreshold = 5
+	DefaultOpenFor          = 5 * time.Second
+	DefaultReprobeInterval  = 30 * time.Second
+)
+
+// Options configure the decorator. Zero values select the defaults above.
+type Options struct {
+	// Name labels log lines (the backend name).
+	Name string
+	// Timeout bounds one Search or Probe attempt; WriteTimeout one Upsert
+	// or Delete attempt. The request's own deadline always wins when it is
+	// sooner (§13.1).
+	Timeout, WriteTimeout time.Duration
+	// Retries is how many times an idempotent call (Search, Probe, Upsert
+	// with its explicit ids, §7.10) is retried after a retryable engine
+	// error; negative disables retries. Delete is never retried: its count
+	// of removed documents would be wrong on a repeat (§7.11).
+	Retries int
+	// BackoffBase and BackoffMax shape the full-jitter backoff: attempt n
+	// waits a uniform random time in [0, min(BackoffMax, BackoffBase·2ⁿ)],
+	// or longer when the engine sent a retry hint.
+	BackoffBase, BackoffMax time.Duration
+	// FailureThreshold consecutive retryable failures open the breaker
+	// for OpenFor; then one half-open trial call closes or re-opens it.
+	FailureThreshold int
+	OpenFor          time.Duration
+	// ReprobeInterval is the period of Run's re-probe; failures back off
+	// up to 8× the interval.
+	ReprobeInterval time.Duration
+	// Logger receives retries, breaker transitions and drift warnings.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.Timeout, DefaultTimeout)
+	def(&o.WriteTimeout, DefaultWriteTimeout)
+	def(&o.BackoffBase, DefaultBackoffBase)
+	def(&o.BackoffMax, DefaultBackoffMax)
+	def(&o.OpenFor, DefaultOpenFor)
+	def(&o.ReprobeInterval, DefaultReprobeInterval)
+	switch {
+	case o.Retries == 0:
+		o.Retries = DefaultRetries
+	case o.Retries < 0:
+		o.Retries = 0
+	}
+	if o.FailureThreshold <= 0 {
+		o.FailureThreshold = DefaultFailureThreshold
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Adapter is the resilient decorator. Pass AsAdapter() to
+// adapters.NewEngine; keep the *Adapter for Run, State and Abort.
+type Adapter struct {
+	inner adapters.Adapter
+	opts  Options
+	br    *breaker
+	log   *slog.Logger
+
+	stopCtx context.Context
+	stop    context.CancelCauseFunc
+
+	mu       sync.Mutex
+	baseline *capability.Evidence // the first successful probe
+	drifted  *capability.Evidence // the last drift already warned about
+}
+
+// New decorates a.
+func New(a adapters.Adapter, opts Options) *Adapter {
+	opts = opts.withDefaults()
+	r := &Adapter{inner: a, opts: opts, br: newBreaker(opts.FailureThreshold, opts.OpenFor)}
+	r.log = opts.Logger.With("component", "resilience")
+	r.stopCtx, r.stop = context.WithCancelCause(context.Background())
+	return r
+}
+
+// AsAdapter returns the decorated adapter: r itself, or r plus Upsert and
+// Delete when the inner adapter is an adapters.Writer (so the Engine sees
+// exactly the inner adapter's abilities).
+func (r *Adapter) AsAdapter() adapters.Adapter {
+	if w, ok := r.inner.(adapters.Writer); ok {
+		return &writer{Adapter: r, w: w}
+	}
+	return r
+}
+
+// State is the breaker state: "closed", "open" or "half-open".
+func (r *Adapter) State() string { return r.br.current() }
+
+// Abort ends every engine call in flight and refuses new ones with -32010:
+// the end of a graceful shutdown's grace period.
+func (r *Adapter) Abort() { r.stop(errShutdown) }
+
+// Baseline returns the evidence of the first successful probe, or nil.
+func (r *Adapter) Baseline() *capability.Evidence {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.baseline
+}
+
+// Probe implements adapters.Adapter: idempotent, so retried.
+func (r *Adapter) Probe(ctx context.Context) (*capability.Evidence, error) {
+	var ev *capability.Evidence
+	err := r.do(ctx, "probe", r.opts.Timeout, true, func(ctx context.Context) (err error) {
+		ev, err = r.inner.Probe(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.observe(ev)
+	return ev, nil
+}
+
+// Plan implements adapters.Adapter (no I/O: passed through).
+func (r *Adapter) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) { return r.inner.Plan(req) }
+
+// Search implements adapters.Adapter: a read, so retried.
+func (r *Adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candidates, error) {
+	var c *adapters.Candidates
+	err := r.do(ctx, "search", r.opts.Timeout, true, func(ctx context.Context) (err error) {
+		c, err = r.inner.Search(ctx, p)
+		return err
+	})
+	return c, err
+}
+
+// ErrorCode implements adapters.Adapter: the decorator's own errors carry
+// their code; the rest are classified by the inner adapter.
+func (r *Adapter) ErrorCode(err error) rcp.Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return r.inner.ErrorCode(err)
+}
+
+// Close aborts calls in flight and closes the inner adapter.
+func (r *Adapter) Close() error {
+	r.Abort()
+	return r.inner.Close()
+}
+
+// writer adds the Writer methods when the inner adapter has them.
+type writer struct {
+	*Adapter
+	w adapters.Writer
+}
+
+// Upsert implements adapters.Writer. Every document carries its id (the
+// Engine assigns missing ones before calling), so a repeat replaces
+// rather than duplicates (§7.10) and the call is retried like a read.
+func (w *writer) Upsert(ctx context.Context, docs []adapters.Document) error {
+	return w.do(ctx, "upsert", w.opts.WriteTimeout, true, func(ctx context.Context) error {
+		return w.w.Upsert(ctx, docs)
+	})
+}
+
+// Delete implements adapters.Writer. Never retried: a repeat would report
+// 0 deleted for documents the first attempt removed (§7.11).
+func (w *writer) Delete(ctx context.Context, ids []string) (int, error) {
+	var n int
+	err := w.do(ctx, "delete", w.opts.WriteTimeout, false, func(ctx context.Context) (err error) {
+		n, err = w.w.Delete(ctx, ids)
+		return err
+	})
+	return n, err
+}
+
+var (
+	_ adapters.Adapter = (*Adapter)(nil)
+	_ adapters.Writer  = (*writer)(nil)
+)

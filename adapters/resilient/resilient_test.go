@@ -1,0 +1,355 @@
+package resilient
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+func search(r *Adapter) error {
+	_, err := r.Search(context.Background(), &adapters.Plan{})
+	return err
+}
+
+func TestRetryOnlyOnRetryableCodes(t *testing.T) {
+	cases := []struct {
+		code  rcp.Code
+		calls int64
+	}{
+		{rcp.CodeBackendUnavailable, 3},
+		{rcp.CodeRateLimited, 3},
+		{rcp.CodeTimeout, 3},
+		{rcp.CodeInvalidParams, 1},
+		{rcp.CodeInternalError, 1},
+		{rcp.CodeUnauthorized, 1},
+		{rcp.CodeNotFound, 1},
+		{rcp.CodeConflict, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.code.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeEngine{}
+				f.setStep(failWith(fakeErr{code: tc.code}))
+				r := New(f, Options{Retries: 2, FailureThreshold: 100})
+				err := search(r)
+				if got := r.ErrorCode(err); got != tc.code {
+					t.Errorf("code = %v, want %v", got, tc.code)
+				}
+				if got := f.calls.Load(); got != tc.calls {
+					t.Errorf("engine calls = %d, want %d", got, tc.calls)
+				}
+			})
+		})
+	}
+}
+
+func TestRetrySucceedsAfterTransientFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeEngine{}
+		f.setStep(func(_ context.Context, n int64) error {
+			if n < 3 {
+				return fakeErr{code: rcp.CodeBackendUnavailable}
+			}
+			return nil
+		})
+		r := New(f, Options{Retries: 2, BackoffBase: 100 * time.Millisecond, BackoffMax: time.Second})
+		start := time.Now()
+		if err := search(r); err != nil {
+			t.Fatalf("search: %v", err)
+		}
+		// Full jitter: at most base·2⁰ + base·2¹.
+		if el := time.Since(start); el > 300*time.Millisecond {
+			t.Errorf("backoff took %v, want ≤ 300ms", el)
+		}
+		if r.State() != StateClosed {
+			t.Errorf("state = %s, want closed", r.State())
+		}
+	})
+}
+
+func TestWritesRetryPolicy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeWriter{}
+		f.setStep(failWith(fakeErr{code: rcp.CodeBackendUnavailable}))
+		w, ok := New(f, Options{Retries: 2, FailureThreshold: 100}).AsAdapter().(adapters.Writer)
+		if !ok {
+			t.Fatal("decorated writer does not implement adapters.Writer")
+		}
+		_ = w.Upsert(context.Background(), []adapters.Document{{ID: "a"}})
+		if got := f.calls.Load(); got != 3 {
+			t.Errorf("upsert engine calls = %d, want 3 (explicit ids: idempotent)", got)
+		}
+		f.calls.Store(0)
+		if _, err := w.Delete(context.Background(), []string{"a"}); err == nil {
+			t.Error("delete: want the engine error")
+		}
+		if got := f.calls.Load(); got != 1 {
+			t.Errorf("delete engine calls = %d, want 1 (never retried)", got)
+		}
+	})
+}
+
+func TestAsAdapterKeepsAbilities(t *testing.T) {
+	if _, ok := New(&fakeEngine{}, Options{}).AsAdapter().(adapters.Writer); ok {
+		t.Error("a read-only adapter became a Writer")
+	}
+}
+
+func TestBackoffBoundedByRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeEngine{}
+		f.setStep(failWith(fakeErr{code: rcp.CodeRateLimited, retryAfter: 10_000}))
+		r := New(f, Options{Retries: 5, FailureThreshold: 100})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err := r.Search(ctx, &adapters.Plan{})
+		if got := r.ErrorCode(err); got != rcp.CodeRateLimited {
+			t.Errorf("code = %v, want RateLimited", got)
+		}
+		if el := time.Since(start); el != 0 {
+			t.Errorf("waited %v for a hint past the deadline, want 0", el)
+		}
+		if got := f.calls.Load(); got != 1 {
+			t.Errorf("engine calls = %d, want 1", got)
+		}
+	})
+}
+
+func TestRetryAfterHintHonoured(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeEngine{}
+		f.setStep(func(_ context.Context, n int64) error {
+			if n == 1 {
+				return fakeErr{code: rcp.CodeRateLimited, retryAfter: 700}
+			}
+			return nil
+		})
+		r := New(f, Options{BackoffBase: time.Millisecond, BackoffMax: 10 * time.Millisecond})
+		start := time.Now()
+		if err := search(r); err != nil {
+			t.Fatal(err)
+		}
+		if el := time.Since(start); el < 700*time.Millisecond {
+			t.Errorf("retried after %v, want ≥ the 700ms hint", el)
+		}
+	})
+}
+
+func TestCancelDuringBackoffStopsRetrying(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeEngine{}
+		f.setStep(failWith(fakeErr{code: rcp.CodeBackendUnavailable, retryAfter: 5000}))
+		r := New(f, Options{Retries: 3, FailureThreshold: 100})
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Second, cancel)
+		start := time.Now()
+		_, _ = r.Search(ctx, &adapters.Plan{})
+		if el := time.Since(start); el != time.Second {
+			t.Errorf("returned after %v, want 1s (the cancel)", el)
+		}
+		if got := f.calls.Load(); got != 1 {
+			t.Errorf("engine calls = %d, want 1", got)
+		}
+	})
+}
+
+func TestPerCallTimeout(t *testing.T) {
+	cases := []struct {
+		name      string
+		request   time.Duration
+		wantCode  rcp.Code
+		wantCtx   bool
+		wantAfter time.Duration
+	}{
+		{"engine-side", 10 * time.Second, rcp.CodeTimeout, false, time.Second},
+		{"request deadline wins", 200 * time.Millisecond, rcp.CodeTimeout, true, 200 * time.Millisecond},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeEngine{}
+				f.setStep(blockUntilDone)
+				r := New(f, Options{Timeout: time.Second, Retries: -1})
+				ctx, cancel := context.WithTimeout(context.Background(), tc.request)
+				defer cancel()
+				start := time.Now()
+				_, err := r.Search(ctx, &adapters.Plan{})
+				if el := time.Since(start); el != tc.wantAfter {
+					t.Errorf("returned after %v, want %v", el, tc.wantAfter)
+				}
+				if got := r.ErrorCode(err); got != tc.wantCode {
+					t.Errorf("code = %v, want %v", got, tc.wantCode)
+				}
+				// An engine-side timeout must not look like the request's own
+				// deadline to the Engine's error boundary.
+				if got := errors.Is(err, context.DeadlineExceeded); got != tc.wantCtx {
+					t.Errorf("errors.Is(DeadlineExceeded) = %v, want %v", got, tc.wantCtx)
+				}
+			})
+		})
+	}
+}
+
+func TestBreakerTransitions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeEngine{}
+		down := fakeErr{code: rcp.CodeBackendUnavailable}
+		f.setStep(failWith(down))
+		r := New(f, Options{Retries: -1, FailureThreshold: 3, OpenFor: 5 * time.Second})
+		for i := range 3 {
+			if s := r.State(); s != StateClosed {
+				t.Fatalf("after %d failures state = %s, want closed", i, s)
+			}
+			_ = search(r)
+		}
+		if s := r.State(); s != StateOpen {
+			t.Fatalf("state = %s, want open", s)
+		}
+		time.Sleep(2 * time.Second)
+		assertOpenError(t, r, search(r), 3000)
+		if got := f.calls.Load(); got != 3 {
+			t.Errorf("engine calls while open = %d, want 3 (fail fast)", got)
+		}
+		time.Sleep(3 * time.Second)
+		if s := r.State(); s != StateHalfOpen {
+			t.Fatalf("state = %s, want half-open", s)
+		}
+		_ = search(r) // the trial fails: open again for a full period
+		assertOpenError(t, r, search(r), 5000)
+		time.Sleep(5 * time.Second)
+		f.setStep(nil)
+		if err := search(r); err != nil {
+			t.Fatalf("trial: %v", err)
+		}
+		if s := r.State(); s != StateClosed {
+			t.Errorf("state after a good trial = %s, want closed", s)
+		}
+	})
+}
+
+func assertOpenError(t *testing.T, r *Adapter, err error, wantMs int64) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) || r.ErrorCode(err) != rcp.CodeBackendUnavailable {
+		t.Fatalf("err = %v, want the breaker's -32010", err)
+	}
+	if got := e.RetryAfterMs(); got != wantMs {
+		t.Errorf("retryAfterMs = %d, want %d (the remaining open time)", got, wantMs)
+	}
+}
+
+func TestHalfOpenAdmitsOneTrial(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeEngine{}
+		f.setStep(failWith(fakeErr{code: rcp.CodeTimeout}))
+		r := New(f, Options{Retries: -1, FailureThreshold: 1, OpenFor: time.Second})
+		_ = search(r)
+		time.Sleep(time.Second)
+		release := make(chan struct{})
+		f.setStep(func(context.Context, int64) error { <-release; return nil })
+		go func() { _ = search(r) }()
+		synctest.Wait() // the trial is in flight
+		var e *Error
+		if err := search(r); !errors.As(err, &e) || e.Code != rcp.CodeBackendUnavailable {
+			t.Errorf("second call during the trial: err = %v, want -32010", err)
+		}
+		close(release)
+		synctest.Wait()
+		if s := r.State(); s != StateClosed {
+			t.Errorf("state = %s, want closed", s)
+		}
+	})
+}
+
+func TestCallerGivingUpDoesNotTripBreaker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeEngine{}
+		f.setStep(blockUntilDone)
+		r := New(f, Options{Retries: -1, FailureThreshold: 1})
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, _ = r.Search(ctx, &adapters.Plan{})
+		if s := r.State(); s != StateClosed {
+			t.Errorf("state = %s, want closed (the request's deadline is not an engine failure)", s)
+		}
+	})
+}
+
+func TestAbortAnswersInFlightAndNewCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeEngine{}
+		f.setStep(blockUntilDone)
+		r := New(f, Options{Timeout: time.Minute})
+		errc := make(chan error, 1)
+		go func() { errc <- search(r) }()
+		time.Sleep(time.Second)
+		r.Abort()
+		for _, err := range []error{<-errc, search(r)} {
+			if got := r.ErrorCode(err); got != rcp.CodeBackendUnavailable || errors.Is(err, context.Canceled) {
+				t.Errorf("err = %v (code %v), want a -32010 that is not a cancel", err, got)
+			}
+		}
+		if got := f.calls.Load(); got != 1 {
+			t.Errorf("engine calls = %d, want 1 (no retry after Abort)", got)
+		}
+	})
+}
+
+func TestRunReprobesAndWarnsOnDrift(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		f := &fakeEngine{ev: func(n int64) *capability.Evidence {
+			ev := &capability.Evidence{Engine: "fake", DocCount: n}
+			if n >= 3 {
+				ev.NativeRRF = true // a capability-relevant change
+			}
+			return ev
+		}}
+		r := New(f, Options{ReprobeInterval: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		first, err := r.Probe(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go r.Run(ctx)
+		time.Sleep(45 * time.Second) // probes 2 (same but for DocCount), 3, 4, 5 (drifted)
+		cancel()
+		synctest.Wait()
+		if got := f.calls.Load(); got != 5 {
+			t.Errorf("probes = %d, want 5", got)
+		}
+		if got := strings.Count(logs.String(), "restart to renegotiate"); got != 1 {
+			t.Errorf("drift warnings = %d, want 1 (once per distinct change):\n%s", got, logs.String())
+		}
+		if r.Baseline() != first {
+			t.Error("the baseline evidence changed; it must stay the first probe's")
+		}
+	})
+}
+
+func TestRunBacksOffWhileFailing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeEngine{}
+		f.setStep(failWith(fakeErr{code: rcp.CodeInvalidParams})) // not retried, breaker stays closed
+		r := New(f, Options{ReprobeInterval: time.Second})
+		ctx, cancel := context.WithCancel(context.Background())
+		go r.Run(ctx)
+		// Waits 1s, then 2s, 4s, 8s, 8s…: probes at 1, 3, 7, 15, 23.
+		time.Sleep(24 * time.Second)
+		cancel()
+		synctest.Wait()
+		if got := f.calls.Load(); got != 5 {
+			t.Errorf("probes in 24s = %d, want 5", got)
+		}
+	})
+}
