@@ -56,7 +56,9 @@ func (f *fakeEngine) Probe(ctx context.Context) (*capability.Evidence, error) {
 	return &capability.Evidence{Engine: "fake", Target: "t"}, nil
 }
 
-func (f *fakeEngine) Plan(*adapters.SearchRequest) (*adapters.Plan, error) { return &adapters.Plan{}, nil }
+func (f *fakeEngine) Plan(*adapters.SearchRequest) (*adapters.Plan, error) {
+	return &adapters.Plan{}, nil
+}
 
 func (f *fakeEngine) Search(ctx context.Context, _ *adapters.Plan) (*adapters.Candidates, error) {
 	if err := f.run(ctx); err != nil {
