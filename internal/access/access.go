@@ -133,8 +133,9 @@ type state struct {
 
 type stateKey struct{}
 
-// scopedKey marks a context whose call an outer Guard.Backend already scoped.
-type scopedKey struct{}
+// chargedKey marks a context whose call an outer Guard.Backend (an
+// aggregator) already charged to the rate limit.
+type chargedKey struct{}
 
 func withState(ctx context.Context, p *Principal) context.Context {
 	return context.WithValue(ctx, stateKey{}, &state{p: p})

@@ -49,12 +49,15 @@ type fieldOpser interface {
 //
 // Each key's filter is validated against b's advertised filter fields now,
 // so a misconfigured tenant filter fails at start-up, not per request.
-// Nested wrappers (an aggregator over wrapped engines) scope a call once,
-// at the outermost level; inner levels still check the engine.
+//
+// Federation: wrap each engine once with its id, and the aggregator with
+// engine "". The aggregator level only charges the call; the engines it
+// fans out to (same context) check their own id and scope the data but do
+// not charge again, so one federated retrieve costs one token.
 func (g *Guard) Backend(engine string, b server.Backend) (server.Backend, error) {
 	s := &scoped{inner: b, engine: engine, tenants: make([]*tenant, len(g.keys))}
 	for _, p := range g.keys {
-		if p.filter == nil || !p.Allows(engine) {
+		if p.filter == nil || engine == "" || !p.Allows(engine) {
 			continue
 		}
 		t, err := compileTenant(p.filter, b)
@@ -133,9 +136,10 @@ func collectEq(f mapping.Filter, into map[string]any) {
 	}
 }
 
-// enter returns the caller to scope a call for, or nil to pass it through,
-// and the context for the inner call. It checks the engine scope on every
-// level and charges the rate limit once per call, at the outermost level.
+// enter returns the caller to scope a call's data for, or nil to pass it
+// through, and the context for the inner call. It checks the engine scope
+// on every level and charges the rate limit once per call, at the
+// outermost level; an aggregator ("") scopes no data itself.
 func (s *scoped) enter(ctx context.Context) (*Principal, context.Context, error) {
 	st := stateFrom(ctx)
 	if st == nil {
@@ -144,15 +148,28 @@ func (s *scoped) enter(ctx context.Context) (*Principal, context.Context, error)
 	if !st.p.Allows(s.engine) {
 		return nil, ctx, rcp.NewError(rcp.CodeUnauthorized, "unauthorized")
 	}
-	if ctx.Value(scopedKey{}) != nil {
+	if ctx.Value(chargedKey{}) == nil {
+		if err := st.charge(); err != nil {
+			return nil, ctx, err
+		}
+		ctx = context.WithValue(ctx, chargedKey{}, true)
+	}
+	if s.engine == "" {
 		return nil, ctx, nil
 	}
-	if st.calls.Add(1) > 1 { // the HTTP request paid for its first call
-		if wait, ok := st.p.bucket.take(time.Now()); !ok {
-			return nil, ctx, rcp.Retryable(rcp.CodeRateLimited, retryAfterMs(wait), "rate limit exceeded")
-		}
+	return st.p, ctx, nil
+}
+
+// charge lets the first backend call of an HTTP request through (the
+// middleware took its token) and takes a token for every further one.
+func (st *state) charge() error {
+	if st.calls.Add(1) == 1 {
+		return nil
 	}
-	return st.p, context.WithValue(ctx, scopedKey{}, true), nil
+	if wait, ok := st.p.bucket.take(time.Now()); !ok {
+		return rcp.Retryable(rcp.CodeRateLimited, retryAfterMs(wait), "rate limit exceeded")
+	}
+	return nil
 }
 
 // Info implements server.Backend.
