@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/internal/jsonscan"
 )
 
 // DecodeParams decodes a params object into a new T (§7).
@@ -193,8 +195,8 @@ func (cf conformer) conformObject(raw json.RawMessage, path string, field func(s
 		changed bool
 		cerr    *Error
 	)
-	err := eachMember(raw, func(rawKey, value []byte) error {
-		key, err := memberName(rawKey)
+	err := jsonscan.EachMember(raw, func(rawKey, value []byte) error {
+		key, err := jsonscan.Name(rawKey)
 		if err != nil {
 			return err
 		}
@@ -235,7 +237,7 @@ func (cf conformer) conformArray(raw json.RawMessage, elem reflect.Type, path st
 		changed bool
 		cerr    *Error
 	)
-	err := eachElement(raw, func(i int, value []byte) error {
+	err := jsonscan.EachElement(raw, func(i int, value []byte) error {
 		v, e := cf.conform(value, elem, path+"["+strconv.Itoa(i)+"]")
 		if e != nil {
 			cerr = e

@@ -3,6 +3,9 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/internal/jsonscan"
 )
 
 // Member is one decoded message: exactly one of Request, Response and Err is
@@ -39,8 +42,8 @@ func DecodeFrame(b []byte) (*Frame, *DecodeError) {
 		return nil, &DecodeError{Code: CodeParseError, Message: "parse error: invalid JSON"}
 	}
 	if len(b) > 0 && b[0] == '[' {
-		var raws []json.RawMessage
-		if err := json.Unmarshal(b, &raws); err != nil {
+		var raws [][]byte
+		if err := jsonscan.EachElement(b, func(_ int, v []byte) error { raws = append(raws, v); return nil }); err != nil {
 			return nil, &DecodeError{Code: CodeParseError, Message: "parse error"}
 		}
 		if len(raws) == 0 {
@@ -59,41 +62,79 @@ func invalid(msg string) Member {
 	return Member{Err: &DecodeError{Code: CodeInvalidRequest, Message: "invalid request: " + msg}, ID: NullID}
 }
 
+// envelope holds the raw values of the members a message may carry; a
+// repeated member keeps its last value, as encoding/json does.
+type envelope struct {
+	jsonrpc, method, id, params, result, error []byte
+}
+
+func (e *envelope) set(rawKey, value []byte) error {
+	name, err := jsonscan.Name(rawKey)
+	if err != nil {
+		return err
+	}
+	switch name {
+	case "jsonrpc":
+		e.jsonrpc = value
+	case "method":
+		e.method = value
+	case "id":
+		e.id = value
+	case "params":
+		e.params = value
+	case "result":
+		e.result = value
+	case "error":
+		e.error = value
+	}
+	return nil
+}
+
 // decodeMember decodes one object with exact (case-sensitive) member names.
 func decodeMember(b []byte) Member {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(b, &obj); err != nil || obj == nil {
+	var env envelope
+	if len(b) == 0 || b[0] != '{' || jsonscan.EachMember(b, env.set) != nil {
 		return invalid("not an object")
 	}
-	var version string
-	if v, ok := obj["jsonrpc"]; !ok || json.Unmarshal(v, &version) != nil || version != Version {
+	if version, ok := stringValue(env.jsonrpc); !ok || version != Version {
 		return invalid(`jsonrpc must be "2.0"`)
 	}
-	if _, ok := obj["method"]; ok {
-		return decodeRequest(obj)
+	if env.method != nil {
+		return decodeRequest(&env)
 	}
-	_, hasResult := obj["result"]
-	_, hasError := obj["error"]
-	if hasResult != hasError {
-		return decodeResponse(obj, hasError)
+	if (env.result != nil) != (env.error != nil) {
+		return decodeResponse(&env)
 	}
 	return invalid("neither a request nor a response")
 }
 
-func decodeRequest(obj map[string]json.RawMessage) Member {
+// stringValue decodes a JSON string member; null decodes to "" as
+// encoding/json leaves a string unset.
+func stringValue(raw []byte) (string, bool) {
+	if len(raw) == 0 {
+		return "", false
+	}
+	if len(raw) >= 2 && raw[0] == '"' && !slices.ContainsFunc(raw[1:len(raw)-1], func(c byte) bool { return c == '\\' || c < 0x20 || c >= 0x80 }) {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(raw, &s) == nil
+}
+
+func decodeRequest(env *envelope) Member {
 	r := &Request{}
-	if json.Unmarshal(obj["method"], &r.Method) != nil {
+	var ok bool
+	if r.Method, ok = stringValue(env.method); !ok {
 		return invalid("method must be a string")
 	}
-	if raw, ok := obj["id"]; ok {
-		_ = r.ID.UnmarshalJSON(raw)
+	if env.id != nil {
+		_ = r.ID.UnmarshalJSON(env.id)
 		if !r.ID.IsValid() {
 			return invalid("id must be a string or a number")
 		}
 	}
 	m := Member{Request: r, ID: r.ID}
-	p := bytes.TrimSpace(obj["params"])
-	switch {
+	switch p := env.params; {
 	case len(p) == 0 || string(p) == "null":
 	case p[0] == '{':
 		r.Params = p
@@ -103,21 +144,21 @@ func decodeRequest(obj map[string]json.RawMessage) Member {
 	return m
 }
 
-func decodeResponse(obj map[string]json.RawMessage, hasError bool) Member {
+func decodeResponse(env *envelope) Member {
 	resp := &Response{}
-	if raw, ok := obj["id"]; ok {
-		_ = resp.ID.UnmarshalJSON(raw)
+	if env.id != nil {
+		_ = resp.ID.UnmarshalJSON(env.id)
 	}
 	if !resp.ID.IsValid() && !resp.ID.IsNull() {
 		return invalid("response id must be a string, a number or null")
 	}
-	if hasError {
+	if env.error != nil {
 		resp.Error = &WireError{}
-		if json.Unmarshal(obj["error"], resp.Error) != nil {
+		if json.Unmarshal(env.error, resp.Error) != nil {
 			return invalid("malformed error object")
 		}
 	} else {
-		resp.Result = obj["result"]
+		resp.Result = env.result
 	}
 	return Member{Response: resp, ID: resp.ID}
 }

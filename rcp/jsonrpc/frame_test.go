@@ -46,6 +46,9 @@ func TestDecodeFrame(t *testing.T) {
 		codes     []int  // expected per-member error codes (0 = ok)
 		field     string // expected Field of the first member error
 		batch     bool
+		method    string // when set (or id/params), the first member's request
+		id        string
+		params    string
 	}{
 		{name: "bad json", in: `{"jsonrpc":`, frameCode: CodeParseError},
 		{name: "empty batch", in: `[]`, frameCode: CodeInvalidRequest},
@@ -63,6 +66,13 @@ func TestDecodeFrame(t *testing.T) {
 		{name: "response", in: `{"jsonrpc":"2.0","id":1,"result":{}}`, codes: []int{0}},
 		{name: "both", in: `{"jsonrpc":"2.0","id":1,"result":{},"error":{}}`, codes: []int{CodeInvalidRequest}},
 		{name: "batch mixed", in: `[1,{"jsonrpc":"2.0","id":"x","method":"ping"}]`, batch: true, codes: []int{CodeInvalidRequest, 0}},
+		{name: "batch spaced", in: "[ {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} ,\n [] ]", batch: true, codes: []int{0, CodeInvalidRequest}},
+		{name: "escaped member names", in: `{"json\u0072pc":"2.0","\u0069d":1,"method":"\u0070ing"}`, codes: []int{0}, method: "ping", id: "1"},
+		{name: "escaped version", in: `{"jsonrpc":"2\u002e0","id":1,"method":"ping"}`, codes: []int{0}},
+		{name: "repeated member keeps last", in: `{"jsonrpc":"2.0","id":1,"id":"b","method":"x","method":"ping"}`, codes: []int{0}, method: "ping", id: `"b"`},
+		{name: "method null", in: `{"jsonrpc":"2.0","id":1,"method":null}`, codes: []int{0}, method: ""},
+		{name: "version null", in: `{"jsonrpc":null,"id":1,"method":"ping"}`, codes: []int{CodeInvalidRequest}},
+		{name: "params spaced", in: `{"jsonrpc":"2.0","id":1,"method":"ping","params": {"a" : 1} }`, codes: []int{0}, params: `{"a" : 1}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, derr := DecodeFrame([]byte(tc.in))
@@ -90,10 +100,37 @@ func TestDecodeFrame(t *testing.T) {
 					t.Errorf("member %d: -32600 must carry id null, got %s", i, m.ID)
 				}
 			}
+			if r := f.Members[0].Request; tc.id != "" && (r == nil || r.Method != tc.method || r.ID.Raw() != tc.id) {
+				t.Errorf("request = %+v, want method %q id %s", r, tc.method, tc.id)
+			}
+			if r := f.Members[0].Request; tc.params != "" && (r == nil || string(r.Params) != tc.params) {
+				t.Errorf("request = %+v, want params %s", r, tc.params)
+			}
 			if tc.field != "" && f.Members[0].Err.Field != tc.field {
 				t.Errorf("field = %q, want %q", f.Members[0].Err.Field, tc.field)
 			}
 		})
+	}
+}
+
+// TestIDUnmarshal checks that ids keep their compact JSON text on the fast
+// path (plain scalars) and the slow one (escapes, space, composites).
+func TestIDUnmarshal(t *testing.T) {
+	for in, want := range map[string]string{
+		`"a b"`: `"a b"`, `"\u0061"`: `"\u0061"`, `12`: `12`, `-1.5e3`: `-1.5e3`, `[1, 2]`: `[1,2]`,
+		`{"a" : 1}`: `{"a":1}`, `null`: `null`, `"`: "", `1x`: "", `"é"`: `"é"`,
+	} {
+		var id ID
+		err := id.UnmarshalJSON([]byte(in))
+		if want == "" {
+			if err == nil {
+				t.Errorf("%s accepted as %s", in, id.raw)
+			}
+			continue
+		}
+		if err != nil || id.raw != want {
+			t.Errorf("%s: got %q, %v; want %q", in, id.raw, err, want)
+		}
 	}
 }
 
@@ -218,4 +255,14 @@ func mustMarshal(t *testing.T, v any) json.RawMessage {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func BenchmarkDecodeFrame(b *testing.B) {
+	frame := []byte(`{"jsonrpc":"2.0","id":17,"method":"retrieve","params":{"query":"why do comets grow two tails","k":10,"_meta":{"progressToken":"t"}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, derr := DecodeFrame(frame); derr != nil {
+			b.Fatal(derr)
+		}
+	}
 }

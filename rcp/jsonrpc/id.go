@@ -75,10 +75,28 @@ func (id ID) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON keeps the compacted JSON text of the id, whatever its type;
 // use IsValid to check that it is a string or a number.
 func (id *ID) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && (b[0] == '"' && isPlainString(b) || b[0] == '-' || b[0] >= '0' && b[0] <= '9') && json.Valid(b) {
+		id.raw = string(b) // a valid scalar holds no insignificant space
+		return nil
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, b); err != nil {
 		return err
 	}
 	id.raw = buf.String()
 	return nil
+}
+
+// isPlainString reports whether the JSON string b has no escapes and no
+// control characters, so its text is its own compact form.
+func isPlainString(b []byte) bool {
+	if len(b) < 2 {
+		return false
+	}
+	for _, c := range b[1 : len(b)-1] {
+		if c == '\\' || c < 0x20 {
+			return false
+		}
+	}
+	return true
 }

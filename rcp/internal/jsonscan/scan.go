@@ -1,13 +1,16 @@
-package rcp
+// Package jsonscan finds the members of JSON objects and the elements of
+// arrays in place, without decoding values: the hot-path splitter behind
+// rcp.DecodeParams and jsonrpc.DecodeFrame. It checks structure only;
+// encoding/json (or json.Valid) still judges every value.
+package jsonscan
 
 import (
 	"encoding/json"
 	"errors"
 )
 
-// errSyntax reports JSON that the member scanner cannot split. The scanner
-// only finds value boundaries; encoding/json still judges every value.
-var errSyntax = errors.New("rcp: malformed JSON")
+// ErrSyntax reports JSON whose structure the scanner cannot split.
+var ErrSyntax = errors.New("jsonscan: malformed JSON")
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
@@ -28,13 +31,13 @@ func skipString(b []byte, i int) (int, error) {
 			return i + 1, nil
 		}
 	}
-	return 0, errSyntax
+	return 0, ErrSyntax
 }
 
 // skipValue returns the index just past the value starting at b[i].
 func skipValue(b []byte, i int) (int, error) {
 	if i >= len(b) {
-		return 0, errSyntax
+		return 0, ErrSyntax
 	}
 	switch b[i] {
 	case '"':
@@ -47,7 +50,7 @@ func skipValue(b []byte, i int) (int, error) {
 		j++
 	}
 	if j == i {
-		return 0, errSyntax
+		return 0, ErrSyntax
 	}
 	return j, nil
 }
@@ -71,20 +74,23 @@ func skipNested(b []byte, i int) (int, error) {
 		}
 		i++
 	}
-	return 0, errSyntax
+	return 0, ErrSyntax
 }
 
-// eachMember calls f with every member of the object raw (which starts with
-// '{'): its raw key (quotes included) and its value without surrounding
+// EachMember calls f with every member of the object raw (which must start
+// with '{'): its raw key (quotes included) and its value without surrounding
 // space, in order.
-func eachMember(raw []byte, f func(rawKey, value []byte) error) error {
+func EachMember(raw []byte, f func(rawKey, value []byte) error) error {
+	if len(raw) == 0 || raw[0] != '{' {
+		return ErrSyntax
+	}
 	i := skipSpace(raw, 1)
 	if i < len(raw) && raw[i] == '}' {
 		return trailing(raw, i+1)
 	}
 	for {
 		if i >= len(raw) || raw[i] != '"' {
-			return errSyntax
+			return ErrSyntax
 		}
 		end, err := skipString(raw, i)
 		if err != nil {
@@ -92,7 +98,7 @@ func eachMember(raw []byte, f func(rawKey, value []byte) error) error {
 		}
 		key := raw[i:end]
 		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
-			return errSyntax
+			return ErrSyntax
 		}
 		start := skipSpace(raw, i+1)
 		if end, err = skipValue(raw, start); err != nil {
@@ -107,9 +113,12 @@ func eachMember(raw []byte, f func(rawKey, value []byte) error) error {
 	}
 }
 
-// eachElement calls f with every element of the array raw (which starts
+// EachElement calls f with every element of the array raw (which starts
 // with '['), without surrounding space, in order.
-func eachElement(raw []byte, f func(i int, value []byte) error) error {
+func EachElement(raw []byte, f func(i int, value []byte) error) error {
+	if len(raw) == 0 || raw[0] != '[' {
+		return ErrSyntax
+	}
 	i := skipSpace(raw, 1)
 	if i < len(raw) && raw[i] == ']' {
 		return trailing(raw, i+1)
@@ -137,20 +146,21 @@ func next(raw []byte, i int, closing byte) (int, error) {
 	case i < len(raw) && raw[i] == closing:
 		return -1, trailing(raw, i+1)
 	}
-	return 0, errSyntax
+	return 0, ErrSyntax
 }
 
 func trailing(raw []byte, i int) error {
 	if skipSpace(raw, i) != len(raw) {
-		return errSyntax
+		return ErrSyntax
 	}
 	return nil
 }
 
-// memberName returns the unescaped key of a raw JSON string.
-func memberName(rawKey []byte) (string, error) {
+// Name returns the decoded text of a raw JSON string (a member key) exactly
+// as encoding/json decodes it, invalid UTF-8 becoming U+FFFD.
+func Name(rawKey []byte) (string, error) {
 	for _, c := range rawKey[1 : len(rawKey)-1] {
-		if c == '\\' {
+		if c == '\\' || c < 0x20 || c >= 0x80 { // escapes and non-ASCII: as encoding/json decodes them
 			var s string
 			err := json.Unmarshal(rawKey, &s)
 			return s, err
