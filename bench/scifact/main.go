@@ -49,6 +49,7 @@ func parseFlags() *flags {
 	flag.BoolVar(&f.opts.Reindex, "reindex", false, "rebuild the index")
 	flag.IntVar(&f.opts.K, "k", 100, "hits compared per query")
 	flag.IntVar(&f.opts.Queries, "n", 0, "use only the first n test queries (0: all)")
+	flag.IntVar(&f.opts.MaxDocs, "max-docs", 0, "index only the first N documents plus those judged for the queries (a pool; nDCG not comparable)")
 	flag.StringVar(&f.embedURL, "embed-url", os.Getenv("RCP_EMBED_URL"), "OpenAI-compatible embedding server (empty: sparse only)")
 	flag.StringVar(&f.embedModel, "embed-model", os.Getenv("RCP_EMBED_MODEL"), "embedding model")
 	flag.IntVar(&f.embedDim, "embed-dim", atoi(os.Getenv("RCP_EMBED_DIM")), "embedding dimension")
@@ -101,6 +102,9 @@ func run(ctx context.Context, f *flags, out io.Writer) error {
 		f.opts.Index = "scifact"
 		if emb != nil {
 			f.opts.Index = fmt.Sprintf("scifact-%dd", emb.Dimension())
+		}
+		if f.opts.MaxDocs > 0 {
+			f.opts.Index += fmt.Sprintf("-pool%d-q%d", f.opts.MaxDocs, f.opts.Queries)
 		}
 	}
 	s, err := beir.Prepare(ctx, f.opts)

@@ -21,6 +21,11 @@ type Options struct {
 	K int
 	// Queries limits the test queries used (0: all).
 	Queries int
+	// MaxDocs, when > 0, indexes only the first MaxDocs corpus documents
+	// plus every document judged for the queries in use: a pool for
+	// fidelity checks when embedding the whole corpus is too slow. nDCG on
+	// such a pool is not comparable with published figures.
+	MaxDocs int
 	// Embedder enables dense and hybrid; nil means sparse only.
 	Embedder adapters.Embedder
 	Log      io.Writer
@@ -51,6 +56,9 @@ func Prepare(ctx context.Context, o Options) (*Setup, error) {
 	}
 	if o.Queries > 0 && o.Queries < len(ds.Queries) {
 		ds.Queries = ds.Queries[:o.Queries]
+	}
+	if o.MaxDocs > 0 {
+		ds.Docs = pool(ds, o.MaxDocs)
 	}
 	s := &Setup{opts: o, ds: ds, kit: kit, direct: newDirect(o.URL)}
 	if err := ensureIndex(ctx, s.direct, kit, o.Index, ds.Docs, o.Embedder, o.Reindex, o.Log); err != nil {
@@ -184,4 +192,22 @@ func (r *FidelityReport) compare(qid string, side, dir []string) {
 		}
 		r.Diffs = append(r.Diffs, fmt.Sprintf("query %s: %d vs %d hits, first difference at rank %d", qid, len(side), len(dir), i+1))
 	}
+}
+
+// pool keeps the first n documents and every document judged for the
+// queries in use, in corpus order.
+func pool(ds *Dataset, n int) []Doc {
+	judged := map[string]bool{}
+	for _, q := range ds.Queries {
+		for id := range ds.Qrels[q.ID] {
+			judged[id] = true
+		}
+	}
+	var out []Doc
+	for i, d := range ds.Docs {
+		if i < n || judged[d.ID] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
