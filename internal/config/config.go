@@ -29,6 +29,8 @@ type Server struct {
 	Deadline time.Duration `mapstructure:"deadline" json:"deadline"`
 	MaxBatch int           `mapstructure:"max_batch" json:"max_batch"`
 	LogLevel string        `mapstructure:"log_level" json:"log_level"`
+	// ShutdownGrace bounds the drain on SIGTERM/SIGINT (default 10s).
+	ShutdownGrace time.Duration `mapstructure:"shutdown_grace" json:"shutdown_grace,omitempty"`
 }
 
 // HTTP holds the HTTP transport settings (§5.2).
@@ -72,6 +74,8 @@ type Backend struct {
 	// Required makes a failure of this backend fail a federated query
 	// instead of being skipped (§16.1).
 	Required bool `mapstructure:"required" json:"required,omitempty"`
+	// Resilience tunes timeouts, retries, the breaker and re-probing.
+	Resilience Resilience `mapstructure:"resilience" json:"resilience"`
 	// Config is the decoded and validated engine configuration.
 	Config adapters.Config `mapstructure:"-" json:"settings"`
 }

@@ -101,6 +101,9 @@ func (c *Config) validateBackends() error {
 		if err := b.Policy.validate(path + ".policy"); err != nil {
 			return err
 		}
+		if err := b.Resilience.validate(path + ".resilience"); err != nil {
+			return err
+		}
 	}
 	return nil
 }
