@@ -230,8 +230,17 @@ func (fa *fedApp) handler(scope func(id string, b server.Backend) (server.Backen
 		mux.Handle(path, h)
 		mux.Handle(path+"/", h)
 	}
+	// The aggregator itself is scoped too (engine ""), so a federated call
+	// is charged once against the key's rate, not once per engine.
+	var ab server.Backend = agg
+	if scope != nil {
+		var err error
+		if ab, err = scope("", agg); err != nil {
+			return nil, err
+		}
+	}
 	base := fa.cfg.Server.HTTP.BasePath
-	ah := agg.CatalogHandler(server.New(agg, fa.serverOptions(base)).Handler(), engineEndpoint)
+	ah := agg.CatalogHandler(server.New(ab, fa.serverOptions(base)).Handler(), engineEndpoint)
 	for _, p := range []string{base, base + "/", "/healthz", "/readyz"} {
 		mux.Handle(p, ah)
 	}

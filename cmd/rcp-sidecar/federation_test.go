@@ -188,3 +188,21 @@ func TestFederationAccess(t *testing.T) {
 		t.Errorf("earth-only key at the space endpoint: HTTP %d %s", st, body)
 	}
 }
+
+// TestFederationChargesOnce: a rate-limited key pays one token for a
+// federated retrieve, not one per engine, so every engine answers.
+func TestFederationChargesOnce(t *testing.T) {
+	cfg := fedConfig(t)
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cfg, string(data)+"access:\n  keys:\n    - {id: slow, env: TEST_SLOW_KEY, rate: {rps: 0.001, burst: 1}}\n")
+	t.Setenv("TEST_SLOW_KEY", "slow-key-0123456789")
+	base := startServe(t, "--config", cfg)
+	_, raw := rpcPost(t, base+"/retrieve", "slow-key-0123456789", `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"sun","k":5}}`)
+	body := string(raw)
+	if !strings.Contains(body, `"e1"`) || !strings.Contains(body, `"s1"`) || strings.Contains(body, "-32011") {
+		t.Errorf("federated retrieve with one token: %s", body)
+	}
+}
