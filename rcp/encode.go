@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -44,6 +45,10 @@ func (r *RetrieveResult) AppendJSON(dst []byte) ([]byte, error) {
 type jsonAppender struct {
 	b   []byte
 	err error
+	// last float64 written and where its text is in b: hit scores repeat
+	// in Hit.scores, and formatting the shortest decimal is costly
+	lastF          float64
+	lastAt, lastTo int
 }
 
 func (e *jsonAppender) raw(s string) { e.b = append(e.b, s...) }
@@ -218,21 +223,27 @@ func (e *jsonAppender) object(m map[string]any) {
 		e.raw("null")
 		return
 	}
-	var buf [16]string
-	keys := buf[:0]
-	for k := range m {
-		keys = append(keys, k)
+	var buf [16]kv
+	kvs := buf[:0]
+	for k, v := range m {
+		kvs = append(kvs, kv{k, v})
 	}
-	slices.Sort(keys)
+	slices.SortFunc(kvs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
 	e.raw("{")
-	for i, k := range keys {
+	for i := range kvs {
 		if i > 0 {
 			e.raw(",")
 		}
-		e.b = append(appendString(e.b, k), ':')
-		e.value(m[k])
+		e.b = append(appendString(e.b, kvs[i].k), ':')
+		e.value(kvs[i].v)
 	}
 	e.raw("}")
+}
+
+// kv is one map member while its keys are sorted.
+type kv struct {
+	k string
+	v any
 }
 
 // value encodes the common metadata types directly and anything else with
@@ -259,6 +270,8 @@ func (e *jsonAppender) value(v any) {
 		e.array(x)
 	case []string:
 		e.strings(x)
+	case json.Number:
+		e.number(x)
 	default:
 		b, err := json.Marshal(x)
 		if err != nil && e.err == nil {
@@ -266,6 +279,65 @@ func (e *jsonAppender) value(v any) {
 		}
 		e.b = append(e.b, b...)
 	}
+}
+
+// number writes a json.Number as encoding/json does: "" as 0, anything
+// that is not a JSON number refused.
+func (e *jsonAppender) number(n json.Number) {
+	switch {
+	case n == "":
+		e.raw("0")
+	case isNumber(string(n)):
+		e.raw(string(n))
+	default:
+		b, err := json.Marshal(n) // encoding/json's own error
+		if e.err == nil {
+			e.err = err
+		}
+		e.b = append(e.b, b...)
+	}
+}
+
+// isNumber reports whether s is a JSON number (RFC 8259 §6).
+func isNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = digits(s, i)
+	default:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		if j := digits(s, i+1); j > i+1 {
+			i = j
+		} else {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := digits(s, i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	return i == len(s)
+}
+
+func digits(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 func (e *jsonAppender) array(xs []any) {
@@ -284,7 +356,8 @@ func (e *jsonAppender) array(xs []any) {
 }
 
 // float formats f as encoding/json does: shortest representation, %e
-// outside [1e-6, 1e21) with a one-digit negative exponent cleaned up.
+// outside [1e-6, 1e21) with a one-digit negative exponent cleaned up. A
+// float64 equal to the previous one (sign of zero included) is copied.
 func (e *jsonAppender) float(f float64, bits int) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		if e.err == nil {
@@ -293,17 +366,30 @@ func (e *jsonAppender) float(f float64, bits int) {
 		e.raw("0")
 		return
 	}
+	if bits == 64 && e.lastTo > 0 && f == e.lastF && math.Signbit(f) == math.Signbit(e.lastF) {
+		e.b = append(e.b, e.b[e.lastAt:e.lastTo]...)
+		return
+	}
+	at := len(e.b)
+	e.b = appendFloat(e.b, f, bits)
+	if bits == 64 {
+		e.lastF, e.lastAt, e.lastTo = f, at, len(e.b)
+	}
+}
+
+func appendFloat(b []byte, f float64, bits int) []byte {
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 {
 		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
 			format = 'e'
 		}
 	}
-	e.b = strconv.AppendFloat(e.b, f, format, -1, bits)
-	if n := len(e.b); format == 'e' && n >= 4 && e.b[n-4] == 'e' && e.b[n-3] == '-' && e.b[n-2] == '0' {
-		e.b[n-2] = e.b[n-1]
-		e.b = e.b[:n-1]
+	b = strconv.AppendFloat(b, f, format, -1, bits)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1]
+		b = b[:n-1]
 	}
+	return b
 }
 
 const hexDigits = "0123456789abcdef"
@@ -314,11 +400,15 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && safe8(load8(s, i)) {
+			i += 8
+			continue
+		}
+		if safeASCII[s[i]] {
+			i++
+			continue
+		}
 		if c := s[i]; c < utf8.RuneSelf {
-			if htmlSafe(c) {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			b = appendEscape(b, c)
 			i++
@@ -340,9 +430,40 @@ func appendString(b []byte, s string) []byte {
 	return append(append(b, s[start:]...), '"')
 }
 
-func htmlSafe(c byte) bool {
-	return c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// load8 reads s[i:i+8] as a little-endian word.
+func load8(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 }
+
+// safe8 reports whether all eight bytes of x are in safeASCII: none is
+// ≥ 0x80, < 0x20, or one of " \ < > &.
+func safe8(x uint64) bool {
+	if x&msb != 0 || (x-0x20*lsb)&^x&msb != 0 {
+		return false
+	}
+	for _, c := range [...]uint64{'"', '\\', '<', '>', '&'} {
+		if y := x ^ (c * lsb); (y-lsb)&^y&msb != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// safeASCII marks the ASCII bytes written unescaped (encoding/json's
+// htmlSafeSet); bytes ≥ 0x80 are false and take the UTF-8 path.
+var safeASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 func appendEscape(b []byte, c byte) []byte {
 	switch c {

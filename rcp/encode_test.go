@@ -37,6 +37,11 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		{"empty usage", &RetrieveResult{Hits: []Hit{}, Usage: &Usage{}}},
 		{"small floats", &RetrieveResult{Hits: []Hit{{ID: "e", Score: 1e-300}, {ID: "f", Score: -1e-6}, {ID: "g", Score: 123456789e-15}, {ID: "h", Score: 1e20}}}},
 		{"nil result", nil},
+		{"repeated floats and signed zeros", &RetrieveResult{Hits: []Hit{{ID: "z", Score: math.Copysign(0, -1), Scores: map[string]float64{"a": 0, "b": math.Copysign(0, -1), "c": 0}},
+			{ID: "y", Score: 1e-7, Confidence: ptr(1e-7), Scores: map[string]float64{"x": 1e-7}, Meta: map[string]any{"f32": float32(1e-7), "f": 1e-7}}}}},
+		{"numbers", &RetrieveResult{Hits: []Hit{{ID: "n", Meta: map[string]any{"a": json.Number(""), "b": json.Number("-0.5e+10"), "c": json.Number("12"), "d": json.Number("0")}}}}},
+		{"long strings", &RetrieveResult{Hits: []Hit{{ID: "0123456789abcdef<0123456789", Text: "plain ascii text long enough for words&more \"quoted\" \\ tail é after",
+			Meta: map[string]any{"k": "12345678\x7f12345678\x1f"}}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want, err := json.Marshal(tc.r)
@@ -58,6 +63,8 @@ func TestAppendJSONRefusesNonFinite(t *testing.T) {
 		{Hits: []Hit{{ID: "a", Meta: map[string]any{"x": []any{math.Inf(-1)}}}}},
 		{Hits: []Hit{{ID: "a", Confidence: ptr(math.NaN())}}},
 		{Hits: []Hit{{ID: "a", Meta: map[string]any{"x": []float64{math.NaN()}}}}},
+		{Hits: []Hit{{ID: "a", Meta: map[string]any{"x": json.Number("1.")}}}},
+		{Hits: []Hit{{ID: "a", Meta: map[string]any{"x": json.Number("01")}}}},
 	} {
 		if _, err := json.Marshal(r); err == nil {
 			t.Fatalf("encoding/json accepted %+v", r)
@@ -86,9 +93,10 @@ func FuzzAppendString(f *testing.F) {
 func FuzzAppendJSON(f *testing.F) {
 	f.Add("d1", "text", "k", "v", 1.5, 0.25)
 	f.Add("<", "\u2028", "", "\xff", math.Inf(1), 1e-7)
+	f.Add("abcdefgh<abcdefgh", "12345678\"2345678", "n", "1e5", 0.0, math.Copysign(0, -1))
 	f.Fuzz(func(t *testing.T, id, text, key, val string, score, x float64) {
 		r := &RetrieveResult{Hits: []Hit{{ID: id, Text: text, Score: score,
-			Meta: map[string]any{key: val, key + "n": x, key + "l": []any{x, val}}, Scores: map[string]float64{key: x}}},
+			Meta: map[string]any{key: val, key + "n": x, key + "l": []any{x, val}, key + "j": json.Number(val)}, Scores: map[string]float64{key: x, key + "s": score}}},
 			NextCursor: val, Meta: map[string]any{text: id}}
 		want, werr := json.Marshal(r)
 		got, gerr := r.AppendJSON(nil)
@@ -96,4 +104,24 @@ func FuzzAppendJSON(f *testing.F) {
 			t.Fatalf("got %s (%v)\nwant %s (%v)", got, gerr, want, werr)
 		}
 	})
+}
+
+// BenchmarkAppendJSON encodes a demo-sized retrieve result: 10 hits with
+// text, metadata, scores, citation and trust.
+func BenchmarkAppendJSON(b *testing.B) {
+	r := &RetrieveResult{NextCursor: "AXsicSI6ImM2NTMxNmI1ZmFjNzcwM2M4ZjI1ZDg5NDg3MDQyNjE0IiwibSI6InNwYXJzZSIsIm8iOjJ9kR_IZu4hk4YlkT8ahu5cJg",
+		Usage: &Usage{Candidates: ptr(8), LatencyMs: ptr(int64(0))}, Meta: map[string]any{"mode": "sparse", "scoreFloor": 0.0, "scoreScale": "bm25"}}
+	for i := range 10 {
+		r.Hits = append(r.Hits, Hit{ID: "d029", Score: 12.239000480895104 / float64(i+1),
+			Text: "A comet grows two tails near the Sun: a curved one of dust and a straight, bluish one of ions pushed directly away by the solar wind.",
+			Meta: map[string]any{"published": true, "tags": []any{"comets"}, "title": "Comet tails", "topic": "astronomy", "year": json.Number("2016")},
+			Scores: map[string]float64{"sparse": 12.239000480895104}, Citation: &Citation{Source: "memory", Title: "Comet tails"}, Trust: &Trust{Level: "untrusted"}})
+	}
+	buf := make([]byte, 0, 8<<10)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.AppendJSON(buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
