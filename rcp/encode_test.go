@@ -113,8 +113,8 @@ func BenchmarkAppendJSON(b *testing.B) {
 		Usage: &Usage{Candidates: ptr(8), LatencyMs: ptr(int64(0))}, Meta: map[string]any{"mode": "sparse", "scoreFloor": 0.0, "scoreScale": "bm25"}}
 	for i := range 10 {
 		r.Hits = append(r.Hits, Hit{ID: "d029", Score: 12.239000480895104 / float64(i+1),
-			Text: "A comet grows two tails near the Sun: a curved one of dust and a straight, bluish one of ions pushed directly away by the solar wind.",
-			Meta: map[string]any{"published": true, "tags": []any{"comets"}, "title": "Comet tails", "topic": "astronomy", "year": json.Number("2016")},
+			Text:   "A comet grows two tails near the Sun: a curved one of dust and a straight, bluish one of ions pushed directly away by the solar wind.",
+			Meta:   map[string]any{"published": true, "tags": []any{"comets"}, "title": "Comet tails", "topic": "astronomy", "year": json.Number("2016")},
 			Scores: map[string]float64{"sparse": 12.239000480895104}, Citation: &Citation{Source: "memory", Title: "Comet tails"}, Trust: &Trust{Level: "untrusted"}})
 	}
 	buf := make([]byte, 0, 8<<10)
