@@ -6,6 +6,8 @@ import (
 	"maps"
 	"sort"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -22,7 +24,9 @@ func (e *Engine) combine(ctx context.Context, r *retrieval, runs []*stageRun) *r
 	}
 	first := single(runs[0])
 	rep.Progress("recall", 0.4, fmt.Sprintf("recalled %d lists", len(runs)), e.hits(r, head(first.items, r.funnel.K)))
+	_, span := startStage(ctx, "fuse", attribute.String("rcp.fusion", string(r.fusion)))
 	rk := e.fuse(r, runs)
+	span.End()
 	rep.Progress("fuse", 0.6, fmt.Sprintf("fused %d candidates", rk.candidates), nil)
 	return rk
 }
@@ -153,6 +157,8 @@ func (e *Engine) diversify(ctx context.Context, r *retrieval, rk *ranking) error
 	if !r.mmr || len(rk.items) == 0 {
 		return nil
 	}
+	ctx, span := startStage(ctx, "mmr", attribute.Bool("rcp.native", r.nativeMMR))
+	defer span.End()
 	if r.nativeMMR {
 		nativeDiversified(ctx, r, rk)
 		return nil

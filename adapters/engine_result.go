@@ -10,6 +10,8 @@ import (
 	"math"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -90,6 +92,8 @@ func logRetrieve(ctx context.Context, r *retrieval, rk *ranking, hits int, laten
 // pack keeps the leading hits whose bodies fit the token budget (§7.7.2)
 // and reports the packed total in usage.tokens.
 func (e *Engine) pack(ctx context.Context, r *retrieval, page []item, u *rcp.Usage) []item {
+	_, span := startStage(ctx, "pack", attribute.Int("rcp.token_budget", r.budget))
+	defer span.End()
 	texts := make([]string, len(page))
 	for i, it := range page {
 		texts[i] = it.c.Text

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -137,7 +139,9 @@ func (e *Engine) baseRequest(r *retrieval) SearchRequest {
 
 // runStage embeds the query when the stage needs a vector and the engine
 // cannot embed it itself, then plans and executes the stage.
-func (e *Engine) runStage(ctx context.Context, s *stageRun) error {
+func (e *Engine) runStage(ctx context.Context, s *stageRun) (err error) {
+	ctx, span := startStage(ctx, "recall "+s.key, attribute.String("rcp.stage", string(s.req.Stage)))
+	defer func() { endStage(span, err) }()
 	if s.req.Stage != StageLexical && !e.ev.QueryInference {
 		v, err := e.queryVector(ctx, s.req.Text)
 		if err != nil {
@@ -183,10 +187,12 @@ func stageMode(st Stage) rcp.Mode {
 }
 
 // queryVector embeds a query with the configured embedder (kind "query").
-func (e *Engine) queryVector(ctx context.Context, text string) ([]float32, error) {
+func (e *Engine) queryVector(ctx context.Context, text string) (_ []float32, err error) {
 	if e.opts.Embedder == nil {
 		return nil, nil
 	}
+	ctx, span := startStage(ctx, "embed", attribute.Int("rcp.inputs", 1))
+	defer func() { endStage(span, err) }()
 	vs, err := e.opts.Embedder.Embed(ctx, []string{text}, "query")
 	if err != nil {
 		return nil, err

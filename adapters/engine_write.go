@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -95,7 +97,9 @@ func (e *Engine) embedEncoding(enc string) (bool, *rcp.Error) {
 
 // embedAll embeds texts in batches of at most the advertised batch limit
 // and checks that the embedder kept its dimension contract.
-func (e *Engine) embedAll(ctx context.Context, texts []string, kind string) ([][]float32, error) {
+func (e *Engine) embedAll(ctx context.Context, texts []string, kind string) (_ [][]float32, err error) {
+	ctx, span := startStage(ctx, "embed", attribute.Int("rcp.inputs", len(texts)), attribute.String("rcp.kind", kind))
+	defer func() { endStage(span, err) }()
 	lim := max(e.policy.EmbedBatchLimit, 1)
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += lim {
