@@ -125,9 +125,9 @@ func (cf conformer) conformKind(raw json.RawMessage, t reflect.Type, path string
 	c := raw[0]
 	switch t.Kind() {
 	case reflect.Struct:
-		return cf.conformObject(raw, path, structFields(t).field)
+		return cf.conformObject(raw, path, structFields(t), nil)
 	case reflect.Map:
-		return cf.conformObject(raw, path, func(string) (reflect.Type, bool) { return t.Elem(), true })
+		return cf.conformObject(raw, path, nil, t.Elem())
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 && c == '"' {
 			return raw, nil
@@ -186,7 +186,9 @@ func (cf conformer) conformCustom(raw json.RawMessage, t reflect.Type, path stri
 	return raw, nil
 }
 
-func (cf conformer) conformObject(raw json.RawMessage, path string, field func(string) (reflect.Type, bool)) (json.RawMessage, *Error) {
+// conformObject conforms the members of a struct (fields) or of a map
+// (fields nil, every member of type elem).
+func (cf conformer) conformObject(raw json.RawMessage, path string, fields fieldSet, elem reflect.Type) (json.RawMessage, *Error) {
 	if raw[0] != '{' {
 		return nil, InvalidParams(path, "%s must be an object", orParams(path))
 	}
@@ -196,16 +198,15 @@ func (cf conformer) conformObject(raw json.RawMessage, path string, field func(s
 		cerr    *Error
 	)
 	err := jsonscan.EachMember(raw, func(rawKey, value []byte) error {
-		key, err := jsonscan.Name(rawKey)
+		ft, known, err := fields.lookup(rawKey, elem)
 		if err != nil {
 			return err
 		}
-		ft, known := field(key)
 		if !known {
 			changed = true // unknown or case-folded member: drop (§4.6)
 			return nil
 		}
-		v, e := cf.conform(value, ft, join(path, key))
+		v, e := cf.conform(value, ft, cf.member(path, rawKey))
 		if e != nil {
 			cerr = e
 			return errStop
@@ -238,7 +239,7 @@ func (cf conformer) conformArray(raw json.RawMessage, elem reflect.Type, path st
 		cerr    *Error
 	)
 	err := jsonscan.EachElement(raw, func(i int, value []byte) error {
-		v, e := cf.conform(value, elem, path+"["+strconv.Itoa(i)+"]")
+		v, e := cf.conform(value, elem, cf.element(path, i))
 		if e != nil {
 			cerr = e
 			return errStop
@@ -256,6 +257,24 @@ func (cf conformer) conformArray(raw json.RawMessage, elem reflect.Type, path st
 		return raw, nil
 	}
 	return append(append([]byte{'['}, bytes.Join(parts, []byte{','})...), ']'), nil
+}
+
+// member is the path of the member rawKey below path. Paths only matter
+// for errors, so the first pass (which reruns in full on any error) skips
+// building them.
+func (cf conformer) member(path string, rawKey []byte) string {
+	if !cf.custom {
+		return ""
+	}
+	key, _ := jsonscan.Name(rawKey)
+	return join(path, key)
+}
+
+func (cf conformer) element(path string, i int) string {
+	if !cf.custom {
+		return ""
+	}
+	return path + "[" + strconv.Itoa(i) + "]"
 }
 
 func join(path, key string) string {
@@ -296,9 +315,20 @@ func joinObject(ms []member) json.RawMessage {
 // fieldSet is the exact json names of a struct's fields.
 type fieldSet map[string]reflect.Type
 
-func (fs fieldSet) field(name string) (reflect.Type, bool) {
-	t, ok := fs[name]
-	return t, ok
+// lookup returns the type of the member rawKey: its field's type, or elem
+// for a map (fs nil). Plain keys are looked up without allocating.
+func (fs fieldSet) lookup(rawKey []byte, elem reflect.Type) (reflect.Type, bool, error) {
+	if fs == nil {
+		_, err := jsonscan.Name(rawKey) // keys must still decode
+		return elem, true, err
+	}
+	if inner, ok := jsonscan.Plain(rawKey); ok {
+		t, known := fs[string(inner)]
+		return t, known, nil
+	}
+	name, err := jsonscan.Name(rawKey)
+	t, known := fs[name]
+	return t, known, err
 }
 
 var fieldCache sync.Map // reflect.Type → fieldSet

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/internal/jsonscan"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/jsonrpc"
 )
 
@@ -20,19 +22,35 @@ type requestMeta struct {
 
 func parseMeta(params json.RawMessage) requestMeta {
 	var rm requestMeta
-	if !bytes.Contains(params, []byte(`"_meta"`)) {
-		return rm
+	if !bytes.Contains(params, []byte(`"_meta"`)) && !bytes.Contains(params, []byte(`\u`)) {
+		return rm // cannot name _meta, not even with escapes
 	}
-	var top, meta map[string]json.RawMessage
-	if json.Unmarshal(params, &top) != nil || json.Unmarshal(top["_meta"], &meta) != nil {
-		return rm
-	}
-	if t := bytes.TrimSpace(meta["progressToken"]); isStringOrInt(t) {
+	meta := lastMembers(params, "_meta")
+	m := lastMembers(meta[0], "progressToken", "deadlineMs", "logLevel")
+	if t := m[0]; isStringOrInt(t) {
 		rm.progressToken = t
 	}
-	_ = json.Unmarshal(meta["deadlineMs"], &rm.deadlineMs)
-	_ = json.Unmarshal(meta["logLevel"], &rm.logLevel)
+	_ = json.Unmarshal(m[1], &rm.deadlineMs)
+	_ = json.Unmarshal(m[2], &rm.logLevel)
 	return rm
+}
+
+// lastMembers returns the raw values of the named members of the object
+// obj (the last one when repeated, as encoding/json keeps), all nil when
+// obj is not a well-formed object.
+func lastMembers(obj []byte, names ...string) [][]byte {
+	out := make([][]byte, len(names))
+	err := jsonscan.EachMember(obj, func(rawKey, value []byte) error {
+		name, err := jsonscan.Name(rawKey)
+		if i := slices.Index(names, name); i >= 0 {
+			out[i] = value
+		}
+		return err
+	})
+	if err != nil {
+		clear(out)
+	}
+	return out
 }
 
 func isStringOrInt(t []byte) bool {

@@ -156,15 +156,25 @@ func trailing(raw []byte, i int) error {
 	return nil
 }
 
+// Plain returns the text between the quotes of a raw JSON string when it
+// needs no decoding: printable ASCII without escapes.
+func Plain(rawKey []byte) ([]byte, bool) {
+	inner := rawKey[1 : len(rawKey)-1]
+	for _, c := range inner {
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			return nil, false
+		}
+	}
+	return inner, true
+}
+
 // Name returns the decoded text of a raw JSON string (a member key) exactly
 // as encoding/json decodes it, invalid UTF-8 becoming U+FFFD.
 func Name(rawKey []byte) (string, error) {
-	for _, c := range rawKey[1 : len(rawKey)-1] {
-		if c == '\\' || c < 0x20 || c >= 0x80 { // escapes and non-ASCII: as encoding/json decodes them
-			var s string
-			err := json.Unmarshal(rawKey, &s)
-			return s, err
-		}
+	if inner, ok := Plain(rawKey); ok {
+		return string(inner), nil
 	}
-	return string(rawKey[1 : len(rawKey)-1]), nil
+	var s string // escapes and non-ASCII: as encoding/json decodes them
+	err := json.Unmarshal(rawKey, &s)
+	return s, err
 }
