@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
-	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -58,15 +57,15 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if done, err := maybeFederate(cmd, g, f); done { // several backends: §16 federation
 		return err
 	}
-	a, err := loadApp(ctx, g)
+	rs, err := loadResilientApp(ctx, g) // an engine that is down is waited for (resilience.go)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	srv := a.newServer()
+	defer rs.Close()
+	a := rs.a
 	if f.stdio {
 		a.log.Info("serving RCP over stdio", "backend", a.backend)
-		return srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
+		return rs.serveStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
 	}
 	addr := a.cfg.Server.HTTP.Listen
 	if f.http != "" {
@@ -80,32 +79,17 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		printDemoBanner(cmd.OutOrStdout(), ln.Addr().String(), a.cfg.Server.HTTP.BasePath)
 	}
 	a.log.Info("serving RCP over HTTP", "addr", ln.Addr().String(), "base", a.cfg.Server.HTTP.BasePath, "backend", a.backend)
-	ln, h, err := a.secureHTTP(ln) // access section: keys, limits, TLS
+	ln, h, err := rs.readyHTTP(ctx, ln) // access section (keys, limits, TLS) once the engine is up
 	if err != nil {
 		return err
 	}
-	return serveHTTP(ctx, ln, h)
+	return rs.serveHTTP(ctx, ln, h)
 }
 
-// serveHTTP serves until ctx is done, then drains in-flight requests.
+// serveHTTP serves until ctx is done, then drains in-flight requests
+// within the default grace period (resilience.go).
 func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(shutdownCtx); err != nil {
-		return err
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return serveHTTPDrain(ctx, ln, h, defaultDrain())
 }
 
 func startCPUProfile(path string) (func(), error) {

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient/standby"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+)
+
+// Start-up probing backs off from startBackoffMin to startBackoffMax.
+const (
+	startBackoffMin = 500 * time.Millisecond
+	startBackoffMax = 5 * time.Second
+)
+
+// resilience is a served backend that may not be up yet: the engine is
+// opened through the resilient decorator, and while its first probe has
+// not succeeded the process serves anyway — /readyz 503, every call that
+// needs the engine -32010 with retryAfterMs (§13) — until the real server
+// is swapped in. It also owns the re-probe loop and the shutdown drain.
+type resilience struct {
+	a     *app
+	ra    *resilient.Adapter // nil for the demo engine
+	gate  *standby.Gate
+	opts  adapters.EngineOptions
+	next  atomic.Int64 // unix ns of the next start-up probe
+	fatal chan error   // the real server could not be built
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// loadResilientApp is loadApp that tolerates an engine that is down: the
+// adapter is opened and probed once; on failure the probe is retried in
+// the background once serving starts.
+func loadResilientApp(ctx context.Context, g *globals) (*resilience, error) {
+	if g.demo {
+		a, err := loadApp(ctx, g)
+		if err != nil {
+			return nil, err
+		}
+		return newResilience(a, nil, adapters.EngineOptions{}), nil
+	}
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return nil, err
+	}
+	level := cfg.Server.LogLevel
+	if g.logLevel != "" {
+		level = g.logLevel
+	}
+	log, err := newLogger(stderr, level)
+	if err != nil {
+		return nil, err
+	}
+	a := &app{cfg: cfg, log: log}
+	b, err := selectBackend(cfg, g.backend)
+	if err != nil {
+		return nil, err
+	}
+	return openResilient(ctx, a, b)
+}
+
+func selectBackend(cfg *config.Config, name string) (*config.Backend, error) {
+	b, ok := cfg.Backend(name)
+	switch {
+	case !ok && name == "":
+		return nil, fmt.Errorf("the configuration has %d backends; choose one with --backend: %s", len(cfg.Backends), backendNames(cfg))
+	case !ok:
+		return nil, fmt.Errorf("backend %q not found; configured: %s", name, backendNames(cfg))
+	}
+	return b, nil
+}
+
+// openResilient opens b's adapter behind the resilient decorator and
+// tries its first probe.
+func openResilient(ctx context.Context, a *app, b *config.Backend) (*resilience, error) {
+	emb, err := openEmbedder(ctx, a.cfg.Embedder)
+	if err != nil {
+		return nil, err
+	}
+	f, _ := newRegistry().Lookup(b.Engine)
+	log := a.log.With("backend", b.Name, "engine", b.Engine)
+	ad, err := f.Open(ctx, b.Config, adapters.Deps{Logger: log, Embedder: emb})
+	if err != nil {
+		return nil, fmt.Errorf("open backend %s: %w", b.Name, err)
+	}
+	a.backend = b.Name
+	ra := resilient.New(ad, resilientOptions(b, log))
+	rs := newResilience(a, ra, engineOptions(b.Policy, emb, log))
+	if a.engine, err = adapters.NewEngine(ctx, ra.AsAdapter(), rs.opts); err != nil {
+		log.Warn("backend not ready; serving -32010 until its first probe succeeds", "err", err)
+	}
+	return rs, nil
+}
+
+// resilientOptions maps a backend's resilience block (zero: defaults).
+func resilientOptions(b *config.Backend, log *slog.Logger) resilient.Options {
+	r := b.Resilience
+	o := resilient.Options{
+		Name: b.Name, Timeout: r.Timeout, WriteTimeout: r.WriteTimeout,
+		BackoffBase: r.BackoffBase, BackoffMax: r.BackoffMax,
+		FailureThreshold: r.BreakerFailures, OpenFor: r.BreakerOpenFor,
+		ReprobeInterval: r.ReprobeInterval, Logger: log,
+	}
+	if r.Retries != nil {
+		o.Retries = *r.Retries
+		if o.Retries == 0 {
+			o.Retries = -1 // explicitly none
+		}
+	}
+	return o
+}
+
+func newResilience(a *app, ra *resilient.Adapter, opts adapters.EngineOptions) *resilience {
+	rs := &resilience{a: a, ra: ra, opts: opts, fatal: make(chan error, 1), cancel: func() {}}
+	rs.gate = standby.New(rs.retryAfter)
+	return rs
+}
+
+// retryAfter is the hint sent while not ready: the time to the next
+// start-up probe.
+func (rs *resilience) retryAfter() time.Duration {
+	return max(time.Until(time.Unix(0, rs.next.Load())), 100*time.Millisecond)
+}
+
+// start opens the gate with the real server built by build: now when the
+// engine is up, else from a background loop once its probe succeeds. It
+// also starts the periodic re-probe (Run) once the engine is up.
+func (rs *resilience) start(ctx context.Context, build func() (http.Handler, standby.StdioFunc, error)) error {
+	ctx, rs.cancel = context.WithCancel(ctx)
+	if rs.a.engine != nil {
+		rs.runReprobe(ctx)
+		h, s, err := build()
+		if err == nil {
+			rs.gate.Open(h, s)
+		}
+		return err
+	}
+	rs.wg.Go(func() { rs.await(ctx, build) })
+	return nil
+}
+
+// await probes with jittered exponential backoff until the engine's first
+// probe succeeds, then swaps the real server in atomically.
+func (rs *resilience) await(ctx context.Context, build func() (http.Handler, standby.StdioFunc, error)) {
+	for delay := startBackoffMin; ; delay = min(2*delay, startBackoffMax) {
+		wait := delay/2 + rand.N(delay/2+1)
+		rs.next.Store(time.Now().Add(wait).UnixNano())
+		if !sleepCtx(ctx, wait) {
+			return
+		}
+		e, err := adapters.NewEngine(ctx, rs.ra.AsAdapter(), rs.opts)
+		if err != nil {
+			rs.a.log.Debug("start-up probe failed", "backend", rs.a.backend, "err", err)
+			continue
+		}
+		rs.a.engine = e
+		h, s, err := build()
+		if err != nil {
+			rs.fatal <- err
+			return
+		}
+		rs.gate.Open(h, s)
+		rs.a.log.Info("backend ready; serving", "backend", rs.a.backend)
+		rs.runReprobe(ctx)
+		return
+	}
+}
+
+func (rs *resilience) runReprobe(ctx context.Context) {
+	if rs.ra != nil {
+		rs.wg.Go(func() { rs.ra.Run(ctx) })
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// drain is the graceful shutdown: server.shutdown_grace for requests in
+// flight, then their engine calls are answered -32010.
+func (rs *resilience) drain() standby.Drain {
+	d := standby.Drain{Grace: rs.a.cfg.Server.Grace()}
+	if rs.ra != nil {
+		d.Abort = rs.ra.Abort
+	}
+	return d
+}
+
+// serveStdio serves one stdio session through the gate (§5.1).
+func (rs *resilience) serveStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	err := rs.start(ctx, func() (http.Handler, standby.StdioFunc, error) {
+		return nil, rs.a.newServer().ServeStdio, nil
+	})
+	if err != nil {
+		return err
+	}
+	return rs.gate.ServeStdio(ctx, in, out, rs.drain())
+}
+
+// readyHTTP is secureHTTP behind the gate: the TLS listener now, the
+// access-controlled server once the engine is up.
+func (rs *resilience) readyHTTP(ctx context.Context, ln net.Listener) (net.Listener, http.Handler, error) {
+	tln, err := tlsListener(ln, rs.a.cfg.Access.TLS)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = rs.start(ctx, func() (http.Handler, standby.StdioFunc, error) {
+		_, h, err := rs.a.secureHTTP(ln) // its own TLS wrapping of ln is discarded
+		return h, nil, err
+	})
+	return tln, rs.gate.Handler(), err
+}
+
+// serveHTTP serves until ctx ends (or the real server cannot be built),
+// then drains.
+func (rs *resilience) serveHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case err := <-rs.fatal:
+			cancel(err)
+		case <-ctx.Done():
+		}
+	}()
+	err := serveHTTPDrain(ctx, ln, h, rs.drain())
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return err
+}
+
+// serveHTTPDrain serves h on ln until ctx ends, then shuts down
+// gracefully within d (standby.ServeHTTP).
+func serveHTTPDrain(ctx context.Context, ln net.Listener, h http.Handler, d standby.Drain) error {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	return standby.ServeHTTP(ctx, hs, ln, d)
+}
+
+// Close stops the background loops, then closes the engine (or, when it
+// never came up, the adapter).
+func (rs *resilience) Close() {
+	rs.cancel()
+	rs.wg.Wait()
+	if rs.a.engine == nil && rs.ra != nil {
+		rs.ra.Close()
+	}
+	rs.a.Close()
+}
+
+// defaultDrain is the shutdown drain when no engine is known (federation).
+func defaultDrain() standby.Drain { return standby.Drain{Grace: config.DefaultShutdownGrace} }
