@@ -69,11 +69,15 @@ type envelope struct {
 }
 
 func (e *envelope) set(rawKey, value []byte) error {
-	name, err := jsonscan.Name(rawKey)
-	if err != nil {
-		return err
+	name, plain := jsonscan.Plain(rawKey)
+	if !plain {
+		s, err := jsonscan.Name(rawKey)
+		if err != nil {
+			return err
+		}
+		name = []byte(s)
 	}
-	switch name {
+	switch string(name) {
 	case "jsonrpc":
 		e.jsonrpc = value
 	case "method":
