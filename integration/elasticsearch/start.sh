@@ -5,6 +5,10 @@
 #
 # Env: RCP_ES_VERSION (default 8.19.21), RCP_CACHE, RCP_ES_HEAP (default 512m),
 #      ES_JAVA_HOME / JAVA_HOME (default: the java on PATH; 9.x needs Java 21+).
+#      RCP_ES_INSTANCE=NAME runs a separate node with its own files
+#      (elasticsearch-NAME.node, elasticsearch-NAME.vars — not a *.env, so CI
+#      never sources it), e.g. for a test that kills it; RCP_ES_HTTP_PORT fixes
+#      its port; RCP_ES_REUSE=1 restarts the recorded node with its data.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -14,6 +18,11 @@ cache="${RCP_CACHE:-$HOME/.cache/rcp-sidecar}/elasticsearch"
 heap="${RCP_ES_HEAP:-512m}"
 envfile="$work/elasticsearch.env"
 nodefile="$work/elasticsearch.node" # records the node dir for stop.sh
+if [[ -n "${RCP_ES_INSTANCE:-}" ]]; then
+	envfile="$work/elasticsearch-$RCP_ES_INSTANCE.vars"
+	nodefile="$work/elasticsearch-$RCP_ES_INSTANCE.node"
+fi
+http_port="${RCP_ES_HTTP_PORT:-0}"
 esuser="rcp-es"                      # Elasticsearch refuses to run as root
 node=""
 
@@ -61,7 +70,7 @@ cluster.name: rcp-test
 node.name: rcp-es-1
 discovery.type: single-node
 network.host: 127.0.0.1
-http.port: 0
+http.port: $http_port
 transport.port: 0
 node.portsfile: true
 path.data: $node/data
@@ -113,10 +122,15 @@ wait_ready() {
 }
 
 main() {
-	"$here/stop.sh" >/dev/null 2>&1 || true
-	need_tools
-	fetch
-	configure
+	if [[ -n "${RCP_ES_REUSE:-}" && -s "$nodefile" && -d "$(cat "$nodefile")/home" ]]; then
+		node="$(cat "$nodefile")" # restart the same node and data (after a kill)
+		rm -f "$node/logs/http.ports"
+	else
+		"$here/stop.sh" >/dev/null 2>&1 || true
+		need_tools
+		fetch
+		configure
+	fi
 	launch
 	local port
 	port="$(wait_ready)"

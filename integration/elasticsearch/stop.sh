@@ -5,6 +5,11 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 work="$(cd "$here/.." && pwd)/.work"
 nodefile="$work/elasticsearch.node"
+envfile="$work/elasticsearch.env"
+if [[ -n "${RCP_ES_INSTANCE:-}" ]]; then # a separate node (see start.sh)
+	nodefile="$work/elasticsearch-$RCP_ES_INSTANCE.node"
+	envfile="$work/elasticsearch-$RCP_ES_INSTANCE.vars"
+fi
 
 if [[ -s "$nodefile" ]]; then
 	node="$(cat "$nodefile")"
@@ -18,4 +23,4 @@ if [[ -s "$nodefile" ]]; then
 	fi
 	case "$node" in */rcp-sidecar-es.*) rm -rf "$node" ;; esac
 fi
-rm -f "$nodefile" "$work/elasticsearch.env"
+rm -f "$nodefile" "$envfile"
