@@ -120,3 +120,25 @@ func FuzzDecodeParams(f *testing.F) {
 		}
 	})
 }
+
+// TestQueryInputStrings checks that the verbatim fast path decodes bare
+// string queries exactly as encoding/json does.
+func TestQueryInputStrings(t *testing.T) {
+	for _, raw := range []string{`"plain"`, `""`, `"é 东 😀"`, `"a\"b"`, `"tab\tx"`, `"\u00e9"`, "\"bad\xff\"", `"x\/y"`, `"<&>"`} {
+		var want string
+		if err := json.Unmarshal([]byte(raw), &want); err != nil {
+			t.Fatal(err)
+		}
+		var q QueryInput
+		if err := q.UnmarshalJSON([]byte(raw)); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if got, ok := q.Text(); !ok || got != want {
+			t.Errorf("%s: got %q, want %q", raw, got, want)
+		}
+	}
+	var q QueryInput
+	if err := q.UnmarshalJSON([]byte("\"ctl\x01\"")); err == nil {
+		t.Error("raw control character accepted")
+	}
+}

@@ -6,6 +6,7 @@ package rcp
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // ProtocolVersion is the highest RCP version this implementation speaks.
@@ -231,6 +232,8 @@ func (q *QueryInput) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	switch {
+	case len(b) > 1 && b[0] == '"' && b[len(b)-1] == '"' && isVerbatim(b[1:len(b)-1]):
+		*q = TextQuery(string(b[1 : len(b)-1])) // hot path: the text is the bytes
 	case len(b) > 0 && b[0] == '"':
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
@@ -253,6 +256,17 @@ func (q *QueryInput) UnmarshalJSON(b []byte) error {
 		return &json.UnmarshalTypeError{Value: "query", Type: nil}
 	}
 	return nil
+}
+
+// isVerbatim reports whether the inside of a JSON string decodes to itself:
+// valid UTF-8 with no escape, quote or control character.
+func isVerbatim(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(b)
 }
 
 // MarshalJSON writes a single text block as a bare string.
