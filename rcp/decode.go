@@ -192,67 +192,52 @@ func (cf conformer) conformObject(raw json.RawMessage, path string, fields field
 	if raw[0] != '{' {
 		return nil, InvalidParams(path, "%s must be an object", orParams(path))
 	}
-	var (
-		kept    []member
-		changed bool
-		cerr    *Error
-	)
-	err := jsonscan.EachMember(raw, func(rawKey, value []byte) error {
+	var buf [16]member
+	kept, changed := buf[:0], false
+	it := jsonscan.Object(raw)
+	for rawKey, value, ok := it.Next(); ok; rawKey, value, ok = it.Next() {
 		ft, known, err := fields.lookup(rawKey, elem)
 		if err != nil {
-			return err
+			return nil, InvalidParams(orParams(path), "malformed object").WithCause(err)
 		}
 		if !known {
 			changed = true // unknown or case-folded member: drop (§4.6)
-			return nil
+			continue
 		}
-		v, e := cf.conform(value, ft, cf.member(path, rawKey))
-		if e != nil {
-			cerr = e
-			return errStop
+		v, cerr := cf.conform(value, ft, cf.member(path, rawKey))
+		if cerr != nil {
+			return nil, cerr
 		}
 		changed = changed || len(v) != len(value)
 		kept = append(kept, member{rawK: rawKey, value: v})
-		return nil
-	})
+	}
 	switch {
-	case cerr != nil:
-		return nil, cerr
-	case err != nil:
-		return nil, InvalidParams(orParams(path), "malformed object").WithCause(err)
+	case it.Err() != nil:
+		return nil, InvalidParams(orParams(path), "malformed object").WithCause(it.Err())
 	case !changed:
 		return raw, nil
 	}
 	return joinObject(kept), nil
 }
 
-// errStop ends a member or element walk early.
-var errStop = errors.New("stop")
-
 func (cf conformer) conformArray(raw json.RawMessage, elem reflect.Type, path string) (json.RawMessage, *Error) {
 	if raw[0] != '[' {
 		return nil, InvalidParams(path, "%s must be an array", path)
 	}
-	var (
-		parts   [][]byte
-		changed bool
-		cerr    *Error
-	)
-	err := jsonscan.EachElement(raw, func(i int, value []byte) error {
-		v, e := cf.conform(value, elem, cf.element(path, i))
-		if e != nil {
-			cerr = e
-			return errStop
+	var buf [16][]byte
+	parts, changed := buf[:0], false
+	it := jsonscan.Array(raw)
+	for _, value, ok := it.Next(); ok; _, value, ok = it.Next() {
+		v, cerr := cf.conform(value, elem, cf.element(path, len(parts)))
+		if cerr != nil {
+			return nil, cerr
 		}
 		changed = changed || len(v) != len(value)
 		parts = append(parts, v)
-		return nil
-	})
+	}
 	switch {
-	case cerr != nil:
-		return nil, cerr
-	case err != nil:
-		return nil, InvalidParams(path, "malformed array").WithCause(err)
+	case it.Err() != nil:
+		return nil, InvalidParams(path, "malformed array").WithCause(it.Err())
 	case !changed:
 		return raw, nil
 	}

@@ -97,7 +97,13 @@ func (e *envelope) set(rawKey, value []byte) error {
 // decodeMember decodes one object with exact (case-sensitive) member names.
 func decodeMember(b []byte) Member {
 	var env envelope
-	if len(b) == 0 || b[0] != '{' || jsonscan.EachMember(b, env.set) != nil {
+	it := jsonscan.Object(b)
+	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
+		if env.set(k, v) != nil {
+			return invalid("not an object")
+		}
+	}
+	if it.Err() != nil {
 		return invalid("not an object")
 	}
 	if version, ok := stringValue(env.jsonrpc); !ok || version != Version {

@@ -40,14 +40,18 @@ func parseMeta(params json.RawMessage) requestMeta {
 // obj is not a well-formed object.
 func lastMembers(obj []byte, names ...string) [][]byte {
 	out := make([][]byte, len(names))
-	err := jsonscan.EachMember(obj, func(rawKey, value []byte) error {
+	it := jsonscan.Object(obj)
+	for rawKey, value, ok := it.Next(); ok; rawKey, value, ok = it.Next() {
 		name, err := jsonscan.Name(rawKey)
+		if err != nil {
+			clear(out)
+			return out
+		}
 		if i := slices.Index(names, name); i >= 0 {
 			out[i] = value
 		}
-		return err
-	})
-	if err != nil {
+	}
+	if it.Err() != nil {
 		clear(out)
 	}
 	return out

@@ -77,64 +77,106 @@ func skipNested(b []byte, i int) (int, error) {
 	return 0, ErrSyntax
 }
 
-// EachMember calls f with every member of the object raw (which must start
-// with '{'): its raw key (quotes included) and its value without surrounding
-// space, in order.
-func EachMember(raw []byte, f func(rawKey, value []byte) error) error {
-	if len(raw) == 0 || raw[0] != '{' {
-		return ErrSyntax
-	}
-	i := skipSpace(raw, 1)
-	if i < len(raw) && raw[i] == '}' {
-		return trailing(raw, i+1)
-	}
-	for {
-		if i >= len(raw) || raw[i] != '"' {
-			return ErrSyntax
-		}
-		end, err := skipString(raw, i)
-		if err != nil {
-			return err
-		}
-		key := raw[i:end]
-		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
-			return ErrSyntax
-		}
-		start := skipSpace(raw, i+1)
-		if end, err = skipValue(raw, start); err != nil {
-			return err
-		}
-		if err := f(key, raw[start:end]); err != nil {
-			return err
-		}
-		if i, err = next(raw, skipSpace(raw, end), '}'); err != nil || i < 0 {
-			return err
-		}
-	}
+// Iter walks the members of an object or the elements of an array in
+// order, without allocating. After Next reports false, Err tells whether
+// the container was malformed.
+type Iter struct {
+	raw     []byte
+	i       int // start of the next item, -1 when done
+	closing byte
+	err     error
 }
 
-// EachElement calls f with every element of the array raw (which starts
-// with '['), without surrounding space, in order.
+// Object returns an iterator over the members of raw, which must start
+// with '{'.
+func Object(raw []byte) Iter { return open(raw, '{', '}') }
+
+// Array returns an iterator over the elements of raw, which must start
+// with '['.
+func Array(raw []byte) Iter { return open(raw, '[', ']') }
+
+func open(raw []byte, opening, closing byte) Iter {
+	it := Iter{raw: raw, closing: closing}
+	if len(raw) == 0 || raw[0] != opening {
+		it.err, it.i = ErrSyntax, -1
+		return it
+	}
+	if it.i = skipSpace(raw, 1); it.i < len(raw) && raw[it.i] == closing {
+		it.err, it.i = trailing(raw, it.i+1), -1
+	}
+	return it
+}
+
+// Next returns the next item: for an object its raw key (quotes included)
+// and value, for an array a nil key and the element; values carry no
+// surrounding space. ok is false at the end and on malformed input.
+func (it *Iter) Next() (key, value []byte, ok bool) {
+	if it.i < 0 {
+		return nil, nil, false
+	}
+	raw, i := it.raw, it.i
+	if it.closing == '}' {
+		if key, i = it.key(i); key == nil {
+			return nil, nil, false
+		}
+	}
+	end, err := skipValue(raw, i)
+	if err != nil {
+		it.err, it.i = err, -1
+		return nil, nil, false
+	}
+	if it.i, err = next(raw, skipSpace(raw, end), it.closing); err != nil {
+		it.err, it.i = err, -1
+	}
+	return key, raw[i:end], true
+}
+
+// key reads `"name" :` at i and returns the raw name and where the value
+// starts, or a nil key after recording the error.
+func (it *Iter) key(i int) ([]byte, int) {
+	raw := it.raw
+	if i >= len(raw) || raw[i] != '"' {
+		it.err, it.i = ErrSyntax, -1
+		return nil, 0
+	}
+	end, err := skipString(raw, i)
+	if err == nil {
+		if j := skipSpace(raw, end); j < len(raw) && raw[j] == ':' {
+			return raw[i:end], skipSpace(raw, j+1)
+		}
+		err = ErrSyntax
+	}
+	it.err, it.i = err, -1
+	return nil, 0
+}
+
+// Err returns the syntax error that ended the walk, if any.
+func (it *Iter) Err() error { return it.err }
+
+// EachMember calls f with every member of the object raw (which must start
+// with '{'): its raw key and its value, in order, stopping at f's error.
+func EachMember(raw []byte, f func(rawKey, value []byte) error) error {
+	it := Object(raw)
+	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
+		if err := f(k, v); err != nil {
+			return err
+		}
+	}
+	return it.Err()
+}
+
+// EachElement calls f with every element of the array raw (which must
+// start with '['), in order, stopping at f's error.
 func EachElement(raw []byte, f func(i int, value []byte) error) error {
-	if len(raw) == 0 || raw[0] != '[' {
-		return ErrSyntax
-	}
-	i := skipSpace(raw, 1)
-	if i < len(raw) && raw[i] == ']' {
-		return trailing(raw, i+1)
-	}
-	for n := 0; ; n++ {
-		end, err := skipValue(raw, i)
-		if err != nil {
+	it := Array(raw)
+	n := 0
+	for _, v, ok := it.Next(); ok; _, v, ok = it.Next() {
+		if err := f(n, v); err != nil {
 			return err
 		}
-		if err := f(n, raw[i:end]); err != nil {
-			return err
-		}
-		if i, err = next(raw, skipSpace(raw, end), ']'); err != nil || i < 0 {
-			return err
-		}
+		n++
 	}
+	return it.Err()
 }
 
 // next consumes a ',' (returning the start of the next item) or the closing
