@@ -1,0 +1,136 @@
+package telemetry
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+)
+
+// Backend decorates b for engine: every retrieve, embed, index/add and
+// index/delete becomes a span "rcp <method>" (its parent is the caller's
+// W3C trace context: the traceparent header when the HTTP middleware saw
+// one, else params._meta.traceparent), is counted, timed and tracked in
+// flight, and ends with one "rcp request" log line carrying request_id and
+// trace_id, with query text and hit bodies only under Options.LogBodies
+// (§15.6). Info, Capabilities and Conformance pass through unchanged
+// (§13.2).
+func (t *Telemetry) Backend(b server.Backend, engine string) server.Backend {
+	return &backend{next: b, t: t, engine: engine, methods: map[string]*methodAttrs{
+		rcp.MethodRetrieve: t.methodAttrs(rcp.MethodRetrieve, engine), rcp.MethodEmbed: t.methodAttrs(rcp.MethodEmbed, engine),
+		rcp.MethodIndexAdd: t.methodAttrs(rcp.MethodIndexAdd, engine), rcp.MethodIndexDelete: t.methodAttrs(rcp.MethodIndexDelete, engine),
+	}}
+}
+
+type backend struct {
+	next    server.Backend
+	t       *Telemetry
+	engine  string
+	methods map[string]*methodAttrs // read-only after construction
+}
+
+// methodAttrs are the precomputed span name and attribute sets of one
+// method on one engine.
+type methodAttrs struct {
+	method, span string
+	spanAttrs    trace.SpanStartEventOption
+	labels       metric.MeasurementOption // method, engine
+}
+
+func (t *Telemetry) methodAttrs(method, engine string) *methodAttrs {
+	return &methodAttrs{method: method, span: "rcp " + method,
+		spanAttrs: trace.WithAttributes(KeyMethod.String(method), KeyEngine.String(engine)),
+		labels:    metric.WithAttributeSet(attribute.NewSet(labelMethod.String(method), labelEngine.String(engine)))}
+}
+
+func (b *backend) Info() rcp.PeerInfo             { return b.next.Info() }
+func (b *backend) Capabilities() rcp.Capabilities { return b.next.Capabilities() }
+func (b *backend) Conformance() string            { return b.next.Conformance() }
+
+// Retrieve implements server.Backend.
+func (b *backend) Retrieve(ctx context.Context, p *rcp.RetrieveParams) (*rcp.RetrieveResult, error) {
+	ctx, c := b.begin(ctx, rcp.MethodRetrieve, p.Meta)
+	res, err := b.next.Retrieve(ctx, p)
+	if err == nil && res != nil && c.span.SpanContext().IsSampled() {
+		res.Meta = withTraceID(res.Meta, c.span.SpanContext()) // §17.2: correlation ids live in _meta
+	}
+	c.end(ctx, err, b.t.retrieveAttrs(p, res))
+	return res, err
+}
+
+// Embed implements server.Backend.
+func (b *backend) Embed(ctx context.Context, p *rcp.EmbedParams) (*rcp.EmbedResult, error) {
+	ctx, c := b.begin(ctx, rcp.MethodEmbed, p.Meta)
+	res, err := b.next.Embed(ctx, p)
+	c.end(ctx, err, b.t.embedAttrs(p))
+	return res, err
+}
+
+// IndexAdd implements server.Backend.
+func (b *backend) IndexAdd(ctx context.Context, p *rcp.IndexAddParams) (*rcp.IndexAddResult, error) {
+	ctx, c := b.begin(ctx, rcp.MethodIndexAdd, p.Meta)
+	res, err := b.next.IndexAdd(ctx, p)
+	c.end(ctx, err, b.t.indexAddAttrs(p))
+	return res, err
+}
+
+// IndexDelete implements server.Backend (its params carry no _meta).
+func (b *backend) IndexDelete(ctx context.Context, p *rcp.IndexDeleteParams) (*rcp.IndexDeleteResult, error) {
+	ctx, c := b.begin(ctx, rcp.MethodIndexDelete, nil)
+	res, err := b.next.IndexDelete(ctx, p)
+	c.end(ctx, err, b.t.idsAttrs(p.IDs))
+	return res, err
+}
+
+// call is one request in progress.
+type call struct {
+	b     *backend
+	m     *methodAttrs
+	span  trace.Span
+	start time.Time
+}
+
+// begin adopts the caller's trace context and request id, starts the
+// request span and counts the request in flight.
+func (b *backend) begin(ctx context.Context, method string, meta map[string]any) (context.Context, *call) {
+	m := b.methods[method]
+	ctx = b.t.adoptMeta(ctx, meta)
+	if RequestID(ctx) == "" {
+		ctx = WithRequestID(ctx, newRequestID())
+	}
+	ctx, span := b.t.tracer.Start(ctx, m.span, trace.WithSpanKind(trace.SpanKindServer), m.spanAttrs)
+	b.t.inst.inflight.Add(ctx, 1, m.labels)
+	return ctx, &call{b: b, m: m, span: span, start: time.Now()}
+}
+
+// end records the outcome on the span, the metrics and the log.
+func (c *call) end(ctx context.Context, err error, attrs []slog.Attr) {
+	t, code := c.b.t, codeLabel(err)
+	elapsed := time.Since(c.start)
+	if err != nil {
+		c.span.SetAttributes(KeyCode.Int(int(rcp.AsError(err).Code)))
+		c.span.SetStatus(codes.Error, code)
+	}
+	c.span.End()
+	t.inst.inflight.Add(ctx, -1, c.m.labels)
+	t.inst.duration.Record(ctx, elapsed.Seconds(), c.m.labels)
+	t.inst.requests.Add(ctx, 1, metric.WithAttributes(labelMethod.String(c.m.method), labelCode.String(code), labelEngine.String(c.b.engine)))
+	t.logRequest(ctx, c.m.method, c.b.engine, err, elapsed, attrs)
+}
+
+// withTraceID returns meta (copied) with traceId set.
+func withTraceID(meta map[string]any, sc trace.SpanContext) map[string]any {
+	out := make(map[string]any, len(meta)+1)
+	for k, v := range meta {
+		out[k] = v
+	}
+	out["traceId"] = sc.TraceID().String()
+	return out
+}
