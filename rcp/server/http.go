@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -93,7 +94,8 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, data []byte,
 	sess, fresh := h.s.httpSession(r)
 	var sse *sseWriter
 	emit := func([]byte) {} // buffered JSON cannot carry notifications
-	isBatch := strings.HasPrefix(strings.TrimSpace(string(data[:min(len(data), 64)])), "[")
+	lead := bytes.TrimLeft(data, " \t\r\n")
+	isBatch := len(lead) > 0 && lead[0] == '['
 	if wantsSSE(r) && h.s.caps.Streaming != nil && !isBatch {
 		sse = newSSEWriter(w)
 		emit = sse.frame
