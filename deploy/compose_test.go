@@ -104,8 +104,8 @@ func TestComposeSidecars(t *testing.T) {
 }
 
 // checkSidecarService: non-root, read-only, health check on /readyz, a
-// mounted configuration that the sidecar's own loader accepts, a
-// --backend it defines, and the listen port published.
+// mounted configuration that the sidecar's own loader accepts, backends to
+// serve, and the listen port published.
 func checkSidecarService(t *testing.T, svc map[string]any) {
 	if u := str(svc["user"]); u == "" || strings.HasPrefix(u, "0") || strings.HasPrefix(u, "root") {
 		t.Errorf("user %q: the sidecar must run as a non-root uid", u)
@@ -117,18 +117,30 @@ func checkSidecarService(t *testing.T, svc map[string]any) {
 		t.Errorf("health check %q does not ask /readyz", test)
 	}
 	cfg := loadMountedConfig(t, svc)
-	args := strs(svc["command"])
-	if i := slices.Index(args, "--backend"); i < 0 || i+1 >= len(args) {
-		t.Errorf("command %v names no --backend", args)
-	} else if _, ok := cfg.Backend(args[i+1]); !ok {
-		t.Errorf("--backend %s is not in the configuration", args[i+1])
-	}
+	checkBackendFlag(t, strs(svc["command"]), cfg)
 	_, port, _ := strings.Cut(cfg.Server.HTTP.Listen, ":")
 	if !publishes(strs(svc["ports"]), port) {
 		t.Errorf("listen %s: container port %s is not published (ports %v)", cfg.Server.HTTP.Listen, port, strs(svc["ports"]))
 	}
 	if !strings.HasPrefix(cfg.Server.HTTP.Listen, "0.0.0.0:") {
 		t.Errorf("listen %s: a container must listen on all interfaces to be published", cfg.Server.HTTP.Listen)
+	}
+}
+
+// checkBackendFlag: a --backend must name a configured backend; without
+// one the sidecar federates every backend, so there must be some.
+func checkBackendFlag(t *testing.T, args []string, cfg *config.Config) {
+	t.Helper()
+	i := slices.Index(args, "--backend")
+	switch {
+	case i < 0 && len(cfg.Backends) == 0:
+		t.Error("no --backend and no backends to federate")
+	case i >= 0 && i+1 >= len(args):
+		t.Errorf("command %v: --backend without a name", args)
+	case i >= 0:
+		if _, ok := cfg.Backend(args[i+1]); !ok {
+			t.Errorf("--backend %s is not in the configuration", args[i+1])
+		}
 	}
 }
 
