@@ -10,8 +10,10 @@ package resilient
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
@@ -163,13 +165,24 @@ func (r *Adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 }
 
 // ErrorCode implements adapters.Adapter: the decorator's own errors carry
-// their code; the rest are classified by the inner adapter.
+// their code; the rest are classified by the inner adapter, except that a
+// connection that died mid-call (EOF, reset, broken pipe), when the inner
+// adapter cannot classify it, is -32010: the engine went away (§13.1).
 func (r *Adapter) ErrorCode(err error) rcp.Code {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
-	return r.inner.ErrorCode(err)
+	code := r.inner.ErrorCode(err)
+	if code == rcp.CodeInternalError && connectionDied(err) {
+		return rcp.CodeBackendUnavailable
+	}
+	return code
+}
+
+func connectionDied(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // Close aborts calls in flight and closes the inner adapter.

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -46,6 +49,24 @@ func TestRetryOnlyOnRetryableCodes(t *testing.T) {
 				}
 				if got := f.calls.Load(); got != tc.calls {
 					t.Errorf("engine calls = %d, want %d", got, tc.calls)
+				}
+			})
+		})
+	}
+}
+
+func TestConnectionDeathIsUnavailable(t *testing.T) {
+	for _, cause := range []error{io.EOF, io.ErrUnexpectedEOF, syscall.ECONNRESET} {
+		t.Run(cause.Error(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeEngine{}
+				f.setStep(failWith(fmt.Errorf("bulk: %w", cause))) // the fake classifies it -32603
+				r := New(f, Options{Retries: 1})
+				if got := r.ErrorCode(search(r)); got != rcp.CodeBackendUnavailable {
+					t.Errorf("code = %v, want BackendUnavailable", got)
+				}
+				if got := f.calls.Load(); got != 2 {
+					t.Errorf("engine calls = %d, want 2 (retried)", got)
 				}
 			})
 		})
