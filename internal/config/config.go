@@ -21,6 +21,8 @@ type Config struct {
 	Embedder *Embedder `mapstructure:"embedder" json:"embedder,omitempty"`
 	Backends []Backend `mapstructure:"backends" json:"backends"`
 	Access   Access    `mapstructure:"access" json:"access"`
+	// Telemetry configures traces, metrics and log redaction (§17).
+	Telemetry Telemetry `mapstructure:"telemetry" json:"telemetry"`
 }
 
 // Server holds transport and dispatch settings.
@@ -29,6 +31,8 @@ type Server struct {
 	Deadline time.Duration `mapstructure:"deadline" json:"deadline"`
 	MaxBatch int           `mapstructure:"max_batch" json:"max_batch"`
 	LogLevel string        `mapstructure:"log_level" json:"log_level"`
+	// LogFormat is "text" (default) or "json".
+	LogFormat string `mapstructure:"log_format" json:"log_format,omitempty"`
 	// ShutdownGrace bounds the drain on SIGTERM/SIGINT (default 10s).
 	ShutdownGrace time.Duration `mapstructure:"shutdown_grace" json:"shutdown_grace,omitempty"`
 }
@@ -112,7 +116,7 @@ func Default() *Config {
 		Deadline: 10 * time.Second,
 		MaxBatch: 64,
 		LogLevel: "info",
-	}}
+	}, Telemetry: DefaultTelemetry()}
 }
 
 // DefaultEmbedder returns the defaults applied under a present `embedder:` block.
