@@ -1,7 +1,6 @@
 package opensearch
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -95,9 +94,11 @@ func decodeHits(s *schema, p *adapters.Plan, sr *dsl.SearchResponse) (*adapters.
 }
 
 // candidate splits _source into text, title, URI, vector and metadata.
+// _source is decoded once, numbers as float64 (JSON semantics, as the
+// neutral corpus describes metadata).
 func candidate(s *schema, h dsl.Hit) (adapters.Candidate, error) {
 	c := adapters.Candidate{ID: h.ID, Sort: h.Sort}
-	src := map[string]json.RawMessage{}
+	src := map[string]any{}
 	if len(h.Source) > 0 {
 		if err := json.Unmarshal(h.Source, &src); err != nil {
 			return c, fmt.Errorf("opensearch: decode _source of %q: %w", h.ID, err)
@@ -105,39 +106,35 @@ func candidate(s *schema, h dsl.Hit) (adapters.Candidate, error) {
 	}
 	for name := range s.vectors {
 		if raw, ok := src[name]; ok {
-			if err := json.Unmarshal(raw, &c.Vector); err != nil {
-				return c, fmt.Errorf("opensearch: decode vector of %q: %w", h.ID, err)
+			v, err := floats(raw)
+			if err != nil {
+				return c, fmt.Errorf("opensearch: vector of %q: %w", h.ID, err)
 			}
+			c.Vector = v
 			delete(src, name)
 		}
 	}
-	c.Text = stringField(src[s.content])
+	c.Text, _ = src[s.content].(string)
 	delete(src, s.content)
-	c.Title = stringField(src[s.ev.TitleField])
-	c.URI = stringField(src[s.ev.URIField])
-	meta, err := decodeMeta(src)
-	c.Meta = meta
-	return c, err
+	c.Title, _ = src[s.ev.TitleField].(string)
+	c.URI, _ = src[s.ev.URIField].(string)
+	c.Meta = src
+	return c, nil
 }
 
-func stringField(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return ""
+// floats converts a decoded JSON array of numbers to a vector.
+func floats(v any) ([]float32, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("not an array but %T", v)
 	}
-	return s
-}
-
-// decodeMeta decodes the remaining _source with numbers as float64 (JSON
-// semantics, as the neutral corpus describes them).
-func decodeMeta(src map[string]json.RawMessage) (map[string]any, error) {
-	meta := make(map[string]any, len(src))
-	for k, raw := range src {
-		var v any
-		if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&v); err != nil {
-			return nil, fmt.Errorf("opensearch: decode field %q: %w", k, err)
+	out := make([]float32, len(list))
+	for i, x := range list {
+		f, ok := x.(float64)
+		if !ok {
+			return nil, fmt.Errorf("element %d is %T", i, x)
 		}
-		meta[k] = v
+		out[i] = float32(f)
 	}
-	return meta, nil
+	return out, nil
 }
