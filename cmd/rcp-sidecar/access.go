@@ -60,7 +60,7 @@ func newGuard(ac config.Access, a *app) (*access.Guard, error) {
 // serverFor is newServer over another backend (the scoped engine).
 func (a *app) serverFor(b server.Backend) *server.Server {
 	s := a.cfg.Server
-	return server.New(b, server.Options{
+	return server.New(a.observe(b), server.Options{
 		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: a.log,
 		BasePath: s.HTTP.BasePath, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
 		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,

@@ -20,6 +20,7 @@ type app struct {
 	log     *slog.Logger
 	backend string
 	engine  *adapters.Engine
+	obs     observability // traces, metrics, request logs (telemetry.go)
 }
 
 // loadApp reads the configuration (or builds the demo one), then opens the
@@ -33,7 +34,7 @@ func loadApp(ctx context.Context, g *globals) (*app, error) {
 	if g.logLevel != "" {
 		level = g.logLevel
 	}
-	log, err := newLogger(stderr, level)
+	log, err := newConfigLogger(stderr, level, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -55,11 +56,11 @@ func loadApp(ctx context.Context, g *globals) (*app, error) {
 func loadConfig(g *globals) (*config.Config, error) {
 	if g.configPath == "" {
 		if g.demo {
-			return config.FromEnv()
+			return validTelemetry(config.FromEnv())
 		}
 		return nil, errors.New("no configuration: pass --config FILE, or --demo")
 	}
-	return config.Load(g.configPath, newRegistry())
+	return validTelemetry(config.Load(g.configPath, newRegistry()))
 }
 
 func (a *app) openBackend(ctx context.Context, name string, emb adapters.Embedder) error {
@@ -76,6 +77,7 @@ func (a *app) openBackend(ctx context.Context, name string, emb adapters.Embedde
 	if err != nil {
 		return fmt.Errorf("open backend %s: %w", b.Name, err)
 	}
+	ad = a.observeAdapter(ad, b.Name)
 	a.backend = b.Name
 	a.engine, err = adapters.NewEngine(ctx, ad, engineOptions(b.Policy, emb, log))
 	if err != nil {
@@ -132,7 +134,7 @@ func openEmbedder(ctx context.Context, e *config.Embedder) (adapters.Embedder, e
 // newServer applies the server section to an RCP server over the engine.
 func (a *app) newServer() *server.Server {
 	s := a.cfg.Server
-	return server.New(a.engine, server.Options{
+	return server.New(a.observe(a.engine), server.Options{
 		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: a.log,
 		BasePath: s.HTTP.BasePath, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
 		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
@@ -143,4 +145,5 @@ func (a *app) Close() {
 	if a.engine != nil {
 		a.engine.Close()
 	}
+	a.closeTelemetry()
 }

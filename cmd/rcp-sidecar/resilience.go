@@ -61,7 +61,7 @@ func loadResilientApp(ctx context.Context, g *globals) (*resilience, error) {
 	if g.logLevel != "" {
 		level = g.logLevel
 	}
-	log, err := newLogger(stderr, level)
+	log, err := newConfigLogger(stderr, level, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,8 @@ func openResilient(ctx context.Context, a *app, b *config.Backend) (*resilience,
 		return nil, fmt.Errorf("open backend %s: %w", b.Name, err)
 	}
 	a.backend = b.Name
-	ra := resilient.New(ad, resilientOptions(b, log))
+	ra := resilient.New(a.observeAdapter(ad, b.Name), resilientOptions(b, log)) // a span per attempt
+	a.tel().WatchCircuit(b.Name, ra)
 	rs := newResilience(a, ra, engineOptions(b.Policy, emb, log))
 	if a.engine, err = adapters.NewEngine(ctx, ra.AsAdapter(), rs.opts); err != nil {
 		log.Warn("backend not ready; serving -32010 until its first probe succeeds", "err", err)

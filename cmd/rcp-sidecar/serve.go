@@ -63,6 +63,9 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	defer rs.Close()
 	a := rs.a
+	if err := a.serveMetrics(ctx); err != nil { // telemetry.metrics_listen (telemetry.go)
+		return err
+	}
 	if f.stdio {
 		a.log.Info("serving RCP over stdio", "backend", a.backend)
 		return rs.serveStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
@@ -81,6 +84,9 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	a.log.Info("serving RCP over HTTP", "addr", ln.Addr().String(), "base", a.cfg.Server.HTTP.BasePath, "backend", a.backend)
 	ln, h, err := rs.readyHTTP(ctx, ln) // access section (keys, limits, TLS) once the engine is up
 	if err != nil {
+		return err
+	}
+	if h, err = a.withTelemetry(h); err != nil { // trace context, request ids, /metrics
 		return err
 	}
 	return rs.serveHTTP(ctx, ln, h)

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/telemetry"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+)
+
+// telemetryFlushTimeout bounds the final flush of spans and metrics.
+const telemetryFlushTimeout = 5 * time.Second
+
+// observability is the app's telemetry (§17), built on first use.
+type observability struct {
+	once    sync.Once
+	t       *telemetry.Telemetry
+	metrics *http.Server // the telemetry.metrics_listen server, if any
+}
+
+// newConfigLogger is the process logger: server.log_format (text or
+// json), with request_id and trace_id on records logged with a request's
+// context.
+func newConfigLogger(w io.Writer, level string, cfg *config.Config) (*slog.Logger, error) {
+	return telemetry.NewLogger(w, level, cfg.Server.LogFormat)
+}
+
+// validTelemetry rejects a configuration whose telemetry section is invalid.
+func validTelemetry(cfg *config.Config, err error) (*config.Config, error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.ValidateTelemetry(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// tel returns the process's telemetry. An exporter that cannot be built
+// is logged and left out: telemetry never stops the sidecar serving.
+func (a *app) tel() *telemetry.Telemetry {
+	a.obs.once.Do(func() { a.obs.t = openTelemetry(a.cfg.Telemetry, a.log) })
+	return a.obs.t
+}
+
+func openTelemetry(tc config.Telemetry, log *slog.Logger) *telemetry.Telemetry {
+	o := telemetry.Options{ServiceName: tc.ServiceName, Version: version, OTLPEndpoint: tc.OTLPEndpoint,
+		SampleRatio: tc.SampleRatio, MetricsInterval: tc.MetricsInterval, LogBodies: tc.LogBodies, Logger: log}
+	t, err := telemetry.New(context.Background(), o)
+	if err == nil {
+		return t
+	}
+	log.Warn("telemetry: OTLP export disabled", "err", err)
+	o.OTLPEndpoint = ""
+	t, err = telemetry.New(context.Background(), o)
+	if err != nil {
+		panic(err) // without exporters New only builds in-process state
+	}
+	return t
+}
+
+// observe decorates a served backend: a span, metrics and a log line per
+// request, labelled with the backend's name.
+func (a *app) observe(b server.Backend) server.Backend { return a.tel().Backend(b, a.backend) }
+
+// observeAdapter decorates an engine adapter with a span, latency and
+// error count per engine call.
+func (a *app) observeAdapter(ad adapters.Adapter, backend string) adapters.Adapter {
+	return a.tel().Adapter(ad, backend)
+}
+
+// withTelemetry accepts W3C trace context and X-Request-Id on every HTTP
+// request and serves GET telemetry.metrics_path on the same listener,
+// unless it has its own (telemetry.metrics_listen). There it sits behind
+// the access section's key check when keys are configured: metrics name
+// engines and traffic, which §15.6 lets a server keep from strangers.
+func (a *app) withTelemetry(h http.Handler) (http.Handler, error) {
+	t := a.tel()
+	h = t.Middleware(h)
+	tc := a.cfg.Telemetry
+	if tc.MetricsPath == "" || tc.MetricsListen != "" {
+		return h, nil
+	}
+	mh := t.MetricsHandler()
+	if len(a.cfg.Access.Keys) > 0 {
+		g, err := newGuard(a.cfg.Access, a)
+		if err != nil {
+			return nil, err
+		}
+		mh = g.Middleware(mh)
+	}
+	return routeMetrics(tc.MetricsPath, mh, h), nil
+}
+
+// routeMetrics sends GET/HEAD path to metrics and everything else to next.
+func routeMetrics(path string, metrics, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == path && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			metrics.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// serveMetrics starts the unauthenticated metrics listener when
+// telemetry.metrics_listen is set (bind it to loopback or a cluster-only
+// address). It stops with ctx or Close.
+func (a *app) serveMetrics(ctx context.Context) error {
+	tc := a.cfg.Telemetry
+	if tc.MetricsListen == "" || tc.MetricsPath == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", tc.MetricsListen)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET "+tc.MetricsPath, a.tel().MetricsHandler())
+	a.obs.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	a.log.Info("serving metrics", "addr", ln.Addr().String(), "path", tc.MetricsPath)
+	srv := a.obs.metrics
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("metrics listener failed", "err", err)
+		}
+	}()
+	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	return nil
+}
+
+// closeTelemetry stops the metrics listener and flushes exporters.
+func (a *app) closeTelemetry() {
+	if a.obs.metrics != nil {
+		_ = a.obs.metrics.Close()
+	}
+	if a.obs.t == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), telemetryFlushTimeout)
+	defer cancel()
+	if err := a.obs.t.Shutdown(ctx); err != nil {
+		a.log.Warn("telemetry flush failed", "err", err)
+	}
+}
