@@ -266,3 +266,29 @@ func BenchmarkDecodeFrame(b *testing.B) {
 		}
 	}
 }
+
+// TestEncodeResultOwnership checks that frames not yet released never share
+// memory, and that a released frame's buffer is reused.
+func TestEncodeResultOwnership(t *testing.T) {
+	a, _ := EncodeResult(IntID(1), map[string]int{"a": 1})
+	b, _ := EncodeResult(IntID(2), map[string]int{"b": 2})
+	if string(a) != `{"jsonrpc":"2.0","id":1,"result":{"a":1}}` || string(b) != `{"jsonrpc":"2.0","id":2,"result":{"b":2}}` {
+		t.Fatalf("frames clobbered: %s %s", a, b)
+	}
+	ReleaseFrame(a)
+	ReleaseFrame(b)
+	reused := false
+	for range 10 { // sync.Pool may drop items; any reuse proves the path
+		c, _ := EncodeResult(IntID(3), struct{}{})
+		if &c[:cap(c)][cap(c)-1] == &a[:cap(a)][cap(a)-1] || &c[:cap(c)][cap(c)-1] == &b[:cap(b)][cap(b)-1] {
+			reused = true
+		}
+		if string(c) != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+			t.Fatalf("got %s", c)
+		}
+		ReleaseFrame(c)
+	}
+	if !reused {
+		t.Log("pool dropped the released buffers (allowed, e.g. under -race)")
+	}
+}

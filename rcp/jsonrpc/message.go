@@ -102,12 +102,19 @@ var ErrResultNotObject = errors.New("jsonrpc: result is not a JSON object")
 
 // EncodeResult marshals v as the result of a response to id and returns the
 // compact single-line frame, with spare capacity for a trailing newline.
+// The frame's buffer comes from a pool: pass it to ReleaseFrame once it
+// has been written to let the next frame reuse it.
 // The result is encoded once, straight into the envelope: encoding/json
 // refuses NaN and ±Inf (§4.6) and escapes every newline inside strings, and
 // a newline anywhere in the frame is still refused (§5.1).
 func EncodeResult(id ID, v any) ([]byte, error) {
 	bp := getBuffer()
-	defer putBuffer(bp)
+	keep := true
+	defer func() {
+		if keep {
+			putBuffer(bp)
+		}
+	}()
 	if id.IsAbsent() {
 		id = NullID
 	}
@@ -124,10 +131,22 @@ func EncodeResult(id ID, v any) ([]byte, error) {
 	if bytes.IndexByte(b[start:], '\n') >= 0 || bytes.IndexByte(b[start:], '\r') >= 0 {
 		return nil, ErrUnsafeFrame
 	}
-	out := make([]byte, len(b)+1, len(b)+2)
-	copy(out, b)
-	out[len(b)] = '}'
-	return out, nil
+	b = append(b, '}')
+	if len(b) == cap(b) {
+		b = append(b, '\n')[:len(b)] // room for the transport's newline
+	}
+	keep = false // the frame now owns the buffer (see ReleaseFrame)
+	return b, nil
+}
+
+// ReleaseFrame hands a frame returned by EncodeResult (or any frame the
+// caller owns) back for reuse once it has been written. The caller must not
+// touch frame afterwards; releasing is optional.
+func ReleaseFrame(frame []byte) {
+	if cap(frame) > 0 && cap(frame) <= maxPooledBuffer {
+		frame = frame[:0]
+		buffers.Put(&frame)
+	}
 }
 
 // Appender is implemented by result types that encode themselves without

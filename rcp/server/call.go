@@ -131,7 +131,11 @@ func (j *job) run() []byte {
 	if len(outs) == 0 {
 		return nil
 	}
-	return jsonrpc.EncodeBatch(outs)
+	b := jsonrpc.EncodeBatch(outs)
+	for _, o := range outs {
+		jsonrpc.ReleaseFrame(o) // copied into the batch
+	}
+	return b
 }
 
 type outcome struct {

@@ -109,6 +109,7 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, data []byte,
 	if fresh && h.s.opts.Stateful && sess.isInitialized() {
 		h.s.storeSession(sess)
 	}
+	defer jsonrpc.ReleaseFrame(out) // written (copied out) below
 	if sse != nil {
 		sse.frame(out)
 		return

@@ -9,7 +9,11 @@ import (
 
 // wantsSSE reports whether the client accepts text/event-stream (§5.2).
 func wantsSSE(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+	accept := r.Header.Get("Accept")
+	if !strings.Contains(strings.ToLower(accept), "event-stream") {
+		return false
+	}
+	for _, part := range strings.Split(accept, ",") {
 		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == "text/event-stream" {
 			return true
 		}

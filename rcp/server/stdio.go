@@ -68,6 +68,7 @@ func (s *Server) serveLine(ctx context.Context, sess *session, l line, w *lineWr
 	answer := func() {
 		if b := j.run(); b != nil {
 			w.write(b)
+			jsonrpc.ReleaseFrame(b)
 		}
 	}
 	if j.initializes() {
