@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
@@ -127,9 +128,8 @@ type scoredDoc struct {
 // loop would, so scores are exact whatever the postings order.
 func (s *Store) lexical(ctx context.Context, b *planBody, f mapping.Filter) ([]scoredDoc, error) {
 	n := len(s.docs)
-	acc := make([]float64, len(s.slots))
-	seen := make([]bool, len(s.slots))
-	var touched []int32
+	sc := getScratch(len(s.slots))
+	defer sc.release()
 	for _, tf := range b.Fields {
 		fi := s.fields[tf.Name]
 		if fi == nil || n == 0 {
@@ -144,29 +144,61 @@ func (s *Store) lexical(ctx context.Context, b *planBody, f mapping.Filter) ([]s
 			post := fi.postings[term]
 			w := idf(n, len(post))
 			for _, p := range post {
-				if !seen[p.slot] {
-					seen[p.slot] = true
-					touched = append(touched, p.slot)
-				}
-				acc[p.slot] += boost * s.scorer.term(w, p.tf, p.dl, avgdl)
+				sc.add(p.slot, boost*s.scorer.term(w, p.tf, p.dl, avgdl))
 			}
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 	}
-	return s.collect(acc, touched, f), nil
+	return s.collect(sc, f), nil
 }
 
 // collect keeps the touched documents that pass the filter.
-func (s *Store) collect(acc []float64, touched []int32, f mapping.Filter) []scoredDoc {
-	out := make([]scoredDoc, 0, len(touched))
-	for _, slot := range touched {
+func (s *Store) collect(sc *scratch, f mapping.Filter) []scoredDoc {
+	out := make([]scoredDoc, 0, len(sc.touched))
+	for _, slot := range sc.touched {
 		if d := s.slots[slot]; mapping.EvalFilter(f, d.meta) {
-			out = append(out, scoredDoc{d: d, score: acc[slot]})
+			out = append(out, scoredDoc{d: d, score: sc.acc[slot]})
 		}
 	}
 	return out
+}
+
+// scratch is the per-search score accumulator over document slots, pooled
+// across searches; only touched slots are non-zero and reset on release.
+type scratch struct {
+	acc     []float64
+	seen    []bool
+	touched []int32
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+func getScratch(slots int) *scratch {
+	sc := scratches.Get().(*scratch)
+	if cap(sc.acc) < slots {
+		sc.acc, sc.seen = make([]float64, slots), make([]bool, slots)
+	}
+	sc.acc, sc.seen = sc.acc[:slots], sc.seen[:slots]
+	return sc
+}
+
+// add sums one term's contribution into slot.
+func (sc *scratch) add(slot int32, v float64) {
+	if !sc.seen[slot] {
+		sc.seen[slot] = true
+		sc.touched = append(sc.touched, slot)
+	}
+	sc.acc[slot] += v
+}
+
+func (sc *scratch) release() {
+	for _, slot := range sc.touched {
+		sc.acc[slot], sc.seen[slot] = 0, false
+	}
+	sc.touched = sc.touched[:0]
+	scratches.Put(sc)
 }
 
 // dense scores every document with a vector exactly; the caller holds the lock.
