@@ -153,9 +153,10 @@ func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]fiel
 	return per, slices.Compact(notes), nil
 }
 
-// probeExtras adds the document count and inference endpoints; failures
-// only add notes.
+// probeExtras adds the document count, determinism and inference
+// endpoints; failures only add notes.
 func (a *adapter) probeExtras(ctx context.Context, f *facts, ev *capability.Evidence) {
+	ev.Deterministic = a.probeDeterminism(ctx, ev)
 	var c struct {
 		Count int64 `json:"count"`
 	}
@@ -183,4 +184,28 @@ func (a *adapter) probeExtras(ctx context.Context, f *facts, ev *capability.Evid
 func isStatus(err error, codes ...int) bool {
 	var e *Error
 	return errors.As(err, &e) && slices.Contains(codes, e.Status)
+}
+
+// probeDeterminism: with one copy of every shard (no replicas) equal
+// requests see the same statistics and tie order, so results repeat for
+// an unchanged index (§7.7.1). Replicas may rank ties (and BM25 scores,
+// through deleted-document counts) differently.
+func (a *adapter) probeDeterminism(ctx context.Context, ev *capability.Evidence) bool {
+	var s map[string]struct {
+		Settings struct {
+			Index struct {
+				Replicas string `json:"number_of_replicas"`
+			} `json:"index"`
+		} `json:"settings"`
+	}
+	if _, err := a.getJSON(ctx, "/"+url.PathEscape(a.cfg.Index)+"/_settings/index.number_of_replicas", &s); err != nil || len(s) == 0 {
+		return false
+	}
+	for _, idx := range sortedKeys(s) {
+		if r := s[idx].Settings.Index.Replicas; r != "0" {
+			ev.Notes = append(ev.Notes, fmt.Sprintf("index %s has %s replica(s): repeated requests may order ties differently", idx, r))
+			return false
+		}
+	}
+	return true
 }

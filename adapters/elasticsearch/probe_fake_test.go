@@ -58,6 +58,8 @@ var aliasRoutes = map[string]string{
 	"/probe-fixture-a/_mapping": "mapping-index",
 	"/no-such-index/_mapping":   "mapping-missing",
 	"/probe-fixture-a/_count":   "count-alias",
+	"/probe-fixture/_settings/index.number_of_replicas":   "settings-alias",
+	"/probe-fixture-a/_settings/index.number_of_replicas": "settings-index",
 }
 
 // probedFake opens an adapter on the fake and probes it.

@@ -49,7 +49,8 @@ func TestProbeRecorded(t *testing.T) {
 			a := probedFake(t, fixtureConfig(tc.index))
 			st, _ := a.probed()
 			ev := st.ev
-			if ev.Version != fixtureVersion || ev.Engine != Name || ev.NativeRRF || ev.QueryInference || ev.Writable || !ev.Pagination {
+			if ev.Version != fixtureVersion || ev.Engine != Name || ev.NativeRRF || ev.QueryInference || ev.Writable || !ev.Pagination ||
+				ev.Deterministic || !containsNote(ev.Notes, "1 replica(s)") {
 				t.Errorf("evidence flags: %+v", ev)
 			}
 			if diff := cmp.Diff(tc.wantFilters, filterNames(ev)); diff != "" {

@@ -57,6 +57,8 @@ save inference /_inference/_all
 save mapping-index /probe-fixture-a/_mapping
 save mapping-alias /probe-fixture/_mapping
 save count-alias /probe-fixture/_count
+save settings-alias /probe-fixture/_settings/index.number_of_replicas
+save settings-index /probe-fixture-a/_settings/index.number_of_replicas
 save mapping-missing /no-such-index/_mapping
 
 # Error bodies for errors_test.go: POST a search body, keep status + body.
