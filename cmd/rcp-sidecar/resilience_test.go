@@ -39,6 +39,7 @@ type switchProxy struct {
 	ln     net.Listener
 	target string
 	up     atomic.Bool
+	stall  atomic.Bool // accept and hold connections without answering
 	mu     sync.Mutex
 	conns  []net.Conn
 }
@@ -59,6 +60,12 @@ func (p *switchProxy) accept() {
 		c, err := p.ln.Accept()
 		if err != nil {
 			return
+		}
+		if p.stall.Load() {
+			p.mu.Lock()
+			p.conns = append(p.conns, c)
+			p.mu.Unlock()
+			continue
 		}
 		if !p.up.Load() {
 			c.Close()
@@ -229,4 +236,60 @@ func getStatus(t *testing.T, url string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestServeDrainsOnSIGTERM sends SIGTERM while a retrieve is stuck in an
+// engine that stopped answering: the request is answered -32010 right
+// after server.shutdown_grace and the process exits cleanly.
+func TestServeDrainsOnSIGTERM(t *testing.T) {
+	es := esURL(t)
+	p := newSwitchProxy(t, strings.TrimPrefix(es, "http://"))
+	p.up.Store(true)
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	writeFile(t, cfg, "server:\n  shutdown_grace: 1s\n  deadline: 30s\nbackends:\n  - name: docs\n    engine: elasticsearch\n"+
+		"    settings: {urls: ["+p.URL()+"], index: "+esIndex(t, es)+"}\n    resilience: {timeout: 20s, retries: 0}\n")
+	cmd := exec.Command(binary, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	stderrPipe, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	base := serveAddr(t, stderrPipe)
+	p.stall.Store(true)
+	p.closeAll() // the engine stops answering
+	answered := make(chan []byte, 1)
+	go func() { _, b := rpcPost(t, base+"/retrieve", "", retrieveFrame); answered <- b }()
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	b := <-answered
+	if a := answer(t, b); a.Error == nil || a.Error.Code != -32010 {
+		t.Errorf("in-flight retrieve at shutdown answered %s, want -32010", b)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve exited with %v, want a clean exit", err)
+	}
+	if el := time.Since(start); el < time.Second || el > 4*time.Second {
+		t.Errorf("shutdown took %v, want just over the 1s grace", el)
+	}
+}
+
+// serveAddr reads the base URL from serve's log and drains the rest.
+func serveAddr(t *testing.T, stderr io.Reader) string {
+	t.Helper()
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if _, rest, ok := strings.Cut(sc.Text(), "addr="); ok {
+			addr, _, _ := strings.Cut(rest, " ")
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return "http://" + addr + "/rcp"
+		}
+	}
+	t.Fatal("serve logged no address")
+	return ""
 }
