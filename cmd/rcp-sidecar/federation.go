@@ -52,6 +52,7 @@ type fedApp struct {
 	agg     *federation.Aggregator
 	// aggOptions built agg; handler reuses them over scoped engines.
 	aggOptions federation.Options
+	obs        *app // telemetry only (telemetry.go), labelled "federation"
 }
 
 func runFederation(cmd *cobra.Command, g *globals, f *serveFlags, cfg *config.Config) error {
@@ -72,6 +73,9 @@ func runFederation(cmd *cobra.Command, g *globals, f *serveFlags, cfg *config.Co
 	defer fa.Close()
 	ln, h, err := fa.secure(ln)
 	if err != nil {
+		return err
+	}
+	if h, err = fa.observed(ctx, h); err != nil { // trace context, request ids, /metrics
 		return err
 	}
 	base := cfg.Server.HTTP.BasePath
@@ -125,7 +129,7 @@ func openFederation(ctx context.Context, g *globals, cfg *config.Config, id stri
 	if g.logLevel != "" {
 		level = g.logLevel
 	}
-	log, err := newLogger(stderr, level)
+	log, err := newConfigLogger(stderr, level, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +137,7 @@ func openFederation(ctx context.Context, g *globals, cfg *config.Config, id stri
 	if err != nil {
 		return nil, err
 	}
-	fa := &fedApp{cfg: cfg, log: log}
+	fa := &fedApp{cfg: cfg, log: log, obs: &app{cfg: cfg, log: log, backend: "federation"}}
 	var es []federation.Engine
 	for i := range cfg.Backends {
 		b := &cfg.Backends[i]
@@ -226,7 +230,7 @@ func (fa *fedApp) handler(scope func(id string, b server.Backend) (server.Backen
 	}
 	for _, e := range es {
 		path := enginesPrefix + e.ID + "/rcp"
-		h := server.New(e.Backend, fa.serverOptions(path)).Handler()
+		h := server.New(fa.obs.tel().Backend(e.Backend, e.ID), fa.serverOptions(path)).Handler()
 		mux.Handle(path, h)
 		mux.Handle(path+"/", h)
 	}
@@ -240,7 +244,7 @@ func (fa *fedApp) handler(scope func(id string, b server.Backend) (server.Backen
 		}
 	}
 	base := fa.cfg.Server.HTTP.BasePath
-	ah := agg.CatalogHandler(server.New(ab, fa.serverOptions(base)).Handler(), engineEndpoint)
+	ah := agg.CatalogHandler(server.New(fa.obs.observe(ab), fa.serverOptions(base)).Handler(), engineEndpoint)
 	for _, p := range []string{base, base + "/", "/healthz", "/readyz"} {
 		mux.Handle(p, ah)
 	}
@@ -285,4 +289,5 @@ func (fa *fedApp) Close() {
 	for _, e := range fa.engines {
 		e.Close()
 	}
+	fa.obs.closeTelemetry()
 }

@@ -80,8 +80,9 @@ func (a *app) observeAdapter(ad adapters.Adapter, backend string) adapters.Adapt
 // withTelemetry accepts W3C trace context and X-Request-Id on every HTTP
 // request and serves GET telemetry.metrics_path on the same listener,
 // unless it has its own (telemetry.metrics_listen). There it sits behind
-// the access section's key check when keys are configured: metrics name
-// engines and traffic, which §15.6 lets a server keep from strangers.
+// the access section's key check (any valid key) when keys are
+// configured: metrics name engines and traffic, which §15.6 lets a server
+// keep from strangers.
 func (a *app) withTelemetry(h http.Handler) (http.Handler, error) {
 	t := a.tel()
 	h = t.Middleware(h)
@@ -91,7 +92,7 @@ func (a *app) withTelemetry(h http.Handler) (http.Handler, error) {
 	}
 	mh := t.MetricsHandler()
 	if len(a.cfg.Access.Keys) > 0 {
-		g, err := newGuard(a.cfg.Access, a)
+		g, err := newGuard(a.cfg.Access, &app{cfg: a.cfg, log: a.log}) // any valid key: metrics span engines
 		if err != nil {
 			return nil, err
 		}
@@ -150,4 +151,12 @@ func (a *app) closeTelemetry() {
 	if err := a.obs.t.Shutdown(ctx); err != nil {
 		a.log.Warn("telemetry flush failed", "err", err)
 	}
+}
+
+// observed is withTelemetry and serveMetrics for a federation.
+func (fa *fedApp) observed(ctx context.Context, h http.Handler) (http.Handler, error) {
+	if err := fa.obs.serveMetrics(ctx); err != nil {
+		return nil, err
+	}
+	return fa.obs.withTelemetry(h)
 }

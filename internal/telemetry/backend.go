@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
@@ -48,6 +49,15 @@ func (t *Telemetry) methodAttrs(method, engine string) *methodAttrs {
 	return &methodAttrs{method: method, span: "rcp " + method,
 		spanAttrs: trace.WithAttributes(KeyMethod.String(method), KeyEngine.String(engine)),
 		labels:    metric.WithAttributeSet(attribute.NewSet(labelMethod.String(method), labelEngine.String(engine)))}
+}
+
+// FieldOps forwards the inner backend's per-field operators (§8), so an
+// access scope layered on top still checks a key's filter exactly.
+func (b *backend) FieldOps(field string) []mapping.Op {
+	if fo, ok := b.next.(interface{ FieldOps(string) []mapping.Op }); ok {
+		return fo.FieldOps(field)
+	}
+	return nil
 }
 
 func (b *backend) Info() rcp.PeerInfo             { return b.next.Info() }
