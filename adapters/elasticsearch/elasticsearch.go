@@ -16,12 +16,15 @@
 //     by the sidecar's embedder (dims must match, decided by Derive).
 //   - NativeRRF: only when the rank-rrf module is installed and the licence
 //     is enterprise or trial; otherwise the sidecar fuses.
-//   - filter fields: keyword/numeric/date/boolean with every §8 operator;
-//     text fields only with exists (term/match on analysed text is not
-//     exact); a text field with a keyword sub-field filters as keyword
-//     through the sub-field. Fields whose types conflict across the indices
-//     behind an alias are dropped and reported in Evidence.Notes.
+//   - filter fields: keyword/numeric/date/boolean/geo_point with the §8
+//     operators of their type. A text field is offered only when it has a
+//     keyword sub-field, which gives exact eq/ne/in/nin on the whole value
+//     and substring contains (an escaped wildcard); filter.operators cannot
+//     be narrowed per field, so a text field without one is not offered.
+//     Fields whose mappings conflict across the indices behind an alias
+//     are dropped and reported in Evidence.Notes.
 //   - pagination: offset (from/size) cursors sealed by the Engine.
+//   - deterministic: when no index behind the target has replicas.
 //   - writes: only when the config says writable and the target is one
 //     index or an alias (not a pattern).
 //
@@ -44,9 +47,10 @@
 //
 // # Known differences
 //
-// `contains` on text fields is not offered: match_phrase is token
-// containment, not substring. A keyword sub-field ignores values longer
-// than its ignore_above, which filters then do not see.
+// A keyword sub-field ignores values longer than its ignore_above, which
+// text-field filters then do not see (reported in Evidence.Notes). The
+// integ-test distribution has no root endpoint (GET / is 405), no
+// analysis-common (no language analyzers) and no rank-rrf.
 package elasticsearch
 
 import (
