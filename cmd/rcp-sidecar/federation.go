@@ -230,7 +230,7 @@ func (fa *fedApp) handler(scope func(id string, b server.Backend) (server.Backen
 	}
 	for _, e := range es {
 		path := enginesPrefix + e.ID + "/rcp"
-		h := server.New(fa.obs.tel().Backend(e.Backend, e.ID), fa.serverOptions(path)).Handler()
+		h := server.New(fa.obs.observeAs(e.Backend, e.ID), fa.serverOptions(path)).Handler()
 		mux.Handle(path, h)
 		mux.Handle(path+"/", h)
 	}

@@ -69,11 +69,22 @@ func openTelemetry(tc config.Telemetry, log *slog.Logger) *telemetry.Telemetry {
 
 // observe decorates a served backend: a span, metrics and a log line per
 // request, labelled with the backend's name.
-func (a *app) observe(b server.Backend) server.Backend { return a.tel().Backend(b, a.backend) }
+func (a *app) observe(b server.Backend) server.Backend { return a.observeAs(b, a.backend) }
+
+// observeAs is observe with an explicit engine label.
+func (a *app) observeAs(b server.Backend, engine string) server.Backend {
+	if a.cfg.Telemetry.Disabled {
+		return b
+	}
+	return a.tel().Backend(b, engine)
+}
 
 // observeAdapter decorates an engine adapter with a span, latency and
 // error count per engine call.
 func (a *app) observeAdapter(ad adapters.Adapter, backend string) adapters.Adapter {
+	if a.cfg.Telemetry.Disabled {
+		return ad
+	}
 	return a.tel().Adapter(ad, backend)
 }
 
@@ -84,9 +95,12 @@ func (a *app) observeAdapter(ad adapters.Adapter, backend string) adapters.Adapt
 // configured: metrics name engines and traffic, which §15.6 lets a server
 // keep from strangers.
 func (a *app) withTelemetry(h http.Handler) (http.Handler, error) {
+	tc := a.cfg.Telemetry
+	if tc.Disabled {
+		return h, nil
+	}
 	t := a.tel()
 	h = t.Middleware(h)
-	tc := a.cfg.Telemetry
 	if tc.MetricsPath == "" || tc.MetricsListen != "" {
 		return h, nil
 	}
@@ -117,7 +131,7 @@ func routeMetrics(path string, metrics, next http.Handler) http.Handler {
 // address). It stops with ctx or Close.
 func (a *app) serveMetrics(ctx context.Context) error {
 	tc := a.cfg.Telemetry
-	if tc.MetricsListen == "" || tc.MetricsPath == "" {
+	if tc.Disabled || tc.MetricsListen == "" || tc.MetricsPath == "" {
 		return nil
 	}
 	ln, err := net.Listen("tcp", tc.MetricsListen)

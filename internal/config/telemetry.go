@@ -18,6 +18,9 @@ const DefaultMetricsPath = "/metrics"
 // Telemetry is the `telemetry:` section (§17): OpenTelemetry traces and
 // metrics, the Prometheus endpoint and request-log redaction (§15.6).
 type Telemetry struct {
+	// Disabled turns every decorator, the middleware and /metrics off;
+	// logs keep server.log_format but lose the per-request line.
+	Disabled bool `mapstructure:"disabled" json:"disabled,omitempty"`
 	// ServiceName is the OTel service.name (default rcp-sidecar).
 	ServiceName string `mapstructure:"service_name" json:"service_name,omitempty"`
 	// OTLPEndpoint is an OTLP/HTTP collector base URL (http://host:4318).

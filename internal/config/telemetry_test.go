@@ -29,6 +29,7 @@ func TestTelemetrySection(t *testing.T) {
 				return c.Telemetry.OTLPEndpoint == "https://otel.example:4318" && c.Server.LogFormat == "json"
 			}},
 		{"metrics disabled", base + "telemetry: {metrics_path: ''}\n", nil, "", func(c *config.Config) bool { return c.Telemetry.MetricsPath == "" }},
+		{"all disabled", base, map[string]string{"RCP_TELEMETRY_DISABLED": "true"}, "", func(c *config.Config) bool { return c.Telemetry.Disabled }},
 		{"bad format", base + "server: {log_format: xml}\n", nil, "server.log_format", nil},
 		{"bad ratio", base + "telemetry: {sample_ratio: 2}\n", nil, "telemetry.sample_ratio", nil},
 		{"bad endpoint", base + "telemetry: {otlp_endpoint: 'collector:4318'}\n", nil, "telemetry.otlp_endpoint", nil},
