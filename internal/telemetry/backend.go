@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -43,10 +44,22 @@ type methodAttrs struct {
 	method, span string
 	spanAttrs    trace.SpanStartEventOption
 	labels       metric.MeasurementOption // method, engine
+	engine       string
+	byCode       sync.Map // code label → metric.MeasurementOption (method, code, engine)
+}
+
+// codeLabels returns the cached request-counter attributes for code.
+func (m *methodAttrs) codeLabels(code string) metric.MeasurementOption {
+	if o, ok := m.byCode.Load(code); ok {
+		return o.(metric.MeasurementOption)
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(labelMethod.String(m.method), labelCode.String(code), labelEngine.String(m.engine)))
+	m.byCode.Store(code, o)
+	return o
 }
 
 func (t *Telemetry) methodAttrs(method, engine string) *methodAttrs {
-	return &methodAttrs{method: method, span: "rcp " + method,
+	return &methodAttrs{method: method, span: "rcp " + method, engine: engine,
 		spanAttrs: trace.WithAttributes(KeyMethod.String(method), KeyEngine.String(engine)),
 		labels:    metric.WithAttributeSet(attribute.NewSet(labelMethod.String(method), labelEngine.String(engine)))}
 }
@@ -131,7 +144,7 @@ func (c *call) end(ctx context.Context, err error, attrs []slog.Attr) {
 	c.span.End()
 	t.inst.inflight.Add(ctx, -1, c.m.labels)
 	t.inst.duration.Record(ctx, elapsed.Seconds(), c.m.labels)
-	t.inst.requests.Add(ctx, 1, metric.WithAttributes(labelMethod.String(c.m.method), labelCode.String(code), labelEngine.String(c.b.engine)))
+	t.inst.requests.Add(ctx, 1, c.m.codeLabels(code))
 	t.logRequest(ctx, c.m.method, c.b.engine, err, elapsed, attrs)
 }
 
