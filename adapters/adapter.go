@@ -74,9 +74,30 @@ type SearchRequest struct {
 	// considers (e.g. kNN num_candidates). CandidateK >= K.
 	K, CandidateK int
 	// From is the offset for cursor pagination (0 for the first page).
+	// When After is set, From is instead how many hits precede After (the
+	// adapter must not skip them again; it may use From to size kNN).
 	From int
-	// After is an engine cursor (search_after) when the adapter uses one.
+	// After is the Candidate.Sort of the last hit served on the previous
+	// page, when that page ran under a continuation (Candidates.Next).
 	After json.RawMessage
+	// Resume is the Candidates.Next the previous page returned (e.g. a
+	// point-in-time id); set together with After.
+	Resume json.RawMessage
+	// Paginate asks the adapter for a continuation (Candidates.Next) on
+	// a first page: the Engine sets it only for single-stage requests
+	// whose pages follow the engine's own order (no sidecar reordering).
+	Paginate bool
+	// Unit is the requested granularity when the adapter's evidence lists
+	// it in Units ("" is the chunk default). For "document" the adapter
+	// returns the best hit per document with Candidate.DocID set.
+	Unit string
+	// Recency, when set (only on adapters with Evidence.NativeRecency),
+	// multiplies each score by 0.5^(age/halfLife) on a date field (§7.7).
+	Recency *Recency
+	// IndexVersion is a snapshot the client pinned (a Candidates.
+	// IndexVersion this adapter returned earlier), only on adapters with
+	// Evidence.Snapshots. The adapter serves it or fails -32010 (§7.7.1).
+	IndexVersion string
 	// RRFK is the RRF constant for native hybrid stages. The Engine plans a
 	// StageHybrid only when native RRF reproduces RCP exactly: unit weights
 	// for both lists and, when Evidence.NativeRRFKs is set, an RRFK from it.
@@ -95,6 +116,13 @@ type SearchRequest struct {
 	// never increase down the list and the raw similarity in
 	// Candidate.Scores.
 	MMRLambda *float64
+}
+
+// Recency is a validated retrieve.recency: Field is an advertised date
+// filter field and HalfLifeDays is positive and finite.
+type Recency struct {
+	Field        string
+	HalfLifeDays float64
 }
 
 // Plan is an exact native request, comparable byte for byte in golden tests.
@@ -125,6 +153,9 @@ type Candidate struct {
 	// similarity behind a native-MMR re-score), keyed like Hit.scores; they
 	// override the stage's own key (Score) in Hit.scores.
 	Scores map[string]float64
+	// DocID is the document the hit belongs to when SearchRequest.Unit is
+	// "document"; the Engine keeps the first hit per DocID after fusion.
+	DocID string
 }
 
 // Candidates is the result of one Search.
@@ -138,11 +169,25 @@ type Candidates struct {
 	Floor *float64
 	// Total is the number of matches when the engine reports it (-1 unknown).
 	Total int64
-	// IndexVersion is the snapshot served, when the adapter knows it.
+	// IndexVersion is the snapshot served, when the adapter knows it; the
+	// Engine seals it into the result's indexVersion.
 	IndexVersion string
 	// Notes are facts worth reporting; the Engine appends them, once
 	// each, to usage.notes.
 	Notes []string
+	// Next is opaque adapter state for the next page (e.g. a point in
+	// time), returned only when the request asked for it (Paginate or
+	// Resume). The Engine seals it in the cursor and hands it back as
+	// SearchRequest.Resume with After = the last served hit's Sort. Nil
+	// keeps offset paging.
+	Next json.RawMessage
+}
+
+// Releaser may be implemented by adapters that return Candidates.Next:
+// the Engine calls Release when no further page will be requested (the
+// last page was served), so engine resources are freed early.
+type Releaser interface {
+	Release(ctx context.Context, next json.RawMessage) error
 }
 
 // Document is a document to upsert.

@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -38,6 +39,13 @@ type retrieval struct {
 	text2     bool // includeText
 	vectors   bool // includeVectors
 	notes     []string
+	// unit is the advertised unit served ("" when units are not advertised).
+	unit    string
+	recency *Recency
+	// after/resume continue an engine-side page (Candidates.Next).
+	after, resume json.RawMessage
+	// pinned is the snapshot a client pinned with indexVersion (§7.7.1).
+	pinned string
 }
 
 func (r *retrieval) note(format string, args ...any) {
@@ -153,7 +161,8 @@ func (r *retrieval) fusionParams(f *rcp.FusionParams) *rcp.Error {
 }
 
 // gateNever rejects options this sidecar never advertises: rerank, rewrite,
-// recency and indexVersion pinning (§7.7 strict rule, §7.7.1).
+// recency and indexVersion pinning unless the adapter serves them (§7.7
+// strict rule, §7.7.1).
 func (e *Engine) gateNever(r *retrieval) *rcp.Error {
 	p := r.p
 	if p.Rerank != nil && !p.Rerank.Disabled {
@@ -174,13 +183,15 @@ func (e *Engine) gateNever(r *retrieval) *rcp.Error {
 			return err
 		}
 	}
-	if p.Recency != nil {
-		if err := r.degrade("recency", "recency decay is not supported"); err != nil {
-			return err
-		}
+	if err := e.gateRecency(r); err != nil {
+		return err
 	}
-	if p.IndexVersion != "" {
+	switch {
+	case p.IndexVersion == "":
+	case !e.caps.Retrieve.Snapshots:
 		return r.degrade("indexVersion", "snapshots are not advertised; indexVersion cannot be pinned")
+	default:
+		return e.openVersion(r)
 	}
 	return nil
 }
@@ -195,10 +206,8 @@ func (e *Engine) gateShape(r *retrieval) *rcp.Error {
 			return err
 		}
 	}
-	if p.Unit != "" && p.Unit != "chunk" && p.Unit != "passage" {
-		if err := r.degrade(p.Unit, "unit %q is not advertised", p.Unit); err != nil {
-			return err
-		}
+	if err := e.gateUnit(r); err != nil {
+		return err
 	}
 	if p.Level != nil && *p.Level < 0 {
 		return rcp.InvalidParams("level", "level must be >= 0")
@@ -208,6 +217,25 @@ func (e *Engine) gateShape(r *retrieval) *rcp.Error {
 	}
 	if p.Seed != nil && !e.ev.Deterministic {
 		r.note("seed ignored: this backend does not guarantee deterministic results")
+	}
+	return nil
+}
+
+// gateUnit serves an advertised unit (§7.7.2; hits echo it) and treats
+// chunk/passage as the chunk default; anything else follows strict.
+func (e *Engine) gateUnit(r *retrieval) *rcp.Error {
+	u, units := r.p.Unit, e.caps.Retrieve.Units
+	switch {
+	case u == "" || u == "chunk" || u == "passage":
+		u = "chunk"
+	case !slices.Contains(units, u):
+		if err := r.degrade(u, "unit %q is not advertised", u); err != nil {
+			return err
+		}
+		u = "chunk"
+	}
+	if len(units) > 0 {
+		r.unit = u
 	}
 	return nil
 }

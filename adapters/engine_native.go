@@ -31,6 +31,10 @@ func (e *Engine) nativeRRF(r *retrieval) bool {
 	if !e.ev.NativeRRF || r.fusion != rcp.FusionRRF {
 		return false
 	}
+	if r.unit == "document" || r.recency != nil || r.pinned != "" {
+		r.note("rrf: unit document, recency and pinned snapshots run per list; fused by the sidecar")
+		return false
+	}
 	if r.weights["sparse"] != 1 || r.weights["dense"] != 1 {
 		r.note("rrf: native fusion cannot weight lists (weights sparse=%g, dense=%g); fused by the sidecar",
 			r.weights["sparse"], r.weights["dense"])

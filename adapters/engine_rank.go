@@ -32,7 +32,8 @@ func (e *Engine) combine(ctx context.Context, r *retrieval, runs []*stageRun) *r
 }
 
 func single(s *stageRun) *ranking {
-	rk := &ranking{scale: s.cands.Scale, floor: s.cands.Floor, candidates: len(s.cands.Hits), qvec: s.req.Vector}
+	rk := &ranking{scale: s.cands.Scale, floor: s.cands.Floor, candidates: len(s.cands.Hits), qvec: s.req.Vector,
+		next: s.cands.Next, version: s.cands.IndexVersion}
 	rk.items = make([]item, len(s.cands.Hits))
 	for i, c := range s.cands.Hits {
 		rk.items[i] = item{c: c, score: c.Score, scores: stageScores(s.key, c)}

@@ -21,6 +21,9 @@ type cursorState struct {
 	Query  string   `json:"q"`
 	Mode   rcp.Mode `json:"m"`
 	Offset int      `json:"o"`
+	// After and Next continue an engine-side page (Candidates.Next).
+	After json.RawMessage `json:"a,omitempty"`
+	Next  json.RawMessage `json:"n,omitempty"`
 }
 
 // openCursor restores the page offset; a cursor minted for another query,
@@ -36,7 +39,7 @@ func (e *Engine) openCursor(r *retrieval) *rcp.Error {
 	if st.Query != requestHash(r) || st.Mode != r.mode || st.Offset < 0 {
 		return rcp.InvalidParams("cursor", "cursor does not belong to this query")
 	}
-	r.offset = st.Offset
+	r.offset, r.after, r.resume = st.Offset, st.After, st.Next
 	return nil
 }
 
@@ -51,7 +54,9 @@ func requestHash(r *retrieval) string {
 		Fu  *rcp.FusionParams
 		MMR *rcp.MMRParams
 		Min *float64
-	}{r.p.Query, filter.String(), r.p.Fusion, r.p.MMR, r.p.MinScore})
+		Rec *rcp.RecencyParams `json:",omitempty"`
+		U   string             `json:",omitempty"`
+	}{r.p.Query, filter.String(), r.p.Fusion, r.p.MMR, r.p.MinScore, r.p.Recency, r.unit})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
 }
@@ -59,16 +64,17 @@ func requestHash(r *retrieval) string {
 // finish cuts the page, packs it into the token budget, seals the next
 // cursor and labels the result (§7.7 steps 5–6).
 func (e *Engine) finish(ctx context.Context, r *retrieval, rk *ranking, start time.Time) (*rcp.RetrieveResult, error) {
-	page := rk.items[min(r.offset, len(rk.items)):min(r.offset+r.funnel.K, len(rk.items))]
+	skip := r.skip()
+	page := rk.items[min(skip, len(rk.items)):min(skip+r.funnel.K, len(rk.items))]
 	res := &rcp.RetrieveResult{Usage: &rcp.Usage{Candidates: &rk.candidates}}
 	if r.budget > 0 {
 		page = e.pack(ctx, r, page, res.Usage)
 	}
-	next, err := e.nextCursor(r, len(rk.items), len(page))
+	next, err := e.nextPage(ctx, r, rk, page)
 	if err != nil {
 		return nil, e.wrap(ctx, err)
 	}
-	res.NextCursor = next
+	res.NextCursor, res.IndexVersion = next, e.sealVersion(rk.version)
 	res.Hits = e.hits(r, page)
 	res.Meta = scaleMeta(r.mode, rk)
 	latency := time.Since(start).Milliseconds()
@@ -137,7 +143,7 @@ func (e *Engine) hits(r *retrieval, items []item) []rcp.Hit {
 }
 
 func (e *Engine) hit(r *retrieval, it item) rcp.Hit {
-	h := rcp.Hit{ID: it.c.ID, Score: finite(it.score), Meta: it.c.Meta, Scores: finiteScores(it.scores)}
+	h := rcp.Hit{ID: it.c.ID, Score: finite(it.score), Meta: it.c.Meta, Scores: finiteScores(it.scores), Unit: r.unit}
 	if r.text2 {
 		h.Text = it.c.Text
 	}

@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -28,6 +29,10 @@ type ranking struct {
 	floor      *float64
 	candidates int
 	qvec       []float32
+	// next and version are a single stage's Candidates.Next and
+	// IndexVersion (continuation paging, §10, §7.7.1).
+	next    json.RawMessage
+	version string
 }
 
 // stageRun is one recall stage: its Hit.scores key, request and result.
@@ -82,6 +87,7 @@ func (e *Engine) recallAndRank(ctx context.Context, r *retrieval) (*ranking, err
 		return nil, err
 	}
 	rk := e.combine(ctx, r, runs)
+	rk.items = onePerDocument(r, rk.items)
 	if err := e.diversify(ctx, r, rk); err != nil {
 		return nil, err
 	}
@@ -128,6 +134,7 @@ func (e *Engine) baseRequest(r *retrieval) SearchRequest {
 	k := max(r.funnel.CandidateK, r.offset+r.funnel.K+1)
 	req := SearchRequest{Text: r.text, TextFields: e.ev.TextFields, Filter: r.filter, K: k, CandidateK: k,
 		RRFK: r.rrfK, WithText: r.text2 || r.budget > 0, WithVectors: (r.mmr && !r.nativeMMR) || r.vectors, Seed: r.p.Seed}
+	e.extendRequest(r, &req)
 	switch {
 	case e.dense != nil:
 		req.VectorField = e.dense.Name

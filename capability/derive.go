@@ -254,8 +254,30 @@ func (d *deriver) retrieveFlags(dense bool) {
 	}
 	d.note("retrieve.tokenBudget", true, "sidecar token-budget packing")
 	d.note("retrieve.deterministic", r.Deterministic, "adapter evidence: deterministic ties=%t", d.ev.Deterministic)
-	d.note("retrieve.snapshots", false, "indexVersion pinning is not implemented")
+	d.snapshots()
+	d.units()
+	d.note("retrieve.recency", d.ev.NativeRecency, "engine-side recency decay on date fields=%t", d.ev.NativeRecency)
 	d.note("retrieve.rerankBuiltin", false, "no reranker is configured")
+}
+
+func (d *deriver) snapshots() {
+	if !d.ev.Snapshots {
+		d.note("retrieve.snapshots", false, "indexVersion pinning is not implemented")
+		return
+	}
+	d.caps.Retrieve.Snapshots = true
+	d.note("retrieve.snapshots", true, "adapter pins and echoes engine snapshots as indexVersion")
+}
+
+// units advertises the granularities the adapter proved (§7.7.2); absent
+// means chunk/passage only.
+func (d *deriver) units() {
+	if len(d.ev.Units) == 0 {
+		d.note("retrieve.units", false, "chunk/passage only")
+		return
+	}
+	d.caps.Retrieve.Units = append([]string(nil), d.ev.Units...)
+	d.note("retrieve.units", true, "units %s", strings.Join(d.ev.Units, ","))
 }
 
 // filter advertises each field with at least one usable operator and, as

@@ -237,3 +237,33 @@ func TestDeriveMMRNative(t *testing.T) {
 		t.Error("native MMR not advertised")
 	}
 }
+
+// TestDeriveRetrieveExtras: units and snapshots are advertised only from
+// evidence, and every decision has a reason.
+func TestDeriveRetrieveExtras(t *testing.T) {
+	rich := fullEvidence()
+	rich.Units, rich.Snapshots, rich.NativeRecency = []string{"chunk", "document"}, true, true
+	tests := []struct {
+		name      string
+		ev        *Evidence
+		units     []string
+		snapshots bool
+		recency   bool
+	}{
+		{name: "plain", ev: fullEvidence()},
+		{name: "rich", ev: rich, units: []string{"chunk", "document"}, snapshots: true, recency: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, rs := Derive(tc.ev, Policy{})
+			if !slices.Equal(c.Retrieve.Units, tc.units) || c.Retrieve.Snapshots != tc.snapshots {
+				t.Errorf("units %v snapshots %t, want %v %t", c.Retrieve.Units, c.Retrieve.Snapshots, tc.units, tc.snapshots)
+			}
+			if reason(t, rs, "retrieve.units").Advertised != (tc.units != nil) ||
+				reason(t, rs, "retrieve.snapshots").Advertised != tc.snapshots ||
+				reason(t, rs, "retrieve.recency").Advertised != tc.recency {
+				t.Error("reasons disagree with capabilities")
+			}
+		})
+	}
+}

@@ -72,6 +72,12 @@ type Evidence struct {
 	Pagination bool `json:"pagination,omitempty"`
 	// Snapshots: the adapter can pin and echo an indexVersion.
 	Snapshots bool `json:"snapshots,omitempty"`
+	// Units lists the retrieval granularities the adapter can return
+	// (SearchRequest.Unit), "chunk" included; nil means chunk/passage only.
+	Units []string `json:"units,omitempty"`
+	// NativeRecency: the adapter applies SearchRequest.Recency in the
+	// engine, on filter fields of type date.
+	NativeRecency bool `json:"nativeRecency,omitempty"`
 	// Deterministic: equal requests return equal hits in equal order,
 	// ties included (§7.7.1).
 	Deterministic bool `json:"deterministic,omitempty"`
