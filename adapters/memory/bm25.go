@@ -3,8 +3,8 @@ package memory
 import (
 	"math"
 	"slices"
-	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // tokenize lower-cases s and splits it on anything that is not a letter, a
@@ -13,20 +13,30 @@ import (
 // simple unigram segmentation for scripts without spaces.
 func tokenize(s string) []string {
 	var toks []string
-	var cur strings.Builder
+	var buf [64]byte
+	cur := buf[:0]
 	flush := func() {
-		if cur.Len() > 0 {
-			toks = append(toks, cur.String())
-			cur.Reset()
+		if len(cur) > 0 {
+			toks = append(toks, string(cur))
+			cur = cur[:0]
 		}
 	}
 	for _, r := range s {
 		switch {
-		case isCJK(r):
+		case r < utf8.RuneSelf: // ASCII fast path, same classes as below
+			switch c := byte(r); {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+				cur = append(cur, c)
+			case 'A' <= c && c <= 'Z':
+				cur = append(cur, c+'a'-'A')
+			default:
+				flush()
+			}
+		case r >= 0x1100 && isCJK(r): // no CJK script starts below U+1100
 			flush()
 			toks = append(toks, string(unicode.ToLower(r)))
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
-			cur.WriteRune(unicode.ToLower(r))
+			cur = utf8.AppendRune(cur, unicode.ToLower(r))
 		default:
 			flush()
 		}
@@ -52,11 +62,14 @@ func termFreqs(s string) (map[string]int, int) {
 // uniqueTerms returns the distinct tokens of a query in first-seen order;
 // each query term contributes once.
 func uniqueTerms(q string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range tokenize(q) {
-		if !seen[t] {
-			seen[t] = true
+	toks := tokenize(q)
+	if len(toks) > 32 {
+		seen := make(map[string]bool, len(toks))
+		return slices.DeleteFunc(toks, func(t string) bool { dup := seen[t]; seen[t] = true; return dup })
+	}
+	out := toks[:0]
+	for _, t := range toks {
+		if !slices.Contains(out, t) { // short queries: a scan beats a set
 			out = append(out, t)
 		}
 	}

@@ -7,7 +7,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
@@ -177,5 +179,62 @@ func TestMetaOwnedByStore(t *testing.T) {
 	c := search(t, s, lexical("cat"))
 	if got := c.Hits[0].Meta; len(got) != 1 || got["topic"] != "a" {
 		t.Errorf("stored meta followed the caller's map: %v", got)
+	}
+}
+
+// refTokenize is the plain rune-by-rune definition tokenize must match.
+func refTokenize(s string) []string {
+	var toks []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			toks = append(toks, string(cur))
+			cur = cur[:0]
+		}
+	}
+	for _, r := range s {
+		switch {
+		case isCJK(r):
+			flush()
+			toks = append(toks, string(unicode.ToLower(r)))
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
+			cur = append(cur, unicode.ToLower(r))
+		default:
+			flush()
+		}
+	}
+	flush()
+	return toks
+}
+
+func FuzzTokenize(f *testing.F) {
+	for _, s := range []string{"Hello, World!", "COVID-19 vaccine", "Ünïcödé straße", "东京tower", "नमस्ते दुनिया", "ǅ İ K \xff x\u0301", "ᄀ가ア"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := tokenize(s), refTokenize(s); !slices.Equal(got, want) {
+			t.Fatalf("tokenize(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
+
+func TestUniqueTermsOrder(t *testing.T) {
+	var long, want []string
+	for i := range 40 {
+		long = append(long, fmt.Sprint("w", i%25))
+		if i < 25 {
+			want = append(want, fmt.Sprint("w", i))
+		}
+	}
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{"b a b c a", []string{"b", "a", "c"}},
+		{strings.Join(long, " "), want},
+	} {
+		if got := uniqueTerms(tc.q); !slices.Equal(got, tc.want) {
+			t.Errorf("uniqueTerms(%.30q…) = %q", tc.q, got)
+		}
 	}
 }
