@@ -247,7 +247,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	p.up.Store(true)
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
 	writeFile(t, cfg, "server:\n  shutdown_grace: 1s\n  deadline: 30s\nbackends:\n  - name: docs\n    engine: elasticsearch\n"+
-		"    settings: {urls: ["+p.URL()+"], index: "+esIndex(t, es)+"}\n    resilience: {timeout: 20s, retries: 0}\n")
+		"    settings: {urls: ["+p.URL()+"], index: "+esIndex(t, es)+"}\n    resilience: {timeout: 20s, retries: 1}\n")
 	cmd := exec.Command(binary, "serve", "--http", "127.0.0.1:0", "--config", cfg)
 	stderrPipe, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -257,6 +257,9 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	base := serveAddr(t, stderrPipe)
 	p.stall.Store(true)
 	p.closeAll() // the engine stops answering
+	// Let the engine client notice its pooled connections died; a reused
+	// one fails at once (and is retried onto a stalled one).
+	time.Sleep(200 * time.Millisecond)
 	answered := make(chan []byte, 1)
 	go func() { _, b := rpcPost(t, base+"/retrieve", "", retrieveFrame); answered <- b }()
 	time.Sleep(300 * time.Millisecond)
