@@ -228,7 +228,7 @@ func (e *jsonAppender) object(m map[string]any) {
 	for k, v := range m {
 		kvs = append(kvs, kv{k, v})
 	}
-	slices.SortFunc(kvs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+	sortKVs(kvs)
 	e.raw("{")
 	for i := range kvs {
 		if i > 0 {
@@ -238,6 +238,20 @@ func (e *jsonAppender) object(m map[string]any) {
 		e.value(kvs[i].v)
 	}
 	e.raw("}")
+}
+
+// sortKVs orders members by key: insertion sort for the usual handful of
+// metadata keys, the library sort beyond.
+func sortKVs(kvs []kv) {
+	if len(kvs) > 12 {
+		slices.SortFunc(kvs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+		return
+	}
+	for i := 1; i < len(kvs); i++ {
+		for j := i; j > 0 && kvs[j].k < kvs[j-1].k; j-- {
+			kvs[j], kvs[j-1] = kvs[j-1], kvs[j]
+		}
+	}
 }
 
 // kv is one map member while its keys are sorted.
@@ -400,13 +414,11 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) && safe8(load8(s, i)) {
-			i += 8
-			continue
-		}
-		if safeASCII[s[i]] {
+		for i < len(s) && safeASCII[s[i]] {
 			i++
-			continue
+		}
+		if i == len(s) {
+			break
 		}
 		if c := s[i]; c < utf8.RuneSelf {
 			b = append(b, s[start:i]...)
@@ -428,32 +440,6 @@ func appendString(b []byte, s string) []byte {
 		i += size
 	}
 	return append(append(b, s[start:]...), '"')
-}
-
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
-
-// load8 reads s[i:i+8] as a little-endian word.
-func load8(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-}
-
-// safe8 reports whether all eight bytes of x are in safeASCII: none is
-// ≥ 0x80, < 0x20, or one of " \ < > &.
-func safe8(x uint64) bool {
-	if x&msb != 0 || (x-0x20*lsb)&^x&msb != 0 {
-		return false
-	}
-	for _, c := range [...]uint64{'"', '\\', '<', '>', '&'} {
-		if y := x ^ (c * lsb); (y-lsb)&^y&msb != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // safeASCII marks the ASCII bytes written unescaped (encoding/json's
