@@ -98,21 +98,22 @@ func (e *Engine) continueRequest(r *retrieval, req *SearchRequest) {
 func (e *Engine) nextPage(ctx context.Context, r *retrieval, rk *ranking, page []item) (string, error) {
 	served := len(page)
 	if e.caps.Pagination == nil || served == 0 || r.skip()+served >= len(rk.items) {
-		e.release(ctx, rk)
+		e.release(ctx, r, rk)
 		return "", nil
 	}
 	st := cursorState{Query: requestHash(r), Mode: r.mode, Offset: r.offset + served}
 	if last := page[served-1].c.Sort; rk.next != nil && len(last) > 0 {
 		st.After, st.Next = last, rk.next
 	} else {
-		e.release(ctx, rk)
+		e.release(ctx, r, rk)
 	}
 	return mapping.SealCursor(e.opts.CursorKey, st)
 }
 
 // release frees the stage's continuation, if any, and drops the snapshot
-// it would have echoed (a released snapshot cannot be pinned).
-func (e *Engine) release(ctx context.Context, rk *ranking) {
+// it would have echoed (a released snapshot cannot be pinned) unless the
+// client pinned it: adapters keep pinned snapshots alive.
+func (e *Engine) release(ctx context.Context, r *retrieval, rk *ranking) {
 	if rk.next == nil {
 		return
 	}
@@ -120,7 +121,9 @@ func (e *Engine) release(ctx context.Context, rk *ranking) {
 		if err := rel.Release(context.WithoutCancel(ctx), rk.next); err != nil {
 			e.log.Warn("release continuation", "err", err)
 		}
-		rk.version = ""
+		if r.pinned == "" {
+			rk.version = ""
+		}
 	}
 	rk.next = nil
 }

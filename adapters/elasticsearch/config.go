@@ -71,6 +71,15 @@ type Config struct {
 	CAFile        string `json:"ca_file,omitempty" mapstructure:"ca_file"`
 	CAFingerprint string `json:"ca_fingerprint,omitempty" mapstructure:"ca_fingerprint"`
 
+	// DocumentIDField is a keyword field naming the document a chunk
+	// belongs to; when set, unit "document" collapses hits on it.
+	DocumentIDField string `json:"document_id_field,omitempty" mapstructure:"document_id_field"`
+	// PITKeepAlive is how long a point in time opened for pagination
+	// lives between pages (default 1m); DisablePIT pages by offsets
+	// instead and turns snapshots (indexVersion) off.
+	PITKeepAlive time.Duration `json:"pit_keep_alive,omitempty" mapstructure:"pit_keep_alive"`
+	DisablePIT   bool          `json:"disable_pit,omitempty" mapstructure:"disable_pit"`
+
 	// DisableCompression stops asking for gzip responses: on loopback or a
 	// fast LAN compression only costs CPU on both sides.
 	DisableCompression bool `json:"disable_compression,omitempty" mapstructure:"disable_compression"`
@@ -82,7 +91,7 @@ type Config struct {
 
 // DefaultConfig returns a Config with defaults applied.
 func DefaultConfig() *Config {
-	return &Config{Refresh: "wait_for", MultiMatchType: "best_fields", Timeout: 30 * time.Second}
+	return &Config{Refresh: "wait_for", MultiMatchType: "best_fields", Timeout: 30 * time.Second, PITKeepAlive: time.Minute}
 }
 
 // Validate implements adapters.Config.
@@ -149,6 +158,9 @@ func (c *Config) validateOptions() error {
 		if f.Name == "" || f.Boost < 0 {
 			return fmt.Errorf("elasticsearch: text_fields: bad entry %+v", f)
 		}
+	}
+	if c.PITKeepAlive != 0 && c.PITKeepAlive < time.Second {
+		return errors.New("elasticsearch: pit_keep_alive must be at least 1s")
 	}
 	if c.Timeout < 0 {
 		return errors.New("elasticsearch: timeout must not be negative")

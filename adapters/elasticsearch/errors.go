@@ -24,7 +24,9 @@ var (
 		"receive_timeout_transport_exception", "process_cluster_event_timeout_exception"}
 	unavailableTypes = []string{"cluster_block_exception", "index_not_found_exception", "no_shard_available_action_exception",
 		"master_not_discovered_exception", "unavailable_shards_exception", "node_not_connected_exception",
-		"node_disconnected_exception", "node_closed_exception", "connect_transport_exception", "index_closed_exception"}
+		"node_disconnected_exception", "node_closed_exception", "connect_transport_exception", "index_closed_exception",
+		// an expired or closed point in time: the pinned snapshot is gone (§7.7.1)
+		"search_context_missing_exception"}
 	// Bad values met while a shard runs a well-formed query (a filter
 	// value the field cannot parse, a page past the window, too many
 	// clauses): client input, but only under a shard-level failure.

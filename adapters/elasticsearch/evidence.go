@@ -28,6 +28,7 @@ func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []
 	ev.NativeRRF = nativeRRF(f, ev)
 	ev.Notes = append(ev.Notes, unusedFieldNotes(fields)...)
 	ev.Writable = a.writable(per, ev)
+	a.featureEvidence(fields, st)
 	ev.Notes = append(ev.Notes, fmt.Sprintf("elasticsearch %s (%s), licence %q, %d node(s), modules %s",
 		f.version, f.flavor, f.licence, f.nodes, strings.Join(f.modules, ",")))
 	return st

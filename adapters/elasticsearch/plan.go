@@ -8,6 +8,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // maxWindow is ES's default index.max_result_window and num_candidates cap.
@@ -27,13 +28,24 @@ func planWith(cfg *Config, st *probeState, req *adapters.SearchRequest) (*adapte
 	if err != nil {
 		return nil, err
 	}
-	raw, err := json.Marshal(body)
+	op := "POST /" + url.PathEscape(cfg.Index) + "/_search"
+	if err := pitPlan(cfg, req, body, &op); err != nil {
+		return nil, err
+	}
+	wire, err := withRecency(st, req, body)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(wire)
 	if err != nil {
 		return nil, fmt.Errorf("elasticsearch: encode plan: %w", err)
 	}
-	p := &adapters.Plan{Adapter: Name, Stage: req.Stage, Target: cfg.Index,
-		Op: "POST /" + url.PathEscape(cfg.Index) + "/_search", Body: raw}
+	p := &adapters.Plan{Adapter: Name, Stage: req.Stage, Target: cfg.Index, Op: op, Body: raw}
 	p.Scale, p.Floor = stageScale(st, req)
+	if req.Recency != nil {
+		// bm25 × decay ∈ (0,1]: no longer bm25, still ≥ 0 (§6.1)
+		p.Scale = rcp.ScaleUnbounded
+	}
 	return p, nil
 }
 
@@ -53,6 +65,12 @@ func searchBody(cfg *Config, st *probeState, req *adapters.SearchRequest) (*dsl.
 	size := req.K
 	s := &dsl.Search{Size: &size, From: req.From, Source: source(st, req), TrackTotalHits: false}
 	var err error
+	if err := checkFeatures(st, req); err != nil {
+		return nil, err
+	}
+	if req.Unit == "document" {
+		s.Collapse = &dsl.Collapse{Field: st.docField}
+	}
 	switch req.Stage {
 	case adapters.StageLexical:
 		s.Query, err = lexical(cfg, req, filter), nil

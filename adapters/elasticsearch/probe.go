@@ -21,6 +21,8 @@ type probeState struct {
 	native map[string]string
 	// vectors are the usable dense_vector fields by name.
 	vectors map[string]field
+	// docField is the document-id field (unit "document"), "" if none.
+	docField string
 }
 
 // facts are the cluster-level probe results.

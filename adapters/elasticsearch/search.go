@@ -23,7 +23,37 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 	if !ok {
 		return nil, fmt.Errorf("elasticsearch: plan op %q is not a search", p.Op)
 	}
-	res, err := a.do(ctx, http.MethodPost, path, p.Body, false)
+	if _, frag, pit := strings.Cut(path, "#"); pit {
+		return a.searchSnapshot(ctx, st, p, frag)
+	}
+	sr, err := a.searchBody(ctx, path, p.Body)
+	if err != nil {
+		return nil, err
+	}
+	return decodeSearch(st, p, sr)
+}
+
+// searchSnapshot runs a point-in-time plan: the snapshot is echoed and,
+// when the plan pages (page=1), the continuation returned (§10, §7.7.1).
+func (a *adapter) searchSnapshot(ctx context.Context, st *probeState, p *adapters.Plan, frag string) (*adapters.Candidates, error) {
+	sr, ps, err := a.searchPIT(ctx, p, frag)
+	if err != nil {
+		return nil, err
+	}
+	c, err := decodeSearch(st, p, sr)
+	if err != nil {
+		return nil, err
+	}
+	c.IndexVersion = ps.ID
+	if strings.Contains(frag, "page=1") {
+		c.Next, _ = json.Marshal(ps)
+	}
+	return c, nil
+}
+
+// searchBody POSTs a search body to path and decodes the response.
+func (a *adapter) searchBody(ctx context.Context, path string, body []byte) (*searchResponse, error) {
+	res, err := a.do(ctx, http.MethodPost, path, body, false)
 	if err != nil {
 		return nil, err
 	}
@@ -31,12 +61,13 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 	if err := json.Unmarshal(res.Body, &sr); err != nil {
 		return nil, fmt.Errorf("elasticsearch: decode search: %w", err)
 	}
-	return decodeSearch(st, p, &sr)
+	return &sr, nil
 }
 
 // searchResponse is dsl.SearchResponse with _source decoded once,
 // straight into a map (hits are read once; no RawMessage re-parse).
 type searchResponse struct {
+	PitID    string        `json:"pit_id"`
 	TimedOut bool          `json:"timed_out"`
 	Shards   dsl.ShardInfo `json:"_shards"`
 	Hits     struct {
@@ -101,7 +132,7 @@ func planVectorField(p *adapters.Plan) string {
 // decodeHit maps one hit: the content field becomes Text, vector fields
 // Vector, every other source key Meta.
 func decodeHit(st *probeState, h *hit) adapters.Candidate {
-	c := adapters.Candidate{ID: h.ID, Sort: h.Sort}
+	c := adapters.Candidate{ID: h.ID, Sort: h.Sort, DocID: docID(st, h.Source)}
 	if h.Score != nil {
 		c.Score = *h.Score
 	}

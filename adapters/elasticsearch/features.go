@@ -1,0 +1,255 @@
+package elasticsearch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Optional features: unit "document" (collapse), recency (function_score
+// exp decay) and point-in-time pagination and snapshots.
+
+// featureEvidence proves the optional features from the mapping.
+func (a *adapter) featureEvidence(fields map[string]field, st *probeState) {
+	ev := st.ev
+	ev.Snapshots = !a.cfg.DisablePIT
+	for _, f := range ev.FilterFields {
+		ev.NativeRecency = ev.NativeRecency || f.Type == mapping.TypeDate
+	}
+	name := a.cfg.DocumentIDField
+	if name == "" {
+		return
+	}
+	f, ok := fields[name]
+	if !ok || f.Type != "keyword" || !f.Indexed {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("document_id_field %s is not an indexed keyword field; unit document is not offered", name))
+		return
+	}
+	st.docField = name
+	ev.Units = []string{"chunk", "document"}
+}
+
+// keepAlive is the point-in-time keep-alive in ES time units.
+func (a *adapter) keepAlive() string {
+	d := a.cfg.PITKeepAlive
+	if d <= 0 {
+		d = time.Minute
+	}
+	return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+}
+
+// pitState is Candidates.Next: the point in time, the recency origin
+// fixed on the first page (so scores do not drift between pages) and
+// whether the client pinned it (then it is never closed by us).
+type pitState struct {
+	ID     string `json:"pit"`
+	Origin int64  `json:"origin,omitempty"`
+	Pinned bool   `json:"pinned,omitempty"`
+}
+
+// pitPlan decides how a stage uses a point in time. The plan's Op then
+// is "POST /_search#<params>": the fragment is read by Search and never
+// sent. open=1 opens one first; page=1 sorts for search_after and asks
+// for a continuation.
+func pitPlan(cfg *Config, req *adapters.SearchRequest, s *dsl.Search, op *string) error {
+	if cfg.DisablePIT || req.Stage == adapters.StageHybrid {
+		return nil
+	}
+	page := (req.Paginate || req.Resume != nil) && req.Unit != "document" // collapse forbids search_after with two sorts
+	var ps pitState
+	switch {
+	case req.Resume != nil:
+		if err := json.Unmarshal(req.Resume, &ps); err != nil || ps.ID == "" {
+			return fmt.Errorf("elasticsearch: bad continuation: %v", err)
+		}
+	case req.IndexVersion != "":
+		ps = pitState{ID: req.IndexVersion, Pinned: true}
+	case !page:
+		return nil
+	}
+	q := url.Values{}
+	if ps.ID == "" {
+		q.Set("open", "1")
+	}
+	if page {
+		q.Set("page", "1")
+		s.Sort = []any{"_score", "_shard_doc"}
+		s.SearchAfter, s.From = req.After, 0
+	}
+	if ps.Pinned {
+		q.Set("pinned", "1")
+	}
+	if ps.Origin != 0 {
+		q.Set("origin", strconv.FormatInt(ps.Origin, 10))
+	}
+	s.PIT = &dsl.PIT{ID: ps.ID, KeepAlive: keepAliveOf(cfg)}
+	*op = "POST /_search#" + q.Encode()
+	return nil
+}
+
+func keepAliveOf(cfg *Config) string { return (&adapter{cfg: cfg}).keepAlive() }
+
+// decayOrigin is the recency origin: the one fixed by the first page of a
+// paginated request, else "now".
+func decayOrigin(req *adapters.SearchRequest) any {
+	var ps pitState
+	if req.Resume != nil && json.Unmarshal(req.Resume, &ps) == nil && ps.Origin != 0 {
+		return ps.Origin
+	}
+	return "now"
+}
+
+// functionScore is a function_score query with one exp decay; ES's Query
+// interface is sealed, so it travels in recencyBody.
+type functionScore struct {
+	Query     dsl.Query `json:"query"`
+	Functions []any     `json:"functions"`
+	ScoreMode string    `json:"score_mode"`
+	BoostMode string    `json:"boost_mode"`
+}
+
+// recencyBody is a _search body whose query is replaced (the outer field
+// wins over the embedded one in encoding/json).
+type recencyBody struct {
+	*dsl.Search
+	Query map[string]*functionScore `json:"query"`
+}
+
+// withRecency multiplies the lexical score by 0.5^(age/halfLife) on the
+// date field: exp decay with scale = halfLifeDays, decay 0.5, offset 0
+// (§7.7). Documents without the field keep multiplier 1 (ES decay).
+func withRecency(st *probeState, req *adapters.SearchRequest, s *dsl.Search) (any, error) {
+	rc := req.Recency
+	if rc == nil {
+		return s, nil
+	}
+	native, ok := st.native[rc.Field]
+	if !ok || st.fields[rc.Field].Type != "date" && st.fields[rc.Field].Type != "date_nanos" {
+		return nil, fmt.Errorf("elasticsearch: recency field %q is not a date field", rc.Field)
+	}
+	decay := map[string]any{"exp": map[string]any{native: map[string]any{
+		"origin": decayOrigin(req), "scale": halfLife(rc.HalfLifeDays), "offset": "0d", "decay": 0.5}}}
+	fs := &functionScore{Query: s.Query, Functions: []any{decay}, ScoreMode: "multiply", BoostMode: "multiply"}
+	return &recencyBody{Search: s, Query: map[string]*functionScore{"function_score": fs}}, nil
+}
+
+// halfLife is the decay scale: whole days as "<n>d", else milliseconds.
+func halfLife(days float64) string {
+	if days == float64(int64(days)) {
+		return strconv.FormatInt(int64(days), 10) + "d"
+	}
+	return strconv.FormatInt(int64(days*24*3600*1000+0.5), 10) + "ms"
+}
+
+// searchPIT runs a plan whose Op carries a point-in-time fragment:
+// opening the point in time first when asked, fixing the recency origin,
+// and returning the continuation and snapshot.
+func (a *adapter) searchPIT(ctx context.Context, p *adapters.Plan, frag string) (*searchResponse, *pitState, error) {
+	q, _ := url.ParseQuery(frag)
+	body := p.Body
+	ps := &pitState{Pinned: q.Get("pinned") == "1"}
+	ps.Origin, _ = strconv.ParseInt(q.Get("origin"), 10, 64)
+	if q.Get("open") == "1" {
+		id, err := a.openPIT(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		ps.Origin = time.Now().UnixMilli()
+		if body, err = fillPIT(body, id, ps.Origin); err != nil {
+			return nil, nil, err
+		}
+	}
+	sr, err := a.searchBody(ctx, "/_search", body)
+	if err != nil {
+		return nil, nil, err
+	}
+	ps.ID = sr.PitID
+	return sr, ps, nil
+}
+
+// fillPIT sets the opened point in time's id and pins the recency origin
+// ("now" becomes the first page's clock, in ms since the epoch).
+func fillPIT(body json.RawMessage, id string, origin int64) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("elasticsearch: plan body: %w", err)
+	}
+	var pit dsl.PIT
+	_ = json.Unmarshal(m["pit"], &pit)
+	pit.ID = id
+	m["pit"], _ = json.Marshal(pit)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	// Escaped query text cannot contain this unescaped byte sequence.
+	return []byte(strings.ReplaceAll(string(out), `"origin":"now"`, `"origin":`+strconv.FormatInt(origin, 10))), nil
+}
+
+// openPIT opens a point in time on the target (POST /<index>/_pit).
+func (a *adapter) openPIT(ctx context.Context) (string, error) {
+	res, err := a.do(ctx, http.MethodPost, "/"+url.PathEscape(a.cfg.Index)+"/_pit?keep_alive="+a.keepAlive(), nil, false)
+	if err != nil {
+		return "", err
+	}
+	var out struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(res.Body, &out); err != nil || out.ID == "" {
+		return "", fmt.Errorf("elasticsearch: open point in time: %v", err)
+	}
+	return out.ID, nil
+}
+
+// Release implements adapters.Releaser: closes the point in time after
+// the last page unless the client pinned it (it then lives until its
+// keep-alive lapses).
+func (a *adapter) Release(ctx context.Context, next json.RawMessage) error {
+	var ps pitState
+	if err := json.Unmarshal(next, &ps); err != nil || ps.ID == "" || ps.Pinned {
+		return err
+	}
+	body, _ := json.Marshal(map[string]string{"id": ps.ID})
+	_, err := a.do(ctx, http.MethodDelete, "/_pit", body, false)
+	return err
+}
+
+var _ adapters.Releaser = (*adapter)(nil)
+
+// docID is the document a hit belongs to (unit "document").
+func docID(st *probeState, src map[string]any) string {
+	if st.docField == "" {
+		return ""
+	}
+	switch v := src[st.docField].(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// checkFeatures rejects feature combinations this adapter cannot serve
+// exactly: recency needs a query to wrap (a kNN section cannot be), and
+// unit document needs the configured document-id field.
+func checkFeatures(st *probeState, req *adapters.SearchRequest) error {
+	if req.Recency != nil && req.Stage != adapters.StageLexical {
+		return rcp.OptionUnsupported("recency", "recency decay applies to sparse retrieval only on this backend (a kNN search cannot be rescored exactly)")
+	}
+	if req.Unit == "document" && st.docField == "" {
+		return rcp.OptionUnsupported("document", "unit document needs document_id_field")
+	}
+	return nil
+}
