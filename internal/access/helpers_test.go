@@ -68,6 +68,15 @@ func newStore() *memory.Store {
 // newServer serves a memory engine through the guard, as `serve` does.
 func newServer(t testing.TB, opts access.Options) *httptest.Server {
 	t.Helper()
+	ts := httptest.NewServer(newHandler(t, opts))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// newHandler is newServer's handler without a listener (for synctest,
+// whose fake clock cannot wait on real sockets).
+func newHandler(t testing.TB, opts access.Options) http.Handler {
+	t.Helper()
 	eng, err := adapters.NewEngine(context.Background(), newStore(), adapters.EngineOptions{
 		Name: "test", Version: "0", Policy: capability.Policy{MaxK: 50, DefaultCandidateK: 50, Writable: true},
 	})
@@ -85,9 +94,7 @@ func newServer(t testing.TB, opts access.Options) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(g.Middleware(server.New(b, server.Options{}).Handler()))
-	t.Cleanup(ts.Close)
-	return ts
+	return g.Middleware(server.New(b, server.Options{}).Handler())
 }
 
 // reply is one HTTP exchange.
