@@ -23,7 +23,31 @@
 //     be narrowed per field, so a text field without one is not offered.
 //     Fields whose mappings conflict across the indices behind an alias
 //     are dropped and reported in Evidence.Notes.
-//   - pagination: offset (from/size) cursors sealed by the Engine.
+//   - pagination: sparse and dense pages run under a point in time (POST
+//     /<index>/_pit, keep-alive pit_keep_alive, default 1m) opened with the
+//     first page, sorted [_score, _shard_doc] and continued with
+//     search_after, so writes between pages shift nothing; the PIT is
+//     closed after the last page, otherwise it lapses after its keep-alive.
+//     Every first sparse/dense page opens one (a request cannot say it will
+//     page): one extra round trip, and an open PIT until the keep-alive
+//     lapses when more results remain. Fused hybrid, MMR and unit document
+//     (collapse forbids search_after with two sort keys) page by offsets.
+//     disable_pit turns this and snapshots off.
+//   - snapshots: indexVersion is the (sealed) PIT id on PIT-served pages; a
+//     pinned one is searched as is, and -32010 once it has lapsed or was
+//     closed. Pinned PITs are never closed by the adapter.
+//   - recency: lexical only. The multi_match is wrapped in function_score
+//     with an exp decay on the date field (origin now, scale = halfLifeDays,
+//     offset 0, decay 0.5, multiplied), so the score halves per half-life;
+//     documents without the field keep multiplier 1 (ES decay semantics).
+//     Scores are then labelled unbounded with floor 0. A kNN section cannot
+//     be rescored exactly, so dense (and sidecar-fused hybrid) recency is
+//     -32005 on option "recency". Paginated pages fix the origin at the
+//     first page's clock so scores do not drift between pages.
+//   - units: chunk and document when document_id_field names an indexed
+//     keyword field: unit document collapses on it (lexical and kNN; kNN
+//     collapses its k nearest chunks, so fewer than k documents can come
+//     back).
 //   - deterministic: when no index behind the target has replicas.
 //   - writes: only when the config says writable and the target is one
 //     index or an alias (not a pattern).
@@ -43,6 +67,7 @@
 // # Configuration
 //
 // See Config: urls, index, text_fields, vector_field, writable, refresh,
+// document_id_field, pit_keep_alive, disable_pit,
 // api_key | username+password | bearer, ca_file | ca_fingerprint.
 //
 // # Known differences
