@@ -74,11 +74,15 @@ type Config struct {
 	// DocumentIDField is a keyword field naming the document a chunk
 	// belongs to; when set, unit "document" collapses hits on it.
 	DocumentIDField string `json:"document_id_field,omitempty" mapstructure:"document_id_field"`
-	// PITKeepAlive is how long a point in time opened for pagination
-	// lives between pages (default 1m); DisablePIT pages by offsets
-	// instead and turns snapshots (indexVersion) off.
+	// PIT pages sparse and dense results under a point in time with
+	// search_after and enables snapshots (indexVersion). It is opt-in: a
+	// request cannot say it will page, so every first page then opens a
+	// PIT (one more round trip, and an open search context until its
+	// keep-alive lapses). Without it pages are offsets.
+	PIT bool `json:"pit,omitempty" mapstructure:"pit"`
+	// PITKeepAlive is how long a point in time lives between pages
+	// (default 1m).
 	PITKeepAlive time.Duration `json:"pit_keep_alive,omitempty" mapstructure:"pit_keep_alive"`
-	DisablePIT   bool          `json:"disable_pit,omitempty" mapstructure:"disable_pit"`
 
 	// DisableCompression stops asking for gzip responses: on loopback or a
 	// fast LAN compression only costs CPU on both sides.

@@ -28,11 +28,12 @@
 //     first page, sorted [_score, _shard_doc] and continued with
 //     search_after, so writes between pages shift nothing; the PIT is
 //     closed after the last page, otherwise it lapses after its keep-alive.
-//     Every first sparse/dense page opens one (a request cannot say it will
-//     page): one extra round trip, and an open PIT until the keep-alive
-//     lapses when more results remain. Fused hybrid, MMR and unit document
-//     (collapse forbids search_after with two sort keys) page by offsets.
-//     disable_pit turns this and snapshots off.
+//     Opt-in with pit: true, because every first sparse/dense page then
+//     opens one (a request cannot say it will page): one extra round trip,
+//     and an open search context until the keep-alive lapses when more
+//     results remain. Without it, and always for fused hybrid, MMR and
+//     unit document (collapse forbids search_after with two sort keys),
+//     pages are offsets.
 //   - snapshots: indexVersion is the (sealed) PIT id on PIT-served pages; a
 //     pinned one is searched as is, and -32010 once it has lapsed or was
 //     closed. Pinned PITs are never closed by the adapter.
@@ -67,7 +68,7 @@
 // # Configuration
 //
 // See Config: urls, index, text_fields, vector_field, writable, refresh,
-// document_id_field, pit_keep_alive, disable_pit,
+// document_id_field, pit, pit_keep_alive,
 // api_key | username+password | bearer, ca_file | ca_fingerprint.
 //
 // # Known differences

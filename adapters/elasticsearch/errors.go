@@ -3,6 +3,7 @@ package elasticsearch
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/url"
 	"slices"
@@ -129,7 +130,10 @@ func classifyTransport(err error) rcp.Code {
 	var ue *url.Error
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EHOSTUNREACH),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.As(err, &oe), errors.As(err, &ue):
+		// A node killed mid-request closes the connection: the client sees a
+		// bare EOF, which is the engine going away, not our bug.
 		return rcp.CodeBackendUnavailable
 	case strings.Contains(err.Error(), "connection"):
 		// elastictransport reports an empty or dead pool as plain errors.

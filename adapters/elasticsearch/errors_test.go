@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -61,6 +62,9 @@ func TestErrorCodeTransport(t *testing.T) {
 		want rcp.Code
 	}{
 		{"refused", refused, rcp.CodeBackendUnavailable},
+		{"node killed mid-request", fmt.Errorf("perform request: %w", io.EOF), rcp.CodeBackendUnavailable},
+		{"truncated response", io.ErrUnexpectedEOF, rcp.CodeBackendUnavailable},
+		{"broken pipe", fmt.Errorf("write: %w", syscall.EPIPE), rcp.CodeBackendUnavailable},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), rcp.CodeTimeout},
 		{"cancelled", context.Canceled, rcp.CodeCancelled},
 		{"rcp error kept", rcp.InvalidParams("ids[0]", "bad"), rcp.CodeInvalidParams},

@@ -22,7 +22,7 @@ import (
 // featureEvidence proves the optional features from the mapping.
 func (a *adapter) featureEvidence(fields map[string]field, st *probeState) {
 	ev := st.ev
-	ev.Snapshots = !a.cfg.DisablePIT
+	ev.Snapshots = a.cfg.PIT
 	for _, f := range ev.FilterFields {
 		ev.NativeRecency = ev.NativeRecency || f.Type == mapping.TypeDate
 	}
@@ -62,7 +62,7 @@ type pitState struct {
 // sent. open=1 opens one first; page=1 sorts for search_after and asks
 // for a continuation.
 func pitPlan(cfg *Config, req *adapters.SearchRequest, s *dsl.Search, op *string) error {
-	if cfg.DisablePIT || req.Stage == adapters.StageHybrid {
+	if !cfg.PIT || req.Stage == adapters.StageHybrid {
 		return nil
 	}
 	page := (req.Paginate || req.Resume != nil) && req.Unit != "document" // collapse forbids search_after with two sorts

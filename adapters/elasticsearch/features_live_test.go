@@ -36,7 +36,7 @@ func liveFeatureIndex(t *testing.T, docs []adapters.Document) (*adapters.Engine,
 	t.Cleanup(func() { _, _, _ = esDo(context.Background(), base, http.MethodDelete, "/"+name, nil) })
 	cfg := DefaultConfig()
 	cfg.URLs, cfg.Index, cfg.Writable, cfg.DocumentIDField = []string{base}, name, true, "doc"
-	cfg.PITKeepAlive = 30 * time.Second
+	cfg.PIT, cfg.PITKeepAlive = true, 30*time.Second
 	a, err := open(ctx, cfg, adapters.Deps{})
 	if err != nil {
 		t.Fatal(err)

@@ -76,7 +76,7 @@ var planCases = []struct {
 		req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 10, Unit: "document", Paginate: true}},
 	{name: "dense_unit_document", cfg: func(c *Config) { c.DocumentIDField = "lang" },
 		req: adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "vec", Vector: vec8(), K: 10, CandidateK: 10, Unit: "document"}},
-	{name: "sparse_page_no_pit", cfg: func(c *Config) { c.DisablePIT = true },
+	{name: "sparse_page_no_pit", cfg: func(c *Config) { c.PIT = false },
 		req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 10, Paginate: true}},
 	{name: "hybrid_native_rrf", rrf: true, req: adapters.SearchRequest{Stage: adapters.StageHybrid, Text: "q", VectorField: "vec", Vector: vec8(),
 		K: 10, CandidateK: 100, RRFK: 60, TextFields: []capability.TextField{{Name: "text"}},

@@ -79,6 +79,6 @@ func probedFake(t *testing.T, cfg *Config) *adapter {
 
 func fixtureConfig(index string) *Config {
 	c := DefaultConfig()
-	c.Index = index
+	c.Index, c.PIT = index, true
 	return c
 }
