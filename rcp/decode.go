@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/internal/jsonscan"
 )
@@ -356,4 +357,15 @@ func collectFields(t reflect.Type, fs fieldSet) {
 			fs[name] = f.Type
 		}
 	}
+}
+
+// isVerbatim reports whether the inside of a JSON string decodes to itself:
+// valid UTF-8 with no escape, quote or control character.
+func isVerbatim(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(b)
 }

@@ -6,7 +6,6 @@ package rcp
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 )
 
 // ProtocolVersion is the highest RCP version this implementation speaks.
@@ -256,17 +255,6 @@ func (q *QueryInput) UnmarshalJSON(b []byte) error {
 		return &json.UnmarshalTypeError{Value: "query", Type: nil}
 	}
 	return nil
-}
-
-// isVerbatim reports whether the inside of a JSON string decodes to itself:
-// valid UTF-8 with no escape, quote or control character.
-func isVerbatim(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' || c == '"' || c < 0x20 {
-			return false
-		}
-	}
-	return utf8.Valid(b)
 }
 
 // MarshalJSON writes a single text block as a bare string.
