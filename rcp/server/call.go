@@ -23,6 +23,7 @@ type call struct {
 	stop   context.CancelFunc
 	rep    *reporter
 	out    []byte
+	done   func(error) // Options.Observe's completion; nil when unobserved
 }
 
 // job is one accepted frame: a single message or a batch (§11).
@@ -73,17 +74,26 @@ func (sess *session) acceptMember(ctx context.Context, m jsonrpc.Member, emit fu
 		return &call{id: req.ID, out: errorFrame(req.ID, rcp.NewError(rcp.CodeInvalidRequest,
 			"method %q in the body does not match %q in the path", req.Method, pathMethod))}
 	}
+	var done func(error)
+	if obs := sess.srv.opts.Observe; obs != nil {
+		ctx, done = obs(ctx, req.Method, req.Params)
+	}
 	e, gerr := sess.checkRequest(req)
 	if gerr == nil && m.Err != nil {
 		gerr = decodeErr(m.Err)
 	}
 	if gerr != nil {
+		if done != nil {
+			done(gerr)
+		}
 		return &call{id: req.ID, out: errorFrame(req.ID, gerr)}
 	}
 	if req.Method == rcp.MethodShutdown {
 		sess.closing.Store(true)
 	}
-	return sess.newCall(ctx, req, e, emit)
+	c := sess.newCall(ctx, req, e, emit)
+	c.done = done
+	return c
 }
 
 func (sess *session) newCall(parent context.Context, req *jsonrpc.Request, e *entry, emit func([]byte)) *call {
@@ -168,9 +178,20 @@ func (c *call) execute() []byte {
 	}
 	c.rep.close()
 	if o.err != nil {
-		return errorFrame(c.id, c.classify(o.err))
+		o.err = c.classify(o.err)
+	}
+	c.observed(o.err)
+	if o.err != nil {
+		return errorFrame(c.id, o.err)
 	}
 	return resultFrame(c.id, o.v)
+}
+
+// observed reports the call's answer to Options.Observe.
+func (c *call) observed(err error) {
+	if c.done != nil {
+		c.done(err)
+	}
 }
 
 // classify prefers the context's cause for non-RCP errors of a done call.

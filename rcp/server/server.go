@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -46,6 +47,13 @@ type Options struct {
 	AllowOrigins []string
 	// ReadyFunc backs GET /readyz; nil means always ready.
 	ReadyFunc func(ctx context.Context) error
+	// Observe, when set, sees every request (not notifications) that
+	// names a method, lifecycle methods and gating errors (-32001, -32003,
+	// -32004) included. It is called as the request is accepted; the call
+	// runs under the returned context, and done is called exactly once with
+	// the error the request is answered with (nil for a result). Telemetry
+	// uses it for a span, counters and latency per request (§17).
+	Observe func(ctx context.Context, method string, params json.RawMessage) (context.Context, func(err error))
 }
 
 // Server serves one Backend over stdio (ServeStdio) and HTTP (Handler). Its
