@@ -35,8 +35,9 @@ func single(s *stageRun) *ranking {
 	rk := &ranking{scale: s.cands.Scale, floor: s.cands.Floor, candidates: len(s.cands.Hits), qvec: s.req.Vector,
 		next: s.cands.Next, version: s.cands.IndexVersion}
 	rk.items = make([]item, len(s.cands.Hits))
-	for i, c := range s.cands.Hits {
-		rk.items[i] = item{c: c, score: c.Score, scores: stageScores(s.key, c)}
+	for i := range s.cands.Hits {
+		c := &s.cands.Hits[i]
+		rk.items[i] = item{c: c, key: s.key, score: c.Score}
 	}
 	return rk
 }
@@ -117,9 +118,9 @@ func convexWeights(runs []*stageRun, alpha float64) []float64 {
 // (§16.3 dedup), merges meta and records the per-stage score.
 func mergeCandidate(prev item, key string, c Candidate) item {
 	if prev.scores == nil {
-		return item{c: c, scores: stageScores(key, c)}
+		return item{c: &c, scores: stageScores(key, &c)}
 	}
-	maps.Copy(prev.scores, stageScores(key, c))
+	maps.Copy(prev.scores, stageScores(key, &c))
 	if len(c.Text) > len(prev.c.Text) {
 		prev.c.Text = c.Text
 	}
@@ -228,6 +229,7 @@ func rescore(items []item, order []int) []item {
 		if i > 0 && out[i-1].score < it.score {
 			it.score = out[i-1].score
 		}
+		it.scores = it.scoreMap()
 		it.scores["mmr"] = it.score
 		out = append(out, it)
 	}

@@ -143,7 +143,7 @@ func (e *Engine) hits(r *retrieval, items []item) []rcp.Hit {
 }
 
 func (e *Engine) hit(r *retrieval, it item) rcp.Hit {
-	h := rcp.Hit{ID: it.c.ID, Score: finite(it.score), Meta: it.c.Meta, Scores: finiteScores(it.scores), Unit: r.unit}
+	h := rcp.Hit{ID: it.c.ID, Score: finite(it.score), Meta: it.c.Meta, Scores: finiteScores(it.scoreMap()), Unit: r.unit}
 	if r.text2 {
 		h.Text = it.c.Text
 	}
@@ -157,7 +157,7 @@ func (e *Engine) hit(r *retrieval, it item) rcp.Hit {
 	return h
 }
 
-func (e *Engine) citation(c Candidate) *rcp.Citation {
+func (e *Engine) citation(c *Candidate) *rcp.Citation {
 	if c.Citation != nil {
 		return c.Citation
 	}

@@ -14,12 +14,25 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
-// item is one ranked candidate inside the pipeline.
+// item is one ranked candidate inside the pipeline. It points into the
+// stage's Candidates (no copy per candidate); fusion points at a merged
+// copy. scores stays nil on a single-stage list until a hit needs it, so
+// Hit.scores maps are built only for the hits actually returned.
 type item struct {
-	c      Candidate
+	c      *Candidate
+	key    string // the stage's Hit.scores key when scores is nil
 	score  float64
 	scores map[string]float64
 	wsum   float64
+}
+
+// scoreMap is the item's Hit.scores: the fused or re-scored map when one
+// was built, otherwise the stage's scores, built fresh.
+func (it *item) scoreMap() map[string]float64 {
+	if it.scores != nil {
+		return it.scores
+	}
+	return stageScores(it.key, it.c)
 }
 
 // ranking is the pipeline's working list and the scale of its scores.
