@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -22,8 +21,10 @@ import (
 // one, else params._meta.traceparent), is counted, timed and tracked in
 // flight, and ends with one "rcp request" log line carrying request_id and
 // trace_id, with query text and hit bodies only under Options.LogBodies
-// (§15.6). Info, Capabilities and Conformance pass through unchanged
-// (§13.2).
+// (§15.6). Under a server whose Options.Observe is this Telemetry's
+// Observer, the Observer owns the span, counts and log line, and the
+// decorator only adds its details (one count per request). Info,
+// Capabilities and Conformance pass through unchanged (§13.2).
 func (t *Telemetry) Backend(b server.Backend, engine string) server.Backend {
 	return &backend{next: b, t: t, engine: engine, methods: map[string]*methodAttrs{
 		rcp.MethodRetrieve: t.methodAttrs(rcp.MethodRetrieve, engine), rcp.MethodEmbed: t.methodAttrs(rcp.MethodEmbed, engine),
@@ -118,12 +119,17 @@ type call struct {
 	m     *methodAttrs
 	span  trace.Span
 	start time.Time
+	obs   *observed // set when an Observer already spans and counts it
 }
 
 // begin adopts the caller's trace context and request id, starts the
-// request span and counts the request in flight.
+// request span and counts the request in flight — unless the server's
+// Observer already did, in which case the call only reports its details.
 func (b *backend) begin(ctx context.Context, method string, meta map[string]any) (context.Context, *call) {
 	m := b.methods[method]
+	if obs := observedFrom(ctx); obs != nil {
+		return ctx, &call{b: b, m: m, span: trace.SpanFromContext(ctx), obs: obs}
+	}
 	ctx = b.t.adoptMeta(ctx, meta)
 	if RequestID(ctx) == "" {
 		ctx = WithRequestID(ctx, newRequestID())
@@ -133,19 +139,14 @@ func (b *backend) begin(ctx context.Context, method string, meta map[string]any)
 	return ctx, &call{b: b, m: m, span: span, start: time.Now()}
 }
 
-// end records the outcome on the span, the metrics and the log.
+// end records the outcome on the span, the metrics and the log, or hands
+// the details to the Observer that does.
 func (c *call) end(ctx context.Context, err error, attrs []slog.Attr) {
-	t, code := c.b.t, codeLabel(err)
-	elapsed := time.Since(c.start)
-	if err != nil {
-		c.span.SetAttributes(KeyCode.Int(int(rcp.AsError(err).Code)))
-		c.span.SetStatus(codes.Error, code)
+	if c.obs != nil {
+		c.obs.setDetails(attrs)
+		return
 	}
-	c.span.End()
-	t.inst.inflight.Add(ctx, -1, c.m.labels)
-	t.inst.duration.Record(ctx, elapsed.Seconds(), c.m.labels)
-	t.inst.requests.Add(ctx, 1, c.m.codeLabels(code))
-	t.logRequest(ctx, c.m.method, c.b.engine, err, elapsed, attrs)
+	c.b.t.finish(ctx, c.m, c.span, c.start, err, attrs)
 }
 
 // withTraceID returns meta (copied) with traceId set.
