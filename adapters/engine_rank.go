@@ -19,11 +19,13 @@ func (e *Engine) combine(ctx context.Context, r *retrieval, runs []*stageRun) *r
 	stageNotes(r, runs)
 	if len(runs) == 1 {
 		rk := single(runs[0])
-		rep.Progress("recall", 0.5, fmt.Sprintf("recalled %d candidates", rk.candidates), e.hits(r, head(rk.items, r.funnel.K)))
+		e.reportRecall(rep, r, rk)
 		return rk
 	}
-	first := single(runs[0])
-	rep.Progress("recall", 0.4, fmt.Sprintf("recalled %d lists", len(runs)), e.hits(r, head(first.items, r.funnel.K)))
+	if progressOn(rep) {
+		first := single(runs[0])
+		rep.Progress("recall", 0.4, fmt.Sprintf("recalled %d lists", len(runs)), e.hits(r, head(first.items, r.funnel.K)))
+	}
 	_, span := startStage(ctx, "fuse", attribute.String("rcp.fusion", string(r.fusion)))
 	rk := e.fuse(r, runs)
 	span.End()

@@ -75,7 +75,7 @@ func (e *Engine) finish(ctx context.Context, r *retrieval, rk *ranking, start ti
 		return nil, e.wrap(ctx, err)
 	}
 	res.NextCursor, res.IndexVersion = next, e.sealVersion(rk.version)
-	res.Hits = e.hits(r, page)
+	res.Hits = e.pageHits(r, rk, page)
 	res.Meta = scaleMeta(r.mode, rk)
 	latency := time.Since(start).Milliseconds()
 	res.Usage.LatencyMs = &latency
@@ -87,12 +87,16 @@ func (e *Engine) finish(ctx context.Context, r *retrieval, rk *ranking, start ti
 // logRetrieve sends the §17.1 debug summary of one retrieve: what ran and
 // how much it found, with the usage notes as data.
 func logRetrieve(ctx context.Context, r *retrieval, rk *ranking, hits int, latency int64) {
+	rep := rcp.ReporterFrom(ctx)
+	if !logOn(rep, "debug") {
+		return
+	}
 	msg := fmt.Sprintf("retrieve mode=%s candidates=%d hits=%d latencyMs=%d", r.mode, rk.candidates, hits, latency)
 	data := map[string]any{"mode": string(r.mode), "candidates": rk.candidates, "hits": hits, "latencyMs": latency}
 	if len(r.notes) > 0 {
 		data["notes"] = r.notes
 	}
-	rcp.ReporterFrom(ctx).Log("debug", "retrieve", msg, data)
+	rep.Log("debug", "retrieve", msg, data)
 }
 
 // pack keeps the leading hits whose bodies fit the token budget (§7.7.2)

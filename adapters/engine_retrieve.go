@@ -46,6 +46,10 @@ type ranking struct {
 	// IndexVersion (continuation paging, §10, §7.7.1).
 	next    json.RawMessage
 	version string
+	// partial is the recall progress's hits for the items from partialAt
+	// (reportRecall), reused by finish when the page is the same items.
+	partial   []rcp.Hit
+	partialAt *item
 }
 
 // stageRun is one recall stage: its Hit.scores key, request and result.
