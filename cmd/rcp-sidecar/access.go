@@ -61,7 +61,7 @@ func newGuard(ac config.Access, a *app) (*access.Guard, error) {
 func (a *app) serverFor(b server.Backend) *server.Server {
 	s := a.cfg.Server
 	return server.New(a.observe(b), server.Options{
-		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: a.log,
+		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: a.log, Observe: a.observer(a.backend),
 		BasePath: s.HTTP.BasePath, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
 		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
 	})

@@ -45,7 +45,7 @@ func loadApp(ctx context.Context, g *globals) (*app, error) {
 	}
 	if g.demo {
 		a.backend = demoBackend
-		a.engine, err = openDemo(ctx, emb, log)
+		a.engine, err = openDemo(ctx, emb, log, func(ad adapters.Adapter) adapters.Adapter { return a.observeAdapter(ad, demoBackend) })
 		return a, err
 	}
 	return a, a.openBackend(ctx, g.backend, emb)
@@ -135,7 +135,7 @@ func openEmbedder(ctx context.Context, e *config.Embedder) (adapters.Embedder, e
 func (a *app) newServer() *server.Server {
 	s := a.cfg.Server
 	return server.New(a.observe(a.engine), server.Options{
-		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: a.log,
+		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: a.log, Observe: a.observer(a.backend),
 		BasePath: s.HTTP.BasePath, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
 		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
 	})

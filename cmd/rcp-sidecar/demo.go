@@ -19,8 +19,9 @@ const demoBackend = "demo"
 
 // openDemo builds the in-memory engine over the bundled corpus: sparse
 // always, dense too when an embedder is configured (the corpus is embedded
-// once at start-up).
-func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger) (*adapters.Engine, error) {
+// once at start-up). wrap decorates the store (telemetry: a span and
+// latency per engine call).
+func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger, wrap func(adapters.Adapter) adapters.Adapter) (*adapters.Engine, error) {
 	docs, err := demoDocuments()
 	if err != nil {
 		return nil, err
@@ -36,7 +37,7 @@ func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger) (*ad
 	store := memory.New(opts)
 	store.Add(docs...)
 	log.Info("demo corpus loaded", "docs", len(docs), "dense", emb != nil)
-	return adapters.NewEngine(ctx, store, engineOptions(config.DefaultPolicy(), emb, log.With("backend", demoBackend)))
+	return adapters.NewEngine(ctx, wrap(store), engineOptions(config.DefaultPolicy(), emb, log.With("backend", demoBackend)))
 }
 
 // demoDocuments parses the embedded BEIR-shaped JSONL: _id and text are

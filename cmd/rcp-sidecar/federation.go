@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/federation"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
@@ -53,6 +55,10 @@ type fedApp struct {
 	// aggOptions built agg; handler reuses them over scoped engines.
 	aggOptions federation.Options
 	obs        *app // telemetry only (telemetry.go), labelled "federation"
+	// stop ends every engine's re-probe loop (resilient.Adapter.Run); wg
+	// waits for them.
+	stop context.CancelFunc
+	wg   sync.WaitGroup
 }
 
 func runFederation(cmd *cobra.Command, g *globals, f *serveFlags, cfg *config.Config) error {
@@ -138,10 +144,12 @@ func openFederation(ctx context.Context, g *globals, cfg *config.Config, id stri
 		return nil, err
 	}
 	fa := &fedApp{cfg: cfg, log: log, obs: &app{cfg: cfg, log: log, backend: "federation"}}
+	var runCtx context.Context
+	runCtx, fa.stop = context.WithCancel(context.WithoutCancel(ctx))
 	var es []federation.Engine
 	for i := range cfg.Backends {
 		b := &cfg.Backends[i]
-		fe, err := fa.open(ctx, b, emb)
+		fe, err := fa.open(ctx, runCtx, b, emb)
 		if err != nil {
 			fa.Close()
 			return nil, err
@@ -164,15 +172,18 @@ func openFederation(ctx context.Context, g *globals, cfg *config.Config, id stri
 }
 
 // open opens one backend as a federated engine; nil, nil means it was
-// skipped (not required and unavailable).
-func (fa *fedApp) open(ctx context.Context, b *config.Backend, emb adapters.Embedder) (*federation.Engine, error) {
+// skipped (not required and unavailable). Its re-probe loop runs until
+// runCtx ends. The engine's Backend is the telemetry decorator labelled
+// with its id, so a federated retrieve counts and spans each engine it
+// reaches.
+func (fa *fedApp) open(ctx, runCtx context.Context, b *config.Backend, emb adapters.Embedder) (*federation.Engine, error) {
 	if w := b.FusionWeight(); w <= 0 {
 		return nil, fmt.Errorf("backend %s: weight must be positive, got %v", b.Name, w)
 	}
 	if !validEngineID(b.Name) {
 		return nil, fmt.Errorf("backend %q: a federated backend name may hold only letters, digits, '.', '_' and '-' (it is a URL path segment)", b.Name)
 	}
-	e, err := openEngine(ctx, b, emb, fa.log)
+	e, ra, err := fa.openEngine(ctx, b, emb)
 	if err != nil && !b.Required {
 		fa.log.Warn("backend left out of the federation", "backend", b.Name, "err", err)
 		return nil, nil
@@ -180,32 +191,42 @@ func (fa *fedApp) open(ctx context.Context, b *config.Backend, emb adapters.Embe
 	if err != nil {
 		return nil, err
 	}
+	fa.wg.Go(func() { ra.Run(runCtx) }) // periodic re-probe, as for a single backend
 	fa.engines = append(fa.engines, e)
 	fa.ids = append(fa.ids, b.Name)
-	return &federation.Engine{ID: b.Name, Backend: e, Weight: b.FusionWeight(), Required: b.Required}, nil
+	return &federation.Engine{ID: b.Name, Backend: fa.obs.observeAs(e, b.Name), Weight: b.FusionWeight(), Required: b.Required}, nil
 }
 
-// openEngine is app.openBackend for one configured backend.
-func openEngine(ctx context.Context, b *config.Backend, emb adapters.Embedder, log *slog.Logger) (*adapters.Engine, error) {
+// openEngine opens one configured backend as the single-backend path
+// does (openResilient): the adapter behind the telemetry decorator (a
+// span and latency per engine call attempt) and the resilient one
+// (timeouts, retries, circuit breaker exported as
+// rcp_engine_circuit_state), probed once.
+func (fa *fedApp) openEngine(ctx context.Context, b *config.Backend, emb adapters.Embedder) (*adapters.Engine, *resilient.Adapter, error) {
 	f, _ := newRegistry().Lookup(b.Engine)
-	log = log.With("backend", b.Name, "engine", b.Engine)
+	log := fa.log.With("backend", b.Name, "engine", b.Engine)
 	ad, err := f.Open(ctx, b.Config, adapters.Deps{Logger: log, Embedder: emb})
 	if err != nil {
-		return nil, fmt.Errorf("open backend %s: %w", b.Name, err)
+		return nil, nil, fmt.Errorf("open backend %s: %w", b.Name, err)
 	}
-	e, err := adapters.NewEngine(ctx, ad, engineOptions(b.Policy, emb, log))
+	ra := resilient.New(fa.obs.observeAdapter(ad, b.Name), resilientOptions(b, log))
+	if !fa.cfg.Telemetry.Disabled {
+		fa.obs.tel().WatchCircuit(b.Name, ra)
+	}
+	e, err := adapters.NewEngine(ctx, ra.AsAdapter(), engineOptions(b.Policy, emb, log))
 	if err != nil {
-		ad.Close()
-		return nil, fmt.Errorf("probe backend %s: %w", b.Name, err)
+		ra.Close()
+		return nil, nil, fmt.Errorf("probe backend %s: %w", b.Name, err)
 	}
-	return e, nil
+	return e, ra, nil
 }
 
-// serverOptions applies the server section with base as the HTTP base path.
-func (fa *fedApp) serverOptions(base string) server.Options {
+// serverOptions applies the server section with base as the HTTP base
+// path; every request is observed under the engine label.
+func (fa *fedApp) serverOptions(base, engine string) server.Options {
 	s := fa.cfg.Server
 	return server.Options{
-		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: fa.log,
+		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: fa.log, Observe: fa.obs.observer(engine),
 		BasePath: base, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
 		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
 	}
@@ -230,7 +251,7 @@ func (fa *fedApp) handler(scope func(id string, b server.Backend) (server.Backen
 	}
 	for _, e := range es {
 		path := enginesPrefix + e.ID + "/rcp"
-		h := server.New(fa.obs.observeAs(e.Backend, e.ID), fa.serverOptions(path)).Handler()
+		h := server.New(e.Backend, fa.serverOptions(path, e.ID)).Handler() // e.Backend is observed (open)
 		mux.Handle(path, h)
 		mux.Handle(path+"/", h)
 	}
@@ -244,7 +265,7 @@ func (fa *fedApp) handler(scope func(id string, b server.Backend) (server.Backen
 		}
 	}
 	base := fa.cfg.Server.HTTP.BasePath
-	ah := agg.CatalogHandler(server.New(fa.obs.observe(ab), fa.serverOptions(base)).Handler(), engineEndpoint)
+	ah := agg.CatalogHandler(server.New(fa.obs.observe(ab), fa.serverOptions(base, fa.obs.backend)).Handler(), engineEndpoint)
 	for _, p := range []string{base, base + "/", "/healthz", "/readyz"} {
 		mux.Handle(p, ah)
 	}
@@ -286,6 +307,10 @@ func validEngineID(id string) bool {
 }
 
 func (fa *fedApp) Close() {
+	if fa.stop != nil {
+		fa.stop()
+	}
+	fa.wg.Wait()
 	for _, e := range fa.engines {
 		e.Close()
 	}

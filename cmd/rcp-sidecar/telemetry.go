@@ -79,6 +79,16 @@ func (a *app) observeAs(b server.Backend, engine string) server.Backend {
 	return a.tel().Backend(b, engine)
 }
 
+// observer is server.Options.Observe for engine: a span, counts, latency
+// and a log line for every request the server answers, lifecycle methods
+// and gating errors included; nil when telemetry is off.
+func (a *app) observer(engine string) telemetry.ObserveFunc {
+	if a.cfg.Telemetry.Disabled {
+		return nil
+	}
+	return a.tel().Observer(engine)
+}
+
 // observeAdapter decorates an engine adapter with a span, latency and
 // error count per engine call.
 func (a *app) observeAdapter(ad adapters.Adapter, backend string) adapters.Adapter {

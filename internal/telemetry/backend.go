@@ -127,7 +127,7 @@ type call struct {
 // Observer already did, in which case the call only reports its details.
 func (b *backend) begin(ctx context.Context, method string, meta map[string]any) (context.Context, *call) {
 	m := b.methods[method]
-	if obs := observedFrom(ctx); obs != nil {
+	if obs := observedFrom(ctx, b.engine); obs != nil {
 		return ctx, &call{b: b, m: m, span: trace.SpanFromContext(ctx), obs: obs}
 	}
 	ctx = b.t.adoptMeta(ctx, meta)

@@ -36,8 +36,10 @@ type ObserveFunc = func(ctx context.Context, method string, params json.RawMessa
 // included — gets a span "rcp <method>" (parent: the caller's W3C trace
 // context from the traceparent header or params._meta.traceparent), is
 // counted by method, code and engine, timed, tracked in flight and logged
-// once. A Backend decorator under such a server adds its request details
-// to that span and log line instead of counting again.
+// once. A Backend decorator for the same engine under such a server adds
+// its request details to that span and log line instead of counting
+// again; one for another engine (a federated engine inside an aggregator)
+// still opens a child span and counts under its own label.
 func (t *Telemetry) Observer(engine string) ObserveFunc {
 	ms := make(map[string]*methodAttrs, len(knownMethods)+1)
 	for _, m := range knownMethods {
@@ -54,7 +56,7 @@ func (t *Telemetry) Observer(engine string) ObserveFunc {
 			ctx = WithRequestID(ctx, newRequestID())
 		}
 		ctx, span := t.tracer.Start(ctx, m.span, trace.WithSpanKind(trace.SpanKindServer), m.spanAttrs)
-		r := &observed{}
+		r := &observed{engine: engine}
 		ctx = context.WithValue(ctx, observedKey{}, r)
 		t.inst.inflight.Add(ctx, 1, m.labels)
 		start := time.Now()
@@ -97,8 +99,9 @@ type observedKey struct{}
 // Observer's log line; the handler may still run when the request is
 // answered (a deadline), hence the lock.
 type observed struct {
-	mu    sync.Mutex
-	attrs []slog.Attr
+	engine string // the Observer's engine label
+	mu     sync.Mutex
+	attrs  []slog.Attr
 }
 
 func (r *observed) setDetails(as []slog.Attr) {
@@ -113,8 +116,13 @@ func (r *observed) details() []slog.Attr {
 	return r.attrs
 }
 
-// observedFrom returns the Observer's state for ctx's request, or nil.
-func observedFrom(ctx context.Context) *observed {
+// observedFrom returns the Observer's state for ctx's request when that
+// Observer labels engine, else nil: a federated engine called inside an
+// aggregator's request is its own child request with its own counts.
+func observedFrom(ctx context.Context, engine string) *observed {
 	r, _ := ctx.Value(observedKey{}).(*observed)
+	if r == nil || r.engine != engine {
+		return nil
+	}
 	return r
 }
