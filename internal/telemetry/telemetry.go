@@ -1,6 +1,8 @@
 // Package telemetry wires OpenTelemetry traces and metrics and slog request
-// logs around the sidecar (§17): a server.Backend decorator that opens one
-// span per RCP request, counts and times it and writes its log line; an
+// logs around the sidecar (§17): a server Observer (Options.Observe) that
+// opens one span per RCP request the server answers, counts and times it
+// and writes its log line; a server.Backend decorator that adds request
+// details (or does the same on its own when no Observer is set); an
 // adapters.Adapter decorator with a span and error count per engine call;
 // an HTTP middleware accepting W3C trace context and request ids; and the
 // Prometheus /metrics handler. None of it alters retrieval semantics, and
