@@ -37,6 +37,7 @@ type flags struct {
 	conc       string
 	rounds     int
 	modes      string
+	fusion     string
 	cpuprofile string
 }
 
@@ -58,6 +59,8 @@ func parseFlags() *flags {
 	flag.StringVar(&f.conc, "concurrency", "1,8,32", "speed: concurrency levels")
 	flag.IntVar(&f.rounds, "rounds", 1, "speed: passes over the queries per cell")
 	flag.StringVar(&f.modes, "modes", "", "modes to run (default sparse, plus dense,hybrid with an embedder)")
+	flag.BoolVar(&f.opts.DirectGzip, "direct-gzip", false, "direct client accepts gzipped responses (match an adapter whose client does)")
+	flag.StringVar(&f.fusion, "fusion", "", "hybrid fusion method sent to the sidecar: rrf, weighted or convex (default: the server's)")
 	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	return f
@@ -90,14 +93,21 @@ func main() {
 }
 
 func run(ctx context.Context, f *flags, out io.Writer) error {
-	if f.opts.URL == "" {
+	if f.opts.URL == "" && f.opts.Engine != beir.QdrantName {
 		return fmt.Errorf("-url (or RCP_ES_URL) is required")
 	}
 	emb, err := f.embedder()
 	if err != nil {
 		return err
 	}
-	f.opts.Embedder, f.opts.Log = emb, os.Stderr
+	if emb != nil && f.bench {
+		emb = beir.MemoQueries(emb) // time the engines, not the embedding server
+	}
+	f.opts.Embedder, f.opts.Log, f.opts.Fusion = emb, os.Stderr, rcp.FusionMethod(f.fusion)
+	f.opts.EmbedVariant = "prefix"
+	if f.inputType {
+		f.opts.EmbedVariant = "input_type"
+	}
 	if f.opts.Index == "" {
 		f.opts.Index = "scifact"
 		if emb != nil {
@@ -112,11 +122,14 @@ func run(ctx context.Context, f *flags, out io.Writer) error {
 		return err
 	}
 	defer s.Close()
+	if l := s.Label(); l != "" {
+		fmt.Fprintln(out, "engine:", l)
+	}
 	for _, m := range f.modeList(emb != nil) {
 		if f.bench {
 			err = speed(ctx, s, m, f, out)
 		} else {
-			err = fidelity(ctx, s, m, out)
+			err = fidelity(ctx, s, m, f.fusion, out)
 		}
 		if err != nil {
 			return err
@@ -151,12 +164,15 @@ func (f *flags) modeList(dense bool) []rcp.Mode {
 	return []rcp.Mode{rcp.ModeSparse}
 }
 
-func fidelity(ctx context.Context, s *beir.Setup, m rcp.Mode, out io.Writer) error {
+func fidelity(ctx context.Context, s *beir.Setup, m rcp.Mode, fusion string, out io.Writer) error {
 	r, err := s.Fidelity(ctx, m)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%-6s queries=%d nDCG@10 sidecar=%.4f", m, r.Queries, r.NDCGSidecar)
+	if m == rcp.ModeHybrid && fusion != "" {
+		fmt.Fprintf(out, " fusion=%s", fusion)
+	}
 	if r.HasDirect {
 		fmt.Fprintf(out, " direct=%.4f identical=%d/%d", r.NDCGDirect, r.Identical, r.Queries)
 	}

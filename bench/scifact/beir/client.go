@@ -18,10 +18,13 @@ type direct struct {
 	client *http.Client
 }
 
-func newDirect(base string) *direct {
+// newDirect returns a client for base; gzip asks the engine for gzipped
+// responses (Go's transport default), as an adapter without a
+// compression switch does, else compression is off.
+func newDirect(base string, gzip bool) *direct {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 64
-	t.DisableCompression = true // as the adapter is configured here
+	t.DisableCompression = !gzip
 	t.DialContext = (&net.Dialer{Timeout: 5 * time.Second}).DialContext
 	return &direct{base: base, client: &http.Client{Transport: t}}
 }

@@ -17,7 +17,7 @@ const bulkBatch = 64
 // ensureIndex creates and loads index unless it already holds the whole
 // corpus (reindex forces a rebuild). Vectors are embedded as documents
 // (title + " " + text) when emb is set.
-func ensureIndex(ctx context.Context, d *direct, k Kit, index string, docs []Doc, emb adapters.Embedder, reindex bool, log io.Writer) error {
+func ensureIndex(ctx context.Context, d *direct, k Kit, index string, docs []Doc, emb adapters.Embedder, variant string, reindex bool, log io.Writer) error {
 	if !reindex && d.exists(ctx, index) {
 		var c struct {
 			Count int `json:"count"`
@@ -38,7 +38,7 @@ func ensureIndex(ctx context.Context, d *direct, k Kit, index string, docs []Doc
 	start := time.Now()
 	var vc *vectorCache
 	if emb != nil {
-		vc = openVectorCache(emb)
+		vc = openVectorCache(emb, variant)
 		fmt.Fprintf(log, "vector cache %s: %d vectors\n", vc.path, len(vc.vecs))
 	}
 	for i := 0; i < len(docs); i += bulkBatch {

@@ -28,7 +28,16 @@ type Options struct {
 	MaxDocs int
 	// Embedder enables dense and hybrid; nil means sparse only.
 	Embedder adapters.Embedder
-	Log      io.Writer
+	// EmbedVariant names how document texts reach the model (e.g.
+	// "input_type" or "prefix"); it is part of the vector cache's key.
+	EmbedVariant string
+	// DirectGzip makes the direct client accept gzipped responses (to
+	// match an adapter that cannot switch compression off).
+	DirectGzip bool
+	// Fusion is the hybrid fusion method sent to the sidecar ("": the
+	// server's default).
+	Fusion rcp.FusionMethod
+	Log    io.Writer
 }
 
 // Setup is a loaded dataset, a ready index, the sidecar Engine over it
@@ -39,6 +48,11 @@ type Setup struct {
 	kit    Kit
 	direct *direct
 	eng    *adapters.Engine
+	// label names the engine behind the run when it is not what -engine
+	// says (a fake); noDirect means no direct query path exists.
+	label    string
+	noDirect bool
+	closers  []func()
 }
 
 // Prepare loads the dataset, ensures the index and builds the Engine.
@@ -60,8 +74,15 @@ func Prepare(ctx context.Context, o Options) (*Setup, error) {
 	if o.MaxDocs > 0 {
 		ds.Docs = pool(ds, o.MaxDocs)
 	}
-	s := &Setup{opts: o, ds: ds, kit: kit, direct: newDirect(o.URL)}
-	if err := ensureIndex(ctx, s.direct, kit, o.Index, ds.Docs, o.Embedder, o.Reindex, o.Log); err != nil {
+	s := &Setup{opts: o, ds: ds, kit: kit, direct: newDirect(o.URL, o.DirectGzip)}
+	if p, ok := kit.(preparer); ok {
+		if err := p.prepare(ctx, s); err != nil {
+			s.close()
+			return nil, err
+		}
+		return s, s.openEngine(ctx)
+	}
+	if err := ensureIndex(ctx, s.direct, kit, o.Index, ds.Docs, o.Embedder, o.EmbedVariant, o.Reindex, o.Log); err != nil {
 		return nil, err
 	}
 	return s, s.openEngine(ctx)
@@ -86,8 +107,28 @@ func (s *Setup) openEngine(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the Engine.
-func (s *Setup) Close() error { return s.eng.Close() }
+// preparer is implemented by kits that load their engine themselves
+// (no HTTP index API); prepare may set s.opts.URL, s.label, s.noDirect.
+type preparer interface {
+	prepare(ctx context.Context, s *Setup) error
+}
+
+// Close releases the Engine and anything the kit started.
+func (s *Setup) Close() error {
+	err := s.eng.Close()
+	s.close()
+	return err
+}
+
+func (s *Setup) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
+
+// Label names the engine actually measured (e.g. a fake), or "".
+func (s *Setup) Label() string { return s.label }
 
 // Queries returns the queries in use.
 func (s *Setup) Queries() []Query { return s.ds.Queries }
@@ -99,7 +140,11 @@ func (s *Setup) Engine() *adapters.Engine { return s.eng }
 // dense stage asks for exactly what the direct kNN query asks for.
 func (s *Setup) params(q string, mode rcp.Mode) *rcp.RetrieveParams {
 	k := int64(s.opts.K)
-	return &rcp.RetrieveParams{Query: rcp.TextQuery(q), Mode: mode, K: &k, CandidateK: &k}
+	p := &rcp.RetrieveParams{Query: rcp.TextQuery(q), Mode: mode, K: &k, CandidateK: &k}
+	if mode == rcp.ModeHybrid && s.opts.Fusion != "" {
+		p.Fusion = &rcp.FusionParams{Method: s.opts.Fusion}
+	}
+	return p
 }
 
 // sidecarIDs runs one query through the Engine.
@@ -147,7 +192,7 @@ type FidelityReport struct {
 // Fidelity runs every query through the sidecar and, for sparse and
 // dense, directly, comparing the id lists.
 func (s *Setup) Fidelity(ctx context.Context, mode rcp.Mode) (*FidelityReport, error) {
-	r := &FidelityReport{Mode: mode, HasDirect: mode != rcp.ModeHybrid}
+	r := &FidelityReport{Mode: mode, HasDirect: mode != rcp.ModeHybrid && !s.noDirect}
 	side, dir := map[string][]string{}, map[string][]string{}
 	for _, q := range s.ds.Queries {
 		ids, err := s.sidecarIDs(ctx, q.Text, mode)

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,8 +40,9 @@ type SpeedRow struct {
 type runner func(ctx context.Context, q string) error
 
 // Speed measures every path at each concurrency over rounds passes of the
-// queries, after one warm-up pass per path. Paths alternate per
-// concurrency level so drift affects them alike.
+// queries, after one warm-up pass per path. Within a concurrency level the
+// paths alternate pass by pass (the order rotating each round), so drift
+// on a shared machine affects them alike; a row pools its path's passes.
 func (s *Setup) Speed(ctx context.Context, mode rcp.Mode, conc []int, rounds int) ([]SpeedRow, error) {
 	httpRun, stop, err := s.httpRunner(mode)
 	if err != nil {
@@ -51,29 +52,42 @@ func (s *Setup) Speed(ctx context.Context, mode rcp.Mode, conc []int, rounds int
 	runners := map[Path]runner{PathDirect: s.directRunner(mode), PathEngine: s.engineRunner(mode), PathHTTP: httpRun}
 	order := []Path{PathDirect, PathEngine, PathHTTP}
 	for _, p := range order {
-		if _, err := s.measure(ctx, runners[p], 4, 1); err != nil {
+		if _, _, err := s.pass(ctx, runners[p], 4); err != nil {
 			return nil, fmt.Errorf("warm-up %s: %w", p, err)
 		}
 	}
 	var rows []SpeedRow
 	for _, c := range conc {
-		for _, p := range order {
-			row, err := s.measure(ctx, runners[p], c, rounds)
-			if err != nil {
-				return nil, fmt.Errorf("%s at %d: %w", p, c, err)
+		lat, wall := map[Path][]time.Duration{}, map[Path]time.Duration{}
+		for r := range max(rounds, 1) {
+			for i := range order {
+				p := order[(i+r)%len(order)]
+				l, w, err := s.pass(ctx, runners[p], c)
+				if err != nil {
+					return nil, fmt.Errorf("%s at %d: %w", p, c, err)
+				}
+				lat[p], wall[p] = append(lat[p], l...), wall[p]+w
 			}
-			row.Path = p
-			rows = append(rows, *row)
+		}
+		for _, p := range order {
+			rows = append(rows, summarize(p, c, lat[p], wall[p]))
 		}
 	}
 	return rows, nil
 }
 
-// measure runs rounds × queries requests with c workers.
-func (s *Setup) measure(ctx context.Context, run runner, c, rounds int) (*SpeedRow, error) {
+func summarize(p Path, c int, lat []time.Duration, wall time.Duration) SpeedRow {
+	slices.Sort(lat)
+	n := len(lat)
+	return SpeedRow{Path: p, Concurrency: c, Requests: n, P50: lat[n/2], P95: lat[n*95/100],
+		QPS: float64(n) / wall.Seconds()}
+}
+
+// pass runs every query once with c workers and returns the latencies
+// and the wall time.
+func (s *Setup) pass(ctx context.Context, run runner, c int) ([]time.Duration, time.Duration, error) {
 	qs := s.ds.Queries
-	total := rounds * len(qs)
-	lat := make([]time.Duration, total)
+	lat := make([]time.Duration, len(qs))
 	var next atomic.Int64
 	var firstErr error
 	var once sync.Once
@@ -85,11 +99,11 @@ func (s *Setup) measure(ctx context.Context, run runner, c, rounds int) (*SpeedR
 			defer wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= total {
+				if i >= len(qs) {
 					return
 				}
 				t0 := time.Now()
-				if err := run(ctx, qs[i%len(qs)].Text); err != nil {
+				if err := run(ctx, qs[i].Text); err != nil {
 					once.Do(func() { firstErr = err })
 					return
 				}
@@ -98,13 +112,7 @@ func (s *Setup) measure(ctx context.Context, run runner, c, rounds int) (*SpeedR
 		}()
 	}
 	wg.Wait()
-	wall := time.Since(start)
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	return &SpeedRow{Concurrency: c, Requests: total, P50: lat[total/2], P95: lat[total*95/100],
-		QPS: float64(total) / wall.Seconds()}, nil
+	return lat, time.Since(start), firstErr
 }
 
 func (s *Setup) directRunner(mode rcp.Mode) runner {
@@ -135,7 +143,7 @@ func (s *Setup) httpRunner(mode rcp.Mode) (runner, func(), error) {
 	srv := &http.Server{Handler: server.New(s.eng, server.Options{}).Handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	url := "http://" + ln.Addr().String() + server.DefaultBasePath + "/" + rcp.MethodRetrieve
-	client := newDirect("").client
+	client := newDirect("", false).client
 	var id atomic.Int64
 	run := func(ctx context.Context, q string) error {
 		frame, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id.Add(1), "method": rcp.MethodRetrieve, "params": s.params(q, mode)})

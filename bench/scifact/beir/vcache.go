@@ -39,11 +39,17 @@ func cacheDir() string {
 	return filepath.Join(base, "scifact")
 }
 
-// openVectorCache loads the cache for emb's identity and dimension; a
-// missing or unreadable file is an empty cache.
-func openVectorCache(emb adapters.Embedder) *vectorCache {
+// openVectorCache loads the cache for emb's identity and dimension and
+// the variant (how texts reach the model: server-side input_type or
+// client-side prefixes give different vectors); a missing or unreadable
+// file is an empty cache.
+func openVectorCache(emb adapters.Embedder, variant string) *vectorCache {
 	name := strings.NewReplacer("/", "_", ":", "_", " ", "_").Replace(emb.Identity())
-	c := &vectorCache{path: filepath.Join(cacheDir(), name+"-"+strconv.Itoa(emb.Dimension())+".jsonl"), vecs: map[string][]float32{}}
+	name += "-" + strconv.Itoa(emb.Dimension())
+	if variant != "" {
+		name += "-" + variant
+	}
+	c := &vectorCache{path: filepath.Join(cacheDir(), name+".jsonl"), vecs: map[string][]float32{}}
 	f, err := os.Open(c.path)
 	if err != nil {
 		return c
