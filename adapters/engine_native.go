@@ -61,7 +61,7 @@ func stageScores(key string, c *Candidate) map[string]float64 {
 // capped so they never increase down the list (§4.6), whatever the
 // adapter did, and the re-score is Hit.scores["mmr"] as in the sidecar.
 func nativeDiversified(ctx context.Context, r *retrieval, rk *ranking) {
-	rk.items = rescore(rk.items, identity(len(rk.items)))
+	rk.items = rescore(rk.items, rk.key, identity(len(rk.items)))
 	r.note("mmr: native (lambda=%g)", r.lambda)
 	rcp.ReporterFrom(ctx).Progress("diversify", 0.8, fmt.Sprintf("engine diversified %d candidates", len(rk.items)), nil)
 }

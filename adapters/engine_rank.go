@@ -24,7 +24,7 @@ func (e *Engine) combine(ctx context.Context, r *retrieval, runs []*stageRun) *r
 	}
 	if progressOn(rep) {
 		first := single(runs[0])
-		rep.Progress("recall", 0.4, fmt.Sprintf("recalled %d lists", len(runs)), e.hits(r, head(first.items, r.funnel.K)))
+		rep.Progress("recall", 0.4, fmt.Sprintf("recalled %d lists", len(runs)), e.hits(r, first.key, head(first.items, r.funnel.K)))
 	}
 	_, span := startStage(ctx, "fuse", attribute.String("rcp.fusion", string(r.fusion)))
 	rk := e.fuse(r, runs)
@@ -34,12 +34,12 @@ func (e *Engine) combine(ctx context.Context, r *retrieval, runs []*stageRun) *r
 }
 
 func single(s *stageRun) *ranking {
-	rk := &ranking{scale: s.cands.Scale, floor: s.cands.Floor, candidates: len(s.cands.Hits), qvec: s.req.Vector,
+	rk := &ranking{key: s.key, scale: s.cands.Scale, floor: s.cands.Floor, candidates: len(s.cands.Hits), qvec: s.req.Vector,
 		next: s.cands.Next, version: s.cands.IndexVersion}
 	rk.items = make([]item, len(s.cands.Hits))
 	for i := range s.cands.Hits {
 		c := &s.cands.Hits[i]
-		rk.items[i] = item{c: c, key: s.key, score: c.Score}
+		rk.items[i] = item{c: c, score: c.Score}
 	}
 	return rk
 }
@@ -181,7 +181,7 @@ func (e *Engine) diversify(ctx context.Context, r *retrieval, rk *ranking) error
 	}
 	n := min(len(rk.items), r.offset+r.funnel.K+1)
 	order := mapping.MMR(rk.qvec, docs, relevance(rk.items), r.lambda, n)
-	rk.items = rescore(rk.items, order)
+	rk.items = rescore(rk.items, rk.key, order)
 	r.note("mmr: diversified by the sidecar over returned vectors (lambda=%g, %d candidates)", r.lambda, len(docs))
 	rcp.ReporterFrom(ctx).Progress("diversify", 0.8, fmt.Sprintf("diversified %d candidates", len(docs)), nil)
 	return nil
@@ -224,14 +224,14 @@ func relevance(items []item) []float64 {
 	return rel
 }
 
-func rescore(items []item, order []int) []item {
+func rescore(items []item, key string, order []int) []item {
 	out := make([]item, 0, len(order))
 	for i, idx := range order {
 		it := items[idx]
 		if i > 0 && out[i-1].score < it.score {
 			it.score = out[i-1].score
 		}
-		it.scores = it.scoreMap()
+		it.scores = it.scoreMap(key)
 		it.scores["mmr"] = it.score
 		out = append(out, it)
 	}

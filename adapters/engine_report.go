@@ -46,7 +46,7 @@ func (e *Engine) reportRecall(rep rcp.Reporter, r *retrieval, rk *ranking) {
 		return
 	}
 	top := head(rk.items, r.funnel.K)
-	rk.partial = e.hits(r, top)
+	rk.partial = e.hits(r, rk.key, top)
 	if len(top) > 0 {
 		rk.partialAt = &top[0]
 	}
@@ -60,5 +60,5 @@ func (e *Engine) pageHits(r *retrieval, rk *ranking, page []item) []rcp.Hit {
 	if len(page) > 0 && len(page) == len(rk.partial) && &page[0] == rk.partialAt {
 		return slices.Clone(rk.partial)
 	}
-	return e.hits(r, page)
+	return e.hits(r, rk.key, page)
 }

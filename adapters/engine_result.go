@@ -138,16 +138,18 @@ func scaleMeta(mode rcp.Mode, rk *ranking) map[string]any {
 	return m
 }
 
-func (e *Engine) hits(r *retrieval, items []item) []rcp.Hit {
+// hits makes the result hits of items; key is the single-stage Hit.scores
+// key for items whose scores map is not built yet.
+func (e *Engine) hits(r *retrieval, key string, items []item) []rcp.Hit {
 	hits := make([]rcp.Hit, len(items))
 	for i, it := range items {
-		hits[i] = e.hit(r, it)
+		hits[i] = e.hit(r, key, it)
 	}
 	return hits
 }
 
-func (e *Engine) hit(r *retrieval, it item) rcp.Hit {
-	h := rcp.Hit{ID: it.c.ID, Score: finite(it.score), Meta: it.c.Meta, Scores: finiteScores(it.scoreMap()), Unit: r.unit}
+func (e *Engine) hit(r *retrieval, key string, it item) rcp.Hit {
+	h := rcp.Hit{ID: it.c.ID, Score: finite(it.score), Meta: it.c.Meta, Scores: finiteScores(it.scoreMap(key)), Unit: r.unit}
 	if r.text2 {
 		h.Text = it.c.Text
 	}

@@ -20,24 +20,25 @@ import (
 // Hit.scores maps are built only for the hits actually returned.
 type item struct {
 	c      *Candidate
-	key    string // the stage's Hit.scores key when scores is nil
 	score  float64
 	scores map[string]float64
 	wsum   float64
 }
 
 // scoreMap is the item's Hit.scores: the fused or re-scored map when one
-// was built, otherwise the stage's scores, built fresh.
-func (it *item) scoreMap() map[string]float64 {
+// was built, otherwise the scores of the single stage key, built fresh.
+func (it *item) scoreMap(key string) map[string]float64 {
 	if it.scores != nil {
 		return it.scores
 	}
-	return stageScores(it.key, it.c)
+	return stageScores(key, it.c)
 }
 
 // ranking is the pipeline's working list and the scale of its scores.
 type ranking struct {
-	items      []item
+	items []item
+	// key is the Hit.scores key of a single-stage list ("" once fused).
+	key        string
 	scale      rcp.ScoreScale
 	floor      *float64
 	candidates int
