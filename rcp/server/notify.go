@@ -113,6 +113,19 @@ type progressParams struct {
 	Partial       json.RawMessage `json:"partial,omitempty"`
 }
 
+// ProgressEnabled reports whether Progress would send anything, so a
+// backend can skip building partial hits nobody will receive (§9).
+func (r *reporter) ProgressEnabled() bool { return r.token != nil }
+
+// LogEnabled reports whether Log at level would send anything (§17.1).
+func (r *reporter) LogEnabled(level string) bool {
+	n, ok := logLevels[level]
+	if !ok {
+		n = logLevels["info"]
+	}
+	return r.logMin >= 0 && n >= r.logMin
+}
+
 // Progress emits notifications/progress (§9).
 func (r *reporter) Progress(stage string, progress float64, message string, partial []rcp.Hit) {
 	if r.token == nil {
