@@ -44,7 +44,7 @@ type flags struct {
 func parseFlags() *flags {
 	f := &flags{}
 	flag.StringVar(&f.opts.Engine, "engine", "elasticsearch", "engine kit")
-	flag.StringVar(&f.opts.URL, "url", os.Getenv("RCP_ES_URL"), "engine base URL")
+	flag.StringVar(&f.opts.URL, "url", os.Getenv("RCP_ES_URL"), "engine base URL (default per engine: $RCP_ES_URL, $RCP_OS_URL, $RCP_QDRANT_ADDR; qdrant with none: the in-process FAKE)")
 	flag.StringVar(&f.opts.Index, "index", "", "index name (default scifact, or scifact-<dim>d with vectors)")
 	flag.StringVar(&f.opts.DataDir, "data", defaultDataDir(), "SciFact directory (corpus.jsonl.gz, queries.jsonl, qrels/test.tsv)")
 	flag.BoolVar(&f.opts.Reindex, "reindex", false, "rebuild the index")
@@ -63,7 +63,22 @@ func parseFlags() *flags {
 	flag.StringVar(&f.fusion, "fusion", "", "hybrid fusion method sent to the sidecar: rrf, weighted or convex (default: the server's)")
 	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
+	f.defaultURL()
 	return f
+}
+
+// urlEnv is the engine URL's environment variable per -engine; an empty
+// Qdrant address starts the in-process FAKE.
+var urlEnv = map[string]string{"opensearch": "RCP_OS_URL", beir.QdrantName: "RCP_QDRANT_ADDR"}
+
+// defaultURL takes -url from the engine's own variable when -url is not
+// given for an engine other than Elasticsearch.
+func (f *flags) defaultURL() {
+	set := false
+	flag.Visit(func(fl *flag.Flag) { set = set || fl.Name == "url" })
+	if env, ok := urlEnv[f.opts.Engine]; ok && !set {
+		f.opts.URL = os.Getenv(env)
+	}
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
@@ -125,6 +140,8 @@ func run(ctx context.Context, f *flags, out io.Writer) error {
 	if l := s.Label(); l != "" {
 		fmt.Fprintln(out, "engine:", l)
 	}
+	ev := s.Engine().Evidence()
+	fmt.Fprintf(out, "evidence: nativeRRF=%t deterministic=%t\n", ev.NativeRRF, ev.Deterministic)
 	for _, m := range f.modeList(emb != nil) {
 		if f.bench {
 			err = speed(ctx, s, m, f, out)
