@@ -209,5 +209,14 @@ func (a *adapter) probeDeterminism(ctx context.Context, ev *capability.Evidence)
 			return false
 		}
 	}
+	for _, vf := range ev.VectorFields {
+		if vf.Indexed {
+			// Measured on SciFact: HNSW search over several segments returned
+			// different neighbours for repeated identical kNN requests until
+			// the index was merged to one segment.
+			ev.Notes = append(ev.Notes, fmt.Sprintf("vector field %s is searched approximately (HNSW per segment): repeated kNN requests may return different neighbours", vf.Name))
+			return false
+		}
+	}
 	return true
 }
