@@ -25,7 +25,7 @@ import (
 //     ("k", "fusion.alpha", "documents[2].text").
 func DecodeParams[T any](raw json.RawMessage) (*T, *Error) {
 	p := new(T)
-	raw = bytes.TrimSpace(raw)
+	raw = trimJSONSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return p, nil
 	}
@@ -104,7 +104,10 @@ type conformer struct{ custom bool }
 // conform checks raw against t and returns raw with every member whose name
 // matches a field of t only case-insensitively removed.
 func (cf conformer) conform(raw json.RawMessage, t reflect.Type, path string) (json.RawMessage, *Error) {
-	raw = bytes.TrimSpace(raw)
+	raw = trimJSONSpace(raw)
+	if len(raw) == 0 {
+		return raw, InvalidParams(orParams(path), "%s has no value", orParams(path))
+	}
 	if string(raw) == "null" {
 		return raw, nil
 	}
@@ -157,6 +160,20 @@ func (cf conformer) conformKind(raw json.RawMessage, t reflect.Type, path string
 		return raw, expect(c != '"' && err == nil, path, "a number")
 	}
 	return raw, nil
+}
+
+// trimJSONSpace trims the four whitespace bytes JSON allows (RFC 8259 §2),
+// and nothing else: bytes.TrimSpace would also eat \f or \v and leave an
+// invalid member looking empty.
+func trimJSONSpace(b []byte) []byte {
+	isWS := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+	for len(b) > 0 && isWS(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isWS(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 func expect(ok bool, path, what string) *Error {

@@ -25,6 +25,8 @@ func TestDecodeParams(t *testing.T) {
 		{name: "rerank false", in: `{"rerank":false}`, check: func(p *RetrieveParams) bool { return p.Rerank.Disabled }},
 		{name: "k string", in: `{"k":"5"}`, wantField: "k"},
 		{name: "k fractional", in: `{"k":2.5}`, wantField: "k"},
+		{name: "form feed is not JSON whitespace", in: "{\"k\":\f}", wantField: "k"},
+		{name: "member without a value", in: "{\"k\":\f,", wantField: "k"},
 		{name: "alpha string", in: `{"fusion":{"alpha":"x"}}`, wantField: "fusion.alpha"},
 		{name: "fusion array", in: `{"fusion":[]}`, wantField: "fusion"},
 		{name: "weights value", in: `{"fusion":{"weights":{"dense":"x"}}}`, wantField: "fusion.weights.dense"},
