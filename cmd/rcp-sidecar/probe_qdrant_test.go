@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+
+	qdrantgo "github.com/qdrant/go-client/qdrant"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant/qdranttest"
+)
+
+// TestProbeQdrant runs `probe --json` against the in-process FAKE Qdrant
+// (no registry ships a Qdrant server): every capability comes with its
+// reason, and the evidence is what the collection holds — a 4-d cosine
+// vector, an IDF sparse vector served by qdrant/bm25, indexed payload.
+func TestProbeQdrant(t *testing.T) {
+	srv, err := qdranttest.Start(qdranttest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	host, port, _ := net.SplitHostPort(srv.Addr())
+	p, _ := strconv.Atoi(port)
+	c, err := qdrantgo.NewClient(&qdrantgo.Config{Host: host, Port: p, SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	idf, wait := qdrantgo.Modifier_Idf, true
+	if err := c.CreateCollection(ctx, &qdrantgo.CreateCollection{CollectionName: "docs",
+		VectorsConfig: qdrantgo.NewVectorsConfigMap(map[string]*qdrantgo.VectorParams{
+			"dense": {Size: 4, Distance: qdrantgo.Distance_Cosine}}),
+		SparseVectorsConfig: qdrantgo.NewSparseVectorsConfig(map[string]*qdrantgo.SparseVectorParams{"bm25": {Modifier: &idf}})}); err != nil {
+		t.Fatal(err)
+	}
+	ft := qdrantgo.FieldType_FieldTypeKeyword
+	if _, err := c.CreateFieldIndex(ctx, &qdrantgo.CreateFieldIndexCollection{CollectionName: "docs", FieldName: "lang", FieldType: &ft, Wait: &wait}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := t.TempDir() + "/qdrant.yaml"
+	writeFile(t, cfg, "backends:\n  - name: docs\n    engine: qdrant\n    settings:\n      address: "+srv.Addr()+
+		"\n      collection: docs\n      vector: dense\n      sparse_vector: bm25\n      sparse_model: qdrant/bm25\n      title_field: title\n")
+	out, stderr, err := run(t, "", "probe", "--config", cfg, "--json")
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, stderr)
+	}
+	var r struct {
+		Evidence struct {
+			Engine       string
+			VectorFields []struct{ Name string } `json:"vectorFields"`
+		}
+		Capabilities map[string]json.RawMessage
+		Reasons      []struct {
+			Capability string
+			Advertised bool
+			Why        string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("probe --json: %v\n%s", err, out)
+	}
+	if r.Evidence.Engine != "qdrant" || len(r.Evidence.VectorFields) != 1 || r.Capabilities["retrieve"] == nil || r.Capabilities["filter"] == nil {
+		t.Fatalf("probe report: %s", out)
+	}
+	why := map[string]string{}
+	for _, rs := range r.Reasons {
+		if rs.Why == "" {
+			t.Errorf("capability %s has no reason", rs.Capability)
+		}
+		why[rs.Capability] += rs.Why
+	}
+	// Sparse is served by server-side bm25; dense needs an embedder of 4
+	// dims, which this config lacks, and the reason must say so.
+	if !strings.Contains(string(r.Capabilities["retrieve"]), `"sparse"`) || strings.Contains(string(r.Capabilities["retrieve"]), `"dense"`) {
+		t.Errorf("retrieve capability: %s", r.Capabilities["retrieve"])
+	}
+	if !strings.Contains(strings.ToLower(out), "embedder") {
+		t.Errorf("no reason mentions the missing embedder: %v", why)
+	}
+}
