@@ -23,9 +23,9 @@ type app struct {
 	obs     observability // traces, metrics, request logs (telemetry.go)
 }
 
-// loadApp reads the configuration (or builds the demo one), then opens the
-// selected backend: embedder → adapter → Engine (which probes once).
-func loadApp(ctx context.Context, g *globals) (*app, error) {
+// newBareApp loads the configuration and its logger (the --log-level flag
+// wins over server.log_level); no backend is opened yet.
+func newBareApp(g *globals) (*app, error) {
 	cfg, err := loadConfig(g)
 	if err != nil {
 		return nil, err
@@ -38,14 +38,24 @@ func loadApp(ctx context.Context, g *globals) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, log: log}
+	return &app{cfg: cfg, log: log}, nil
+}
+
+// loadApp reads the configuration (or builds the demo one), then opens the
+// selected backend: embedder → adapter → Engine (which probes once).
+func loadApp(ctx context.Context, g *globals) (*app, error) {
+	a, err := newBareApp(g)
+	if err != nil {
+		return nil, err
+	}
+	cfg := a.cfg
 	emb, err := openEmbedder(ctx, cfg.Embedder)
 	if err != nil {
 		return nil, err
 	}
 	if g.demo {
 		a.backend = demoBackend
-		a.engine, err = openDemo(ctx, emb, log, func(ad adapters.Adapter) adapters.Adapter { return a.observeAdapter(ad, demoBackend) })
+		a.engine, err = openDemo(ctx, emb, a.log, func(ad adapters.Adapter) adapters.Adapter { return a.observeAdapter(ad, demoBackend) })
 		return a, err
 	}
 	return a, a.openBackend(ctx, g.backend, emb)

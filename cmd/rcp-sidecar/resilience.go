@@ -53,20 +53,11 @@ func loadResilientApp(ctx context.Context, g *globals) (*resilience, error) {
 		}
 		return newResilience(a, nil, adapters.EngineOptions{}), nil
 	}
-	cfg, err := loadConfig(g)
+	a, err := newBareApp(g)
 	if err != nil {
 		return nil, err
 	}
-	level := cfg.Server.LogLevel
-	if g.logLevel != "" {
-		level = g.logLevel
-	}
-	log, err := newConfigLogger(stderr, level, cfg)
-	if err != nil {
-		return nil, err
-	}
-	a := &app{cfg: cfg, log: log}
-	b, err := selectBackend(cfg, g.backend)
+	b, err := selectBackend(a.cfg, g.backend)
 	if err != nil {
 		return nil, err
 	}
