@@ -37,7 +37,7 @@ type Hit struct {
 	Index     string                     `json:"_index"`
 	ID        string                     `json:"_id"`
 	Score     *float64                   `json:"_score"`
-	Source    json.RawMessage            `json:"_source,omitempty"`
+	Source    map[string]any             `json:"_source,omitempty"`
 	Fields    map[string]json.RawMessage `json:"fields,omitempty"`
 	Highlight map[string][]string        `json:"highlight,omitempty"`
 	Sort      json.RawMessage            `json:"sort,omitempty"`

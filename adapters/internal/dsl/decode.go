@@ -1,0 +1,200 @@
+package dsl
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// DecodeSearch reads a _search response in one pass (reader): the fields
+// of SearchResponse, every other key validated and skipped. It accepts
+// and rejects what json.Unmarshal into SearchResponse does, except that a
+// JSON number for hits.total (rest_total_hits_as_int) is read as an exact
+// count and that member names match exactly (Elasticsearch and
+// OpenSearch never vary their case).
+func DecodeSearch(data []byte) (*SearchResponse, error) {
+	r := &reader{b: data}
+	sr := &SearchResponse{}
+	err := r.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "took":
+			err = nullable(r, func() (e error) { sr.Took, e = r.int(); return })
+		case "timed_out":
+			err = nullable(r, func() (e error) { sr.TimedOut, e = r.boolean(); return })
+		case "pit_id":
+			err = nullable(r, func() (e error) { sr.PITID, e = r.str(); return })
+		case "_shards":
+			err = nullable(r, func() error { return r.shards(&sr.Shards) })
+		case "hits":
+			err = nullable(r, func() error { return r.hitsInfo(&sr.Hits) })
+		default:
+			err = r.skip()
+		}
+		return err
+	})
+	if err == nil {
+		err = r.end()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decode search response: %w", err)
+	}
+	return sr, nil
+}
+
+// nullable runs read unless the value is null (left at its zero value,
+// as encoding/json does).
+func nullable(r *reader, read func() error) error {
+	if isNull, err := r.null(); isNull || err != nil {
+		return err
+	}
+	return read()
+}
+
+func (r *reader) smallInt(dst *int) error {
+	return nullable(r, func() error {
+		n, err := r.int()
+		*dst = int(n)
+		return err
+	})
+}
+
+func (r *reader) shards(s *ShardInfo) error {
+	return r.object(func(key []byte) error {
+		switch string(key) {
+		case "total":
+			return r.smallInt(&s.Total)
+		case "successful":
+			return r.smallInt(&s.Successful)
+		case "failed":
+			return r.smallInt(&s.Failed)
+		case "failures":
+			return nullable(r, func() error {
+				s.Failures = []json.RawMessage{}
+				return r.array(func() error {
+					raw, err := r.raw()
+					s.Failures = append(s.Failures, raw)
+					return err
+				})
+			})
+		}
+		return r.skip()
+	})
+}
+
+func (r *reader) hitsInfo(h *HitsInfo) error {
+	return r.object(func(key []byte) error {
+		switch string(key) {
+		case "total":
+			return nullable(r, func() error { return r.totalHits(&h.Total) })
+		case "max_score":
+			return nullable(r, func() error {
+				f, err := r.float()
+				h.MaxScore = &f
+				return err
+			})
+		case "hits":
+			return nullable(r, func() error {
+				h.Hits = make([]Hit, 0, 16)
+				return r.array(func() error {
+					h.Hits = append(h.Hits, Hit{})
+					return nullable(r, func() error { return r.hit(&h.Hits[len(h.Hits)-1]) })
+				})
+			})
+		}
+		return r.skip()
+	})
+}
+
+func (r *reader) totalHits(dst **TotalHits) error {
+	t := &TotalHits{}
+	*dst = t
+	if c := r.ws(); c == '-' || '0' <= c && c <= '9' {
+		n, err := r.int()
+		t.Value, t.Relation = n, "eq"
+		return err
+	}
+	return r.object(func(key []byte) error {
+		switch string(key) {
+		case "value":
+			return nullable(r, func() (e error) { t.Value, e = r.int(); return })
+		case "relation":
+			return nullable(r, func() (e error) { t.Relation, e = r.str(); return })
+		}
+		return r.skip()
+	})
+}
+
+func (r *reader) hit(h *Hit) error {
+	return r.object(func(key []byte) error {
+		switch string(key) {
+		case "_index":
+			return nullable(r, func() (e error) { h.Index, e = r.str(); return })
+		case "_id":
+			return nullable(r, func() (e error) { h.ID, e = r.str(); return })
+		case "_score":
+			return nullable(r, func() error {
+				f, err := r.float()
+				h.Score = &f
+				return err
+			})
+		case "_source":
+			return nullable(r, func() error {
+				if r.ws() != '{' {
+					return r.fail("_source is not an object")
+				}
+				v, err := r.any()
+				h.Source, _ = v.(map[string]any)
+				return err
+			})
+		case "fields":
+			return nullable(r, func() error {
+				h.Fields = map[string]json.RawMessage{}
+				return r.object(func(key []byte) error {
+					raw, err := r.raw()
+					h.Fields[string(key)] = raw
+					return err
+				})
+			})
+		case "highlight":
+			return nullable(r, func() error {
+				h.Highlight = map[string][]string{}
+				return r.object(func(key []byte) error {
+					var frags []string
+					err := nullable(r, func() error {
+						frags = []string{}
+						return r.array(func() error {
+							var s string
+							err := nullable(r, func() (e error) { s, e = r.str(); return })
+							frags = append(frags, s)
+							return err
+						})
+					})
+					h.Highlight[string(key)] = frags
+					return err
+				})
+			})
+		case "sort":
+			return nullable(r, func() (e error) { h.Sort, e = r.raw(); return })
+		}
+		return r.skip()
+	})
+}
+
+// ReadBody reads a response body of at most limit bytes. A declared
+// Content-Length sizes the buffer once instead of letting it double its
+// way up (a search page with text is hundreds of kilobytes); a body
+// longer than limit is cut at limit, as io.LimitReader would.
+func ReadBody(body io.Reader, contentLength, limit int64) ([]byte, error) {
+	if contentLength <= 0 || contentLength > limit {
+		return io.ReadAll(io.LimitReader(body, limit))
+	}
+	buf := make([]byte, contentLength, contentLength+1)
+	if _, err := io.ReadFull(body, buf); err != nil {
+		return nil, err
+	}
+	// A body longer than declared is the transport's error to report;
+	// read on so that it is not silently truncated.
+	rest, err := io.ReadAll(io.LimitReader(body, limit-contentLength))
+	return append(buf, rest...), err
+}

@@ -1,0 +1,537 @@
+package dsl
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// maxDepth is encoding/json's nesting limit, kept so that the reader
+// accepts exactly what json.Unmarshal accepts.
+const maxDepth = 10000
+
+// reader reads one JSON document in a single pass, validating as it goes.
+// encoding/json validates a whole document before decoding it, which
+// doubles the work on a search response of a hundred hits with their
+// text; the reader decodes what it is asked for and skips the rest. Its
+// generic values follow json.Unmarshal into `any` exactly (objects
+// map[string]any, arrays []any, numbers float64, invalid UTF-8 and lone
+// surrogates replaced by U+FFFD), and it rejects exactly the documents
+// json.Valid rejects (FuzzReaderMatchesEncodingJSON).
+type reader struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+// syntaxError reports malformed JSON at a byte offset.
+type syntaxError struct {
+	off int
+	msg string
+}
+
+func (e *syntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at offset %d: %s", e.off, e.msg)
+}
+
+func (r *reader) fail(msg string) error { return &syntaxError{off: r.i, msg: msg} }
+
+// ws skips whitespace and returns the next byte (0 at the end).
+func (r *reader) ws() byte {
+	for r.i < len(r.b) {
+		switch c := r.b[r.i]; c {
+		case ' ', '\t', '\n', '\r':
+			r.i++
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+// end checks that only whitespace follows the document.
+func (r *reader) end() error {
+	if r.ws(); r.i != len(r.b) {
+		return r.fail("data after the top-level value")
+	}
+	return nil
+}
+
+// null consumes a null if one comes next.
+func (r *reader) null() (bool, error) {
+	if r.ws() != 'n' {
+		return false, nil
+	}
+	return true, r.literal("null")
+}
+
+func (r *reader) literal(lit string) error {
+	if len(r.b)-r.i < len(lit) || string(r.b[r.i:r.i+len(lit)]) != lit {
+		return r.fail("invalid literal")
+	}
+	r.i += len(lit)
+	return nil
+}
+
+func (r *reader) enter() error {
+	if r.depth++; r.depth > maxDepth {
+		return r.fail("exceeded max depth")
+	}
+	return nil
+}
+
+// object reads an object, calling member for each key; member must read
+// exactly one value. The key slice is only valid during the call.
+func (r *reader) object(member func(key []byte) error) error {
+	if r.ws() != '{' {
+		return r.fail("expected an object")
+	}
+	if err := r.enter(); err != nil {
+		return err
+	}
+	r.i++
+	if r.ws() == '}' {
+		r.i++
+		r.depth--
+		return nil
+	}
+	var buf []byte
+	for {
+		if r.ws() != '"' {
+			return r.fail("expected a member name")
+		}
+		key, copied, err := r.rawString(buf[:0])
+		if err != nil {
+			return err
+		}
+		if copied {
+			buf = key[:0]
+		}
+		if r.ws() != ':' {
+			return r.fail("expected ':' after a member name")
+		}
+		r.i++
+		if err := member(key); err != nil {
+			return err
+		}
+		switch r.ws() {
+		case ',':
+			r.i++
+		case '}':
+			r.i++
+			r.depth--
+			return nil
+		default:
+			return r.fail("expected ',' or '}' after a member")
+		}
+	}
+}
+
+// array reads an array, calling elem for each element; elem must read
+// exactly one value.
+func (r *reader) array(elem func() error) error {
+	if r.ws() != '[' {
+		return r.fail("expected an array")
+	}
+	if err := r.enter(); err != nil {
+		return err
+	}
+	r.i++
+	if r.ws() == ']' {
+		r.i++
+		r.depth--
+		return nil
+	}
+	for {
+		if err := elem(); err != nil {
+			return err
+		}
+		switch r.ws() {
+		case ',':
+			r.i++
+		case ']':
+			r.i++
+			r.depth--
+			return nil
+		default:
+			return r.fail("expected ',' or ']' after an element")
+		}
+	}
+}
+
+// str reads a string value.
+func (r *reader) str() (string, error) {
+	if r.ws() != '"' {
+		return "", r.fail("expected a string")
+	}
+	s, _, err := r.rawString(nil)
+	return string(s), err
+}
+
+// rawString reads the string at r.i (a '"'). Without escapes or invalid
+// UTF-8 it returns a sub-slice of the input; otherwise it unquotes into
+// buf as encoding/json does and reports copied.
+func (r *reader) rawString(buf []byte) (s []byte, copied bool, err error) {
+	start := r.i + 1
+	n := bytes.IndexByte(r.b[start:], '"')
+	if n < 0 {
+		return r.slowString(buf, start)
+	}
+	s = r.b[start : start+n]
+	if bytes.IndexByte(s, '\\') >= 0 {
+		return r.slowString(buf, start)
+	}
+	switch plainText(s) {
+	case textControl:
+		return r.slowString(buf, start) // reports the offending byte
+	case textNonASCII:
+		if !utf8.Valid(s) {
+			return r.slowString(buf, start)
+		}
+	}
+	r.i = start + n + 1
+	return s, false, nil
+}
+
+func (r *reader) slowString(buf []byte, start int) ([]byte, bool, error) {
+	s, err := r.unquote(buf, start)
+	return s, true, err
+}
+
+// Classes of an unescaped string body (plainText).
+const (
+	textASCII = iota
+	textNonASCII
+	textControl
+)
+
+// plainText classifies s eight bytes at a time: a control character
+// (invalid in a JSON string) beats non-ASCII bytes (UTF-8 to check).
+func plainText(s []byte) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	class := textASCII
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		if (x-0x20*lo)&^x&hi != 0 { // a byte below 0x20
+			return textControl
+		}
+		if x&hi != 0 {
+			class = textNonASCII
+		}
+	}
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20:
+			return textControl
+		case c >= utf8.RuneSelf:
+			class = textNonASCII
+		}
+	}
+	return class
+}
+
+// unquote decodes the string body starting at start into buf: runs
+// between escapes are checked and copied whole; invalid UTF-8 becomes
+// U+FFFD byte by byte, as encoding/json does.
+func (r *reader) unquote(buf []byte, start int) ([]byte, error) {
+	b := r.b
+	j := start
+	if buf == nil {
+		if n := bytes.IndexByte(b[start:], '"'); n >= 0 {
+			buf = make([]byte, 0, n+8)
+		}
+	}
+	for j < len(b) {
+		run := b[j:]
+		if q := bytes.IndexByte(run, '"'); q >= 0 {
+			run = run[:q]
+		}
+		if e := bytes.IndexByte(run, '\\'); e >= 0 {
+			run = run[:e]
+		}
+		switch plainText(run) {
+		case textASCII:
+			buf = append(buf, run...)
+		case textControl:
+			r.i = j + bytes.IndexFunc(run, func(c rune) bool { return c < 0x20 })
+			return nil, r.fail("control character in string")
+		default:
+			if utf8.Valid(run) {
+				buf = append(buf, run...)
+				break
+			}
+			for k := 0; k < len(run); {
+				rr, size := utf8.DecodeRune(run[k:])
+				if rr == utf8.RuneError && size == 1 {
+					buf = utf8.AppendRune(buf, utf8.RuneError)
+				} else {
+					buf = append(buf, run[k:k+size]...)
+				}
+				k += size
+			}
+		}
+		j += len(run)
+		if j >= len(b) {
+			break
+		}
+		if b[j] == '"' {
+			r.i = j + 1
+			return buf, nil
+		}
+		// b[j] is a backslash.
+		if j+1 >= len(b) {
+			r.i = j
+			return nil, r.fail("unterminated escape")
+		}
+		switch e := b[j+1]; e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			rr, ok := hex4(b, j+2)
+			if !ok {
+				r.i = j
+				return nil, r.fail("invalid \\u escape")
+			}
+			j += 6
+			if utf16.IsSurrogate(rr) {
+				if rr1, ok := hex4(b, j+2); ok && b[j] == '\\' && b[j+1] == 'u' {
+					if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
+						buf = utf8.AppendRune(buf, dec)
+						j += 6
+						continue
+					}
+				}
+				rr = unicode.ReplacementChar
+			}
+			buf = utf8.AppendRune(buf, rr)
+			continue
+		default:
+			r.i = j
+			return nil, r.fail("invalid escape")
+		}
+		j += 2
+	}
+	r.i = len(b)
+	return nil, r.fail("unterminated string")
+}
+
+// hex4 reads four hex digits at b[i:].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var v rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | rune(c)
+	}
+	return v, true
+}
+
+// number reads a number token and returns its text.
+func (r *reader) number() ([]byte, error) {
+	r.ws()
+	b, start := r.b, r.i
+	j := start
+	if j < len(b) && b[j] == '-' {
+		j++
+	}
+	switch {
+	case j < len(b) && b[j] == '0':
+		j++
+	case j < len(b) && '1' <= b[j] && b[j] <= '9':
+		for j++; j < len(b) && '0' <= b[j] && b[j] <= '9'; j++ {
+		}
+	default:
+		r.i = j
+		return nil, r.fail("invalid number")
+	}
+	if j < len(b) && b[j] == '.' {
+		j++
+		if j >= len(b) || b[j] < '0' || b[j] > '9' {
+			r.i = j
+			return nil, r.fail("invalid number")
+		}
+		for ; j < len(b) && '0' <= b[j] && b[j] <= '9'; j++ {
+		}
+	}
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		j++
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		if j >= len(b) || b[j] < '0' || b[j] > '9' {
+			r.i = j
+			return nil, r.fail("invalid number")
+		}
+		for ; j < len(b) && '0' <= b[j] && b[j] <= '9'; j++ {
+		}
+	}
+	r.i = j
+	return b[start:j], nil
+}
+
+// float reads a number as float64 (out of range is an error, as for
+// json.Unmarshal).
+func (r *reader) float() (float64, error) {
+	tok, err := r.number()
+	if err != nil {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil {
+		return 0, fmt.Errorf("number %s: %w", tok, err)
+	}
+	return f, nil
+}
+
+// int reads an integral number as int64.
+func (r *reader) int() (int64, error) {
+	tok, err := r.number()
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(string(tok), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("number %s: %w", tok, err)
+	}
+	return n, nil
+}
+
+// boolean reads true or false.
+func (r *reader) boolean() (bool, error) {
+	switch r.ws() {
+	case 't':
+		return true, r.literal("true")
+	case 'f':
+		return false, r.literal("false")
+	}
+	return false, r.fail("expected a boolean")
+}
+
+// any reads a value as json.Unmarshal into `any` would.
+func (r *reader) any() (any, error) {
+	switch c := r.ws(); {
+	case c == '{':
+		m := map[string]any{}
+		err := r.object(func(key []byte) error {
+			v, err := r.any()
+			m[string(key)] = v
+			return err
+		})
+		return m, err
+	case c == '[':
+		a := []any{}
+		err := r.array(func() error {
+			v, err := r.any()
+			a = append(a, v)
+			return err
+		})
+		return a, err
+	case c == '"':
+		return r.str()
+	case c == 't' || c == 'f':
+		return r.boolean()
+	case c == 'n':
+		return nil, r.literal("null")
+	case c == '-' || '0' <= c && c <= '9':
+		return r.float()
+	case c == 0 && r.i >= len(r.b):
+		return nil, r.fail("unexpected end of JSON input")
+	}
+	return nil, r.fail("invalid character")
+}
+
+// skip reads and validates one value without decoding it.
+func (r *reader) skip() error {
+	switch c := r.ws(); {
+	case c == '{':
+		return r.object(func([]byte) error { return r.skip() })
+	case c == '[':
+		return r.array(r.skip)
+	case c == '"':
+		return r.skipString()
+	case c == 't':
+		return r.literal("true")
+	case c == 'f':
+		return r.literal("false")
+	case c == 'n':
+		return r.literal("null")
+	case c == '-' || '0' <= c && c <= '9':
+		_, err := r.number()
+		return err
+	case c == 0 && r.i >= len(r.b):
+		return r.fail("unexpected end of JSON input")
+	}
+	return r.fail("invalid character")
+}
+
+// skipString validates a string without unquoting it (encoding/json does
+// not judge UTF-8 when validating).
+func (r *reader) skipString() error {
+	b := r.b
+	for j := r.i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			r.i = j + 1
+			return nil
+		case c < 0x20:
+			r.i = j
+			return r.fail("control character in string")
+		case c == '\\':
+			if j+1 >= len(b) {
+				r.i = j
+				return r.fail("unterminated escape")
+			}
+			switch b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j++
+			case 'u':
+				if _, ok := hex4(b, j+2); !ok {
+					r.i = j
+					return r.fail("invalid \\u escape")
+				}
+				j += 5
+			default:
+				r.i = j
+				return r.fail("invalid escape")
+			}
+		}
+	}
+	r.i = len(b)
+	return r.fail("unterminated string")
+}
+
+// raw reads one value and returns a copy of its bytes.
+func (r *reader) raw() ([]byte, error) {
+	r.ws()
+	start := r.i
+	if err := r.skip(); err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), r.b[start:r.i]...), nil
+}
