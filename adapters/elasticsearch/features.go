@@ -154,7 +154,7 @@ func halfLife(days float64) string {
 // searchPIT runs a plan whose Op carries a point-in-time fragment:
 // opening the point in time first when asked, fixing the recency origin,
 // and returning the continuation and snapshot.
-func (a *adapter) searchPIT(ctx context.Context, p *adapters.Plan, frag string) (*searchResponse, *pitState, error) {
+func (a *adapter) searchPIT(ctx context.Context, p *adapters.Plan, frag string) (*dsl.SearchResponse, *pitState, error) {
 	q, _ := url.ParseQuery(frag)
 	body := p.Body
 	ps := &pitState{Pinned: q.Get("pinned") == "1"}
@@ -173,7 +173,7 @@ func (a *adapter) searchPIT(ctx context.Context, p *adapters.Plan, frag string) 
 	if err != nil {
 		return nil, nil, err
 	}
-	ps.ID = sr.PitID
+	ps.ID = sr.PITID
 	return sr, ps, nil
 }
 

@@ -47,7 +47,7 @@ func (a *adapter) do(ctx context.Context, method, path string, body []byte, ndjs
 		return nil, err
 	}
 	defer res.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
+	data, err := dsl.ReadBody(res.Body, res.ContentLength, maxBody)
 	if err != nil {
 		return nil, err
 	}

@@ -52,38 +52,16 @@ func (a *adapter) searchSnapshot(ctx context.Context, st *probeState, p *adapter
 }
 
 // searchBody POSTs a search body to path and decodes the response.
-func (a *adapter) searchBody(ctx context.Context, path string, body []byte) (*searchResponse, error) {
+func (a *adapter) searchBody(ctx context.Context, path string, body []byte) (*dsl.SearchResponse, error) {
 	res, err := a.do(ctx, http.MethodPost, path, body, false)
 	if err != nil {
 		return nil, err
 	}
-	var sr searchResponse
-	if err := json.Unmarshal(res.Body, &sr); err != nil {
-		return nil, fmt.Errorf("elasticsearch: decode search: %w", err)
+	sr, err := dsl.DecodeSearch(res.Body)
+	if err != nil {
+		return nil, fmt.Errorf("elasticsearch: %w", err)
 	}
-	return &sr, nil
-}
-
-// searchResponse is dsl.SearchResponse with _source decoded once,
-// straight into a map (hits are read once; no RawMessage re-parse).
-type searchResponse struct {
-	PitID    string        `json:"pit_id"`
-	TimedOut bool          `json:"timed_out"`
-	Shards   dsl.ShardInfo `json:"_shards"`
-	Hits     struct {
-		Total *dsl.TotalHits `json:"total,omitempty"`
-		Hits  []hit          `json:"hits"`
-	} `json:"hits"`
-}
-
-// hit is one search hit.
-type hit struct {
-	Index     string              `json:"_index"`
-	ID        string              `json:"_id"`
-	Score     *float64            `json:"_score"`
-	Source    map[string]any      `json:"_source"`
-	Highlight map[string][]string `json:"highlight"`
-	Sort      json.RawMessage     `json:"sort"`
+	return sr, nil
 }
 
 // errPartial reports a response the engine could not complete; no partial
@@ -92,15 +70,18 @@ type errPartial struct{ what string }
 
 func (e *errPartial) Error() string { return "elasticsearch: partial search result: " + e.what }
 
-func decodeSearch(st *probeState, p *adapters.Plan, sr *searchResponse) (*adapters.Candidates, error) {
+func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*adapters.Candidates, error) {
 	switch {
 	case sr.TimedOut:
 		return nil, &errPartial{"timed_out"}
 	case sr.Shards.Failed > 0:
 		return nil, &errPartial{fmt.Sprintf("%d of %d shards failed", sr.Shards.Failed, sr.Shards.Total)}
 	}
-	vf, dense := st.vectors[planVectorField(p)]
-	dense = dense && p.Stage == adapters.StageDense
+	var vf field
+	dense := p.Stage == adapters.StageDense
+	if dense {
+		vf, dense = st.vectors[planVectorField(p)]
+	}
 	c := &adapters.Candidates{Scale: p.Scale, Floor: p.Floor, Total: -1, Hits: make([]adapters.Candidate, 0, len(sr.Hits.Hits))}
 	if sr.Hits.Total != nil && sr.Hits.Total.Relation == "eq" {
 		c.Total = sr.Hits.Total.Value
@@ -131,7 +112,7 @@ func planVectorField(p *adapters.Plan) string {
 
 // decodeHit maps one hit: the content field becomes Text, vector fields
 // Vector, every other source key Meta.
-func decodeHit(st *probeState, h *hit) adapters.Candidate {
+func decodeHit(st *probeState, h *dsl.Hit) adapters.Candidate {
 	c := adapters.Candidate{ID: h.ID, Sort: h.Sort, DocID: docID(st, h.Source)}
 	if h.Score != nil {
 		c.Score = *h.Score
@@ -171,7 +152,7 @@ func floats(v any) []float32 {
 
 // citation carries title/uri and, when a highlight fragment is found in
 // the text, its character offsets.
-func citation(h *hit, c adapters.Candidate, content string) *rcp.Citation {
+func citation(h *dsl.Hit, c adapters.Candidate, content string) *rcp.Citation {
 	cit := &rcp.Citation{Source: h.Index, Title: c.Title, URI: c.URI}
 	if frags := h.Highlight[content]; len(frags) > 0 && c.Text != "" {
 		if i := strings.Index(c.Text, frags[0]); i >= 0 {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -17,15 +18,15 @@ func TestDecodeSearch(t *testing.T) {
 	 {"_index":"probe-fixture-a","_id":"x","_score":0.75,"_source":{"title":"Café","text":"Le café près du canal ouvre tôt.","lang":"fr","vec":[1,0,0,0,0,0,0,0],"url":"https://e.x/1"},
 	  "highlight":{"text":["près du canal"]}},
 	 {"_index":"probe-fixture-a","_id":"y","_score":0.5,"_source":{"lang":"en"}}]}}`
-	var sr searchResponse
-	if err := json.Unmarshal([]byte(body), &sr); err != nil {
+	sr, err := dsl.DecodeSearch([]byte(body))
+	if err != nil {
 		t.Fatal(err)
 	}
 	p, err := a.Plan(&adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "vec", Vector: vec8(), K: 2, WithText: true, WithVectors: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := decodeSearch(st, p, &sr)
+	c, err := decodeSearch(st, p, sr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,9 +50,11 @@ func TestDecodeSearchRefusesPartial(t *testing.T) {
 	st, _ := a.probed()
 	p := &adapters.Plan{Stage: adapters.StageLexical, Body: json.RawMessage(`{}`)}
 	for _, body := range []string{`{"timed_out":true,"hits":{"hits":[]}}`, `{"_shards":{"total":2,"failed":1},"hits":{"hits":[]}}`} {
-		var sr searchResponse
-		_ = json.Unmarshal([]byte(body), &sr)
-		_, err := decodeSearch(st, p, &sr)
+		sr, err := dsl.DecodeSearch([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = decodeSearch(st, p, sr)
 		if code := a.ErrorCode(err); code != rcp.CodeTimeout && code != rcp.CodeBackendUnavailable {
 			t.Errorf("%s: code %v", body, code)
 		}

@@ -13,6 +13,8 @@ import (
 	"os"
 
 	osgo "github.com/opensearch-project/opensearch-go/v4"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
 )
 
 // maxBody bounds how much of a response is read.
@@ -102,7 +104,7 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, ndjso
 		return nil, err
 	}
 	defer res.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
+	data, err := dsl.ReadBody(res.Body, res.ContentLength, maxBody)
 	if err != nil {
 		return nil, err
 	}

@@ -28,14 +28,14 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 	if err != nil {
 		return nil, err
 	}
-	var sr dsl.SearchResponse
-	if err := json.Unmarshal(res.Body, &sr); err != nil {
-		return nil, fmt.Errorf("opensearch: decode search: %w", err)
+	sr, err := dsl.DecodeSearch(res.Body)
+	if err != nil {
+		return nil, fmt.Errorf("opensearch: %w", err)
 	}
-	if err := incomplete(&sr, p.Op); err != nil {
+	if err := incomplete(sr, p.Op); err != nil {
 		return nil, err
 	}
-	c, err := decodeHits(s, p, &sr)
+	c, err := decodeHits(s, p, sr)
 	if err == nil && p.Stage == adapters.StageDense && isMMR(p.Body) {
 		rescoreMMR(c.Hits)
 		c.Notes = append(c.Notes, "engine MMR (ext.mmr); scores are the running minimum of the raw similarities in scores.dense")
@@ -94,15 +94,13 @@ func decodeHits(s *schema, p *adapters.Plan, sr *dsl.SearchResponse) (*adapters.
 }
 
 // candidate splits _source into text, title, URI, vector and metadata.
-// _source is decoded once, numbers as float64 (JSON semantics, as the
-// neutral corpus describes metadata).
+// _source was decoded once with the response, numbers as float64 (JSON
+// semantics, as the neutral corpus describes metadata).
 func candidate(s *schema, h dsl.Hit) (adapters.Candidate, error) {
 	c := adapters.Candidate{ID: h.ID, Sort: h.Sort}
-	src := map[string]any{}
-	if len(h.Source) > 0 {
-		if err := json.Unmarshal(h.Source, &src); err != nil {
-			return c, fmt.Errorf("opensearch: decode _source of %q: %w", h.ID, err)
-		}
+	src := h.Source
+	if src == nil {
+		src = map[string]any{}
 	}
 	for name := range s.vectors {
 		if raw, ok := src[name]; ok {
