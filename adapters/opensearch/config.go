@@ -66,6 +66,11 @@ type Config struct {
 	// CAFile is a PEM bundle to trust for https URLs.
 	CAFile string `json:"ca_file,omitempty" mapstructure:"ca_file"`
 
+	// DisableCompression stops asking for gzip responses: on loopback or a
+	// fast LAN compression only costs CPU on both sides (a page of 100
+	// passages is ~150 kB; gzip adds milliseconds to every search).
+	DisableCompression bool `json:"disable_compression,omitempty" mapstructure:"disable_compression"`
+
 	// Timeout bounds each HTTP request as a backstop to the request
 	// context (default 30s).
 	Timeout time.Duration `json:"timeout,omitempty" mapstructure:"timeout"`

@@ -37,6 +37,7 @@ type response struct {
 func newClient(cfg *Config) (*client, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 64
+	t.DisableCompression = cfg.DisableCompression
 	t.ResponseHeaderTimeout = cfg.Timeout
 	t.DialContext = (&net.Dialer{Timeout: cfg.Timeout}).DialContext
 	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}

@@ -34,6 +34,7 @@ func (osKit) Open(ctx context.Context, url, index string) (adapters.Adapter, err
 	cfg.URLs, cfg.Index, cfg.TieBreaker = []string{url}, index, &tb
 	cfg.TextFields = []opensearch.FieldConfig{{Name: "title"}, {Name: "text"}}
 	cfg.ContentField, cfg.TitleField = "text", "title"
+	cfg.DisableCompression = true // loopback: gzip costs CPU on both sides
 	return opensearch.Factory.Open(ctx, cfg, adapters.Deps{})
 }
 
