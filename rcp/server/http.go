@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,10 +118,15 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, data []byte,
 	writeJSON(w, out)
 }
 
+// writeJSON writes one JSON body with its length declared, so that a
+// large result goes out in one piece instead of chunked.
 func writeJSON(w http.ResponseWriter, b []byte) {
-	w.Header().Set("Content-Type", "application/json")
+	b = append(b, '\n')
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(b)
 }
 
 // cors sets Access-Control-* headers for allowed origins and reports
