@@ -1,9 +1,11 @@
 package dsl
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // DecodeSearch reads a _search response in one pass (reader): the fields
@@ -181,20 +183,37 @@ func (r *reader) hit(h *Hit) error {
 	})
 }
 
-// ReadBody reads a response body of at most limit bytes. A declared
-// Content-Length sizes the buffer once instead of letting it double its
-// way up (a search page with text is hundreds of kilobytes); a body
+// ReadBody reads a response body of at most limit bytes into a buffer of
+// exactly its size. A declared Content-Length sizes it at once; a chunked
+// body (Elasticsearch sends search results chunked) is gathered in a
+// pooled buffer and copied out, instead of doubling its way up through
+// garbage (a search page with text is hundreds of kilobytes). A body
 // longer than limit is cut at limit, as io.LimitReader would.
 func ReadBody(body io.Reader, contentLength, limit int64) ([]byte, error) {
-	if contentLength <= 0 || contentLength > limit {
-		return io.ReadAll(io.LimitReader(body, limit))
+	if contentLength > 0 && contentLength <= limit {
+		buf := make([]byte, contentLength, contentLength+1)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			return nil, err
+		}
+		// A body longer than declared is the transport's error to report;
+		// read on so that it is not silently truncated.
+		rest, err := io.ReadAll(io.LimitReader(body, limit-contentLength))
+		return append(buf, rest...), err
 	}
-	buf := make([]byte, contentLength, contentLength+1)
-	if _, err := io.ReadFull(body, buf); err != nil {
+	gather := bodyPool.Get().(*bytes.Buffer)
+	defer func() {
+		if gather.Cap() <= maxPooledBody {
+			gather.Reset()
+			bodyPool.Put(gather)
+		}
+	}()
+	if _, err := gather.ReadFrom(io.LimitReader(body, limit)); err != nil {
 		return nil, err
 	}
-	// A body longer than declared is the transport's error to report;
-	// read on so that it is not silently truncated.
-	rest, err := io.ReadAll(io.LimitReader(body, limit-contentLength))
-	return append(buf, rest...), err
+	return bytes.Clone(gather.Bytes()), nil
 }
+
+// maxPooledBody caps the buffers kept for reuse.
+const maxPooledBody = 4 << 20
+
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
