@@ -413,7 +413,13 @@ const hexDigits = "0123456789abcdef"
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	i := 0
+	if len(s) >= longString {
+		// Passages are long and mostly need no escaping: find the first
+		// byte that might with vectorised searches and copy up to it.
+		i = safeRun(s)
+	}
+	for i < len(s) {
 		for i < len(s) && safeASCII[s[i]] {
 			i++
 		}
@@ -440,6 +446,63 @@ func appendString(b []byte, s string) []byte {
 		i += size
 	}
 	return append(append(b, s[start:]...), '"')
+}
+
+// longString is the length from which appendString looks for a safe
+// prefix with safeRun before walking byte by byte.
+const longString = 64
+
+// safeRun returns the length of the longest prefix of s that appendString
+// copies unchanged, or a shorter one: it stops at the first byte that may
+// need escaping ('"', '\\', '<', '>', '&', a control character) and, when
+// the prefix holds non-ASCII bytes, trims it to before them unless they are
+// valid UTF-8 without U+2028/U+2029.
+func safeRun(s string) int {
+	n := len(s)
+	for _, c := range [...]byte{'"', '\\', '<', '>', '&'} {
+		if j := strings.IndexByte(s[:n], c); j >= 0 {
+			n = j
+		}
+	}
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	var high uint64
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		if (x-0x20*lo)&^x&hi != 0 { // a control character in this word
+			break
+		}
+		high |= x & hi
+	}
+	for ; i < n && s[i] >= 0x20; i++ {
+		high |= uint64(s[i]) & 0x80
+	}
+	n = i
+	if high == 0 {
+		return n
+	}
+	// Non-ASCII: keep only the prefix of whole valid runes, none of them
+	// U+2028/U+2029; the byte loop handles the rest.
+	p := s[:n]
+	if k := strings.Index(p, "\u2028"); k >= 0 {
+		p = p[:k]
+	}
+	if k := strings.Index(p, "\u2029"); k >= 0 {
+		p = p[:k]
+	}
+	if utf8.ValidString(p) {
+		return len(p)
+	}
+	for k := 0; k < len(p); {
+		r, size := utf8.DecodeRuneInString(p[k:])
+		if r == utf8.RuneError && size == 1 {
+			return k
+		}
+		k += size
+	}
+	return len(p)
 }
 
 // safeASCII marks the ASCII bytes written unescaped (encoding/json's

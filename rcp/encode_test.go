@@ -3,6 +3,7 @@ package rcp
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -77,7 +78,11 @@ func TestAppendJSONRefusesNonFinite(t *testing.T) {
 
 // FuzzAppendString compares string quoting with encoding/json.
 func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", "<&>\"\\", "\x00\x1f\x7f", "\u2028x\u2029", "\xff\xfe", "é东😀", "\xed\xa0\x80"} {
+	long := strings.Repeat("passage text, ", 6)
+	for _, s := range []string{"", "plain", "<&>\"\\", "\x00\x1f\x7f", "\u2028x\u2029", "\xff\xfe", "é东😀", "\xed\xa0\x80",
+		// Long strings take safeRun first.
+		long, long + "<b>", long + "é" + long, long + "\u2028" + long, long + "é\xffé" + long, long + "\n" + long,
+		"é" + long + "\u2029", long[:61] + "\xe2\x80", long + "\"" + long + "\t"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
