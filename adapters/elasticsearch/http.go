@@ -28,6 +28,12 @@ type response struct {
 // become *Error carrying the decoded error body; transport failures are
 // returned as they are (ErrorCode classifies both).
 func (a *adapter) do(ctx context.Context, method, path string, body []byte, ndjson bool) (*response, error) {
+	return a.doWith(ctx, method, path, body, ndjson, nil)
+}
+
+// doWith is do, except that a 2xx body is handed to use in a pooled buffer
+// (which use must not keep) instead of being copied into the response.
+func (a *adapter) doWith(ctx context.Context, method, path string, body []byte, ndjson bool, use func([]byte) error) (*response, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -47,6 +53,9 @@ func (a *adapter) do(ctx context.Context, method, path string, body []byte, ndjs
 		return nil, err
 	}
 	defer res.Body.Close()
+	if use != nil && res.StatusCode/100 == 2 {
+		return &response{Status: res.StatusCode, Header: res.Header}, dsl.WithBody(res.Body, maxBody, use)
+	}
 	data, err := dsl.ReadBody(res.Body, res.ContentLength, maxBody)
 	if err != nil {
 		return nil, err

@@ -53,15 +53,14 @@ func (a *adapter) searchSnapshot(ctx context.Context, st *probeState, p *adapter
 
 // searchBody POSTs a search body to path and decodes the response.
 func (a *adapter) searchBody(ctx context.Context, path string, body []byte) (*dsl.SearchResponse, error) {
-	res, err := a.do(ctx, http.MethodPost, path, body, false)
-	if err != nil {
-		return nil, err
-	}
-	sr, err := dsl.DecodeSearch(res.Body)
-	if err != nil {
-		return nil, fmt.Errorf("elasticsearch: %w", err)
-	}
-	return sr, nil
+	var sr *dsl.SearchResponse
+	_, err := a.doWith(ctx, http.MethodPost, path, body, false, func(data []byte) (err error) {
+		if sr, err = dsl.DecodeSearch(data); err != nil {
+			return fmt.Errorf("elasticsearch: %w", err)
+		}
+		return nil
+	})
+	return sr, err
 }
 
 // errPartial reports a response the engine could not complete; no partial

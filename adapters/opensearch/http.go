@@ -87,6 +87,12 @@ func (c *client) close() error {
 // error body; transport failures are returned as they are (ErrorCode
 // classifies both).
 func (c *client) do(ctx context.Context, method, path string, body []byte, ndjson bool) (*response, error) {
+	return c.doWith(ctx, method, path, body, ndjson, nil)
+}
+
+// doWith is do, except that a 2xx body is handed to use in a pooled buffer
+// (which use must not keep) instead of being copied into the response.
+func (c *client) doWith(ctx context.Context, method, path string, body []byte, ndjson bool, use func([]byte) error) (*response, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -105,6 +111,9 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, ndjso
 		return nil, err
 	}
 	defer res.Body.Close()
+	if use != nil && res.StatusCode/100 == 2 {
+		return &response{Status: res.StatusCode, Header: res.Header}, dsl.WithBody(res.Body, maxBody, use)
+	}
 	data, err := dsl.ReadBody(res.Body, res.ContentLength, maxBody)
 	if err != nil {
 		return nil, err

@@ -24,13 +24,15 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 	if !ok || method != http.MethodPost {
 		return nil, fmt.Errorf("opensearch: plan op %q is not a search", p.Op)
 	}
-	res, err := a.http.do(ctx, method, path, p.Body, false)
+	var sr *dsl.SearchResponse
+	_, err := a.http.doWith(ctx, method, path, p.Body, false, func(data []byte) (err error) {
+		if sr, err = dsl.DecodeSearch(data); err != nil {
+			return fmt.Errorf("opensearch: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	sr, err := dsl.DecodeSearch(res.Body)
-	if err != nil {
-		return nil, fmt.Errorf("opensearch: %w", err)
 	}
 	if err := incomplete(sr, p.Op); err != nil {
 		return nil, err

@@ -213,6 +213,24 @@ func ReadBody(body io.Reader, contentLength, limit int64) ([]byte, error) {
 	return bytes.Clone(gather.Bytes()), nil
 }
 
+// WithBody reads a body of at most limit bytes into a pooled buffer,
+// passes it to use and takes the buffer back: use must not keep the slice
+// (DecodeSearch copies what it keeps). A search reply is then read
+// without allocating its size again on every request.
+func WithBody(body io.Reader, limit int64, use func([]byte) error) error {
+	buf := bodyPool.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBody {
+			buf.Reset()
+			bodyPool.Put(buf)
+		}
+	}()
+	if _, err := buf.ReadFrom(io.LimitReader(body, limit)); err != nil {
+		return err
+	}
+	return use(buf.Bytes())
+}
+
 // maxPooledBody caps the buffers kept for reuse.
 const maxPooledBody = 4 << 20
 
