@@ -23,7 +23,7 @@ func (r *RetrieveResult) AppendJSON(dst []byte) ([]byte, error) {
 	if r == nil {
 		return append(dst, "null"...), nil
 	}
-	e := jsonAppender{b: dst}
+	e := jsonAppender{b: slices.Grow(dst, sizeHint(r.Hits))}
 	e.raw(`{"hits":`)
 	e.hits(r.Hits)
 	e.optString(`,"nextCursor":`, r.NextCursor)
@@ -39,6 +39,21 @@ func (r *RetrieveResult) AppendJSON(dst []byte) ([]byte, error) {
 	}
 	e.raw("}")
 	return e.b, e.err
+}
+
+// sizeHint estimates the encoded size of hits, so that a page of long
+// passages is encoded into one allocation instead of doubling up to it.
+func sizeHint(hits []Hit) int {
+	n := 64
+	for i := range hits {
+		h := &hits[i]
+		n += 128 + len(h.ID) + len(h.Text)
+		if h.Citation != nil {
+			n += 32 + len(h.Citation.Title) + len(h.Citation.URI) + len(h.Citation.Source)
+		}
+		n += 24 * (len(h.Meta) + len(h.Scores))
+	}
+	return n
 }
 
 // jsonAppender accumulates output and the first error.
