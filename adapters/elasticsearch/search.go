@@ -97,17 +97,7 @@ func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*ad
 }
 
 // planVectorField reads the kNN field back from a plan body.
-func planVectorField(p *adapters.Plan) string {
-	var b struct {
-		Knn *struct {
-			Field string `json:"field"`
-		} `json:"knn"`
-	}
-	if json.Unmarshal(p.Body, &b) != nil || b.Knn == nil {
-		return ""
-	}
-	return b.Knn.Field
-}
+func planVectorField(p *adapters.Plan) string { return dsl.KnnField(p.Body) }
 
 // decodeHit maps one hit: the content field becomes Text, vector fields
 // Vector, every other source key Meta.

@@ -41,12 +41,8 @@ func planMMR(s *schema, req *adapters.SearchRequest, body *dsl.OSSearch, vi vect
 
 // isMMR reports whether a plan body carries ext.mmr.
 func isMMR(body json.RawMessage) bool {
-	var b struct {
-		Ext *struct {
-			MMR json.RawMessage `json:"mmr"`
-		} `json:"ext"`
-	}
-	return json.Unmarshal(body, &b) == nil && b.Ext != nil && len(b.Ext.MMR) > 0
+	raw, ok := dsl.Lookup(body, "ext", "mmr")
+	return ok && string(raw) != "null"
 }
 
 // rescoreMMR makes MMR-ordered scores non-increasing (running minimum)

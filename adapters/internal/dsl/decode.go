@@ -235,3 +235,53 @@ func WithBody(body io.Reader, limit int64, use func([]byte) error) error {
 const maxPooledBody = 4 << 20
 
 var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// KnnField returns knn.field of a search body ("" when absent, not a
+// string or the body malformed).
+func KnnField(body []byte) string {
+	raw, ok := Lookup(body, "knn", "field")
+	if !ok {
+		return ""
+	}
+	r := &reader{b: raw}
+	if s, err := r.str(); err == nil {
+		return s
+	}
+	return ""
+}
+
+// Lookup returns the raw value at a path of object members in a JSON
+// document, reading it once and skipping everything else (a plan body
+// carries a query vector that need not be decoded to find a member).
+func Lookup(doc []byte, path ...string) ([]byte, bool) {
+	r := &reader{b: doc}
+	var (
+		found []byte
+		ok    bool
+	)
+	var walk func(depth int) error
+	walk = func(depth int) error {
+		if depth == len(path) {
+			r.ws()
+			start := r.i
+			if err := r.skip(); err != nil {
+				return err
+			}
+			found, ok = r.b[start:r.i], true
+			return nil
+		}
+		if r.ws() != '{' {
+			return r.skip()
+		}
+		return r.object(func(key []byte) error {
+			if !ok && string(key) == path[depth] {
+				return walk(depth + 1)
+			}
+			return r.skip()
+		})
+	}
+	if walk(0) != nil || !ok {
+		return nil, false
+	}
+	return found, true
+}

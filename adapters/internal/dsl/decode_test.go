@@ -158,3 +158,42 @@ func TestReadBody(t *testing.T) {
 		}
 	}
 }
+
+func TestKnnField(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"size":3,"knn":{"query_vector":[0.1,-2e-3],"field":"vec","k":3},"_source":false}`: "vec",
+		`{"query":{"match_all":{}}}`:         "",
+		`{"knn":{"field":1}}`:                "",
+		`{"knn":[{"field":"a"}]}`:            "",
+		`not json`:                           "",
+		`{"knn":{"field":"v\u00e9c","k":1}}`: "véc",
+	} {
+		if got := KnnField([]byte(body)); got != want {
+			t.Errorf("%s: %q, want %q", body, got, want)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	doc := []byte(`{"a":{"b":[1,2],"c":{"d":"x"}},"ext":{"mmr":{"diversity":0.5}},"n":null}`)
+	for _, tc := range []struct {
+		path []string
+		want string
+		ok   bool
+	}{
+		{[]string{"a", "b"}, `[1,2]`, true},
+		{[]string{"a", "c", "d"}, `"x"`, true},
+		{[]string{"ext", "mmr"}, `{"diversity":0.5}`, true},
+		{[]string{"n"}, `null`, true},
+		{[]string{"a", "b", "c"}, ``, false},
+		{[]string{"z"}, ``, false},
+	} {
+		got, ok := Lookup(doc, tc.path...)
+		if ok != tc.ok || string(got) != tc.want {
+			t.Errorf("%v: %s %v, want %s %v", tc.path, got, ok, tc.want, tc.ok)
+		}
+	}
+	if _, ok := Lookup([]byte(`{"a":1,`), "a"); ok {
+		t.Error("malformed document: found a member")
+	}
+}
