@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sync"
 )
 
 // DecodeSearch reads a _search response in one pass (reader): the fields
@@ -200,13 +199,8 @@ func ReadBody(body io.Reader, contentLength, limit int64) ([]byte, error) {
 		rest, err := io.ReadAll(io.LimitReader(body, limit-contentLength))
 		return append(buf, rest...), err
 	}
-	gather := bodyPool.Get().(*bytes.Buffer)
-	defer func() {
-		if gather.Cap() <= maxPooledBody {
-			gather.Reset()
-			bodyPool.Put(gather)
-		}
-	}()
+	gather := getBuffer()
+	defer putBuffer(gather)
 	if _, err := gather.ReadFrom(io.LimitReader(body, limit)); err != nil {
 		return nil, err
 	}
@@ -218,23 +212,44 @@ func ReadBody(body io.Reader, contentLength, limit int64) ([]byte, error) {
 // (DecodeSearch copies what it keeps). A search reply is then read
 // without allocating its size again on every request.
 func WithBody(body io.Reader, limit int64, use func([]byte) error) error {
-	buf := bodyPool.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= maxPooledBody {
-			buf.Reset()
-			bodyPool.Put(buf)
-		}
-	}()
+	buf := getBuffer()
+	defer putBuffer(buf)
 	if _, err := buf.ReadFrom(io.LimitReader(body, limit)); err != nil {
 		return err
 	}
 	return use(buf.Bytes())
 }
 
-// maxPooledBody caps the buffers kept for reuse.
-const maxPooledBody = 4 << 20
+// Body buffers are kept on a short free list rather than in a sync.Pool:
+// a pool is emptied by every other garbage collection, after which each
+// search grew a fresh buffer to the size of its reply again. The list
+// holds at most maxFreeBodies buffers of at most maxPooledBody bytes.
+const (
+	maxPooledBody = 1 << 20
+	maxFreeBodies = 8
+)
 
-var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var freeBodies = make(chan *bytes.Buffer, maxFreeBodies)
+
+func getBuffer() *bytes.Buffer {
+	select {
+	case b := <-freeBodies:
+		return b
+	default:
+		return new(bytes.Buffer)
+	}
+}
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBody {
+		return
+	}
+	b.Reset()
+	select {
+	case freeBodies <- b:
+	default:
+	}
+}
 
 // KnnField returns knn.field of a search body ("" when absent, not a
 // string or the body malformed).
