@@ -55,6 +55,20 @@ func (e *Engine) gateRecency(r *retrieval) *rcp.Error {
 	case !(rc.HalfLifeDays > 0) || math.IsInf(rc.HalfLifeDays, 1):
 		return rcp.InvalidParams("recency.halfLifeDays", "recency.halfLifeDays must be a positive number")
 	}
+	if e.ev.RecencyLexicalOnly && r.mode != rcp.ModeSparse {
+		// §7.7 strict rule: -32005 by default; with strict:false the dense
+		// list runs without the decay and the result says so.
+		const why = "recency decay applies to sparse retrieval only on this backend (a kNN search cannot be rescored exactly)"
+		switch {
+		case r.strict:
+			return rcp.OptionUnsupported("recency", why)
+		case r.mode == rcp.ModeDense:
+			r.note("%s; ignored (strict:false)", why)
+			return nil
+		default:
+			r.note("%s; applied to the sparse list only (strict:false)", why)
+		}
+	}
 	r.recency = &Recency{Field: rc.Field, HalfLifeDays: rc.HalfLifeDays}
 	return nil
 }

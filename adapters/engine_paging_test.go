@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -18,9 +19,11 @@ import (
 // continuation paging (search_after over its own sort values = ids).
 type contAdapter struct {
 	adapters.Adapter
-	mu       sync.Mutex
-	reqs     []adapters.SearchRequest
-	released []string
+	// lexicalRecency proves recency for lexical stages only.
+	lexicalRecency bool
+	mu             sync.Mutex
+	reqs           []adapters.SearchRequest
+	released       []string
 }
 
 func (c *contAdapter) Probe(ctx context.Context) (*capability.Evidence, error) {
@@ -29,6 +32,7 @@ func (c *contAdapter) Probe(ctx context.Context) (*capability.Evidence, error) {
 		return nil, err
 	}
 	ev.Units, ev.NativeRecency, ev.Snapshots = []string{"chunk", "document"}, true, true
+	ev.RecencyLexicalOnly = c.lexicalRecency
 	ev.FilterFields = append(ev.FilterFields, capability.FilterField{Name: "published", Type: mapping.TypeDate})
 	return ev, nil
 }
@@ -93,9 +97,13 @@ func (c *contAdapter) last() adapters.SearchRequest {
 }
 
 func newContEngine(t *testing.T) (*adapters.Engine, *contAdapter) {
+	return newContEngineWith(t, false)
+}
+
+func newContEngineWith(t *testing.T, lexicalRecency bool) (*adapters.Engine, *contAdapter) {
 	var ca *contAdapter
 	e, _ := newEngine(t, setup{emb: true, wrap: func(a adapters.Adapter) adapters.Adapter {
-		ca = &contAdapter{Adapter: a}
+		ca = &contAdapter{Adapter: a, lexicalRecency: lexicalRecency}
 		return ca
 	}})
 	return e, ca
@@ -177,6 +185,45 @@ func TestRecencyGate(t *testing.T) {
 	plain, _ := newEngine(t, setup{})
 	_, err := plain.Retrieve(context.Background(), params(t, `{"query":"solar","recency":{"field":"year","halfLifeDays":1}}`))
 	wantErr(t, err, rcp.CodeOptionUnsupported, "recency", "")
+}
+
+// TestRecencyLexicalOnly: an adapter whose recency applies to lexical
+// stages only gets -32005 for dense and hybrid under strict, and with
+// strict:false runs dense without it (noted) and hybrid with it on the
+// sparse list only (noted).
+func TestRecencyLexicalOnly(t *testing.T) {
+	e, ca := newContEngineWith(t, true)
+	const rec = `"recency":{"field":"published","halfLifeDays":7}`
+	for _, mode := range []string{"dense", "hybrid"} {
+		_, err := e.Retrieve(context.Background(), params(t, `{"query":"solar","mode":"`+mode+`",`+rec+`}`))
+		wantErr(t, err, rcp.CodeOptionUnsupported, "recency", "")
+	}
+	for _, tc := range []struct{ mode, note string }{
+		{"dense", "ignored (strict:false)"},
+		{"hybrid", "applied to the sparse list only (strict:false)"},
+	} {
+		ca.mu.Lock()
+		ca.reqs = nil
+		ca.mu.Unlock()
+		res := retrieve(t, e, `{"query":"solar","mode":"`+tc.mode+`","strict":false,"k":2,`+rec+`}`)
+		if res.Usage == nil || !slices.ContainsFunc(res.Usage.Notes, func(n string) bool { return strings.Contains(n, tc.note) }) {
+			t.Errorf("%s: notes %v, want one saying %q", tc.mode, res.Usage, tc.note)
+		}
+		ca.mu.Lock()
+		for _, req := range ca.reqs {
+			if got, want := req.Recency != nil, req.Stage == adapters.StageLexical; got != want {
+				t.Errorf("%s: %s stage got recency %v", tc.mode, req.Stage, req.Recency)
+			}
+		}
+		if len(ca.reqs) == 0 {
+			t.Errorf("%s: no stage ran", tc.mode)
+		}
+		ca.mu.Unlock()
+	}
+	retrieve(t, e, `{"query":"solar","mode":"sparse","k":1,`+rec+`}`)
+	if ca.last().Recency == nil {
+		t.Error("sparse: recency not passed")
+	}
 }
 
 // TestUnitDocument: the unit is advertised from evidence, passed to the

@@ -131,6 +131,9 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 	mk := func(key string, st Stage) *stageRun {
 		req := base
 		req.Stage = st
+		if st != StageLexical && e.ev.RecencyLexicalOnly {
+			req.Recency = nil // gateRecency noted it (strict:false)
+		}
 		return &stageRun{key: key, req: req}
 	}
 	switch {

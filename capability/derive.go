@@ -256,7 +256,11 @@ func (d *deriver) retrieveFlags(dense bool) {
 	d.note("retrieve.deterministic", r.Deterministic, "adapter evidence: deterministic ties=%t", d.ev.Deterministic)
 	d.snapshots()
 	d.units()
-	d.note("retrieve.recency", d.ev.NativeRecency, "engine-side recency decay on date fields=%t", d.ev.NativeRecency)
+	if d.ev.NativeRecency && d.ev.RecencyLexicalOnly {
+		d.note("retrieve.recency", true, "engine-side recency decay on date fields, sparse retrieval only (dense and hybrid: -32005, or with strict:false dense without it)")
+	} else {
+		d.note("retrieve.recency", d.ev.NativeRecency, "engine-side recency decay on date fields=%t", d.ev.NativeRecency)
+	}
 	d.note("retrieve.rerankBuiltin", false, "no reranker is configured")
 }
 

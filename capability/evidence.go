@@ -78,6 +78,9 @@ type Evidence struct {
 	// NativeRecency: the adapter applies SearchRequest.Recency in the
 	// engine, on filter fields of type date.
 	NativeRecency bool `json:"nativeRecency,omitempty"`
+	// RecencyLexicalOnly: NativeRecency applies to lexical stages only (a
+	// kNN search cannot be rescored exactly); dense stages run without it.
+	RecencyLexicalOnly bool `json:"recencyLexicalOnly,omitempty"`
 	// Deterministic: equal requests return equal hits in equal order,
 	// ties included (§7.7.1).
 	Deterministic bool `json:"deterministic,omitempty"`

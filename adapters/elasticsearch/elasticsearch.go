@@ -43,7 +43,9 @@
 //     documents without the field keep multiplier 1 (ES decay semantics).
 //     Scores are then labelled unbounded with floor 0. A kNN section cannot
 //     be rescored exactly, so dense (and sidecar-fused hybrid) recency is
-//     -32005 on option "recency". Paginated pages fix the origin at the
+//     -32005 on option "recency"; with strict:false dense runs without it
+//     and hybrid applies it to the sparse list (both noted, Evidence
+//     RecencyLexicalOnly). Paginated pages fix the origin at the
 //     first page's clock so scores do not drift between pages.
 //   - units: chunk and document when document_id_field names an indexed
 //     keyword field: unit document collapses on it (lexical and kNN; kNN

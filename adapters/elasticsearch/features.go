@@ -26,6 +26,7 @@ func (a *adapter) featureEvidence(fields map[string]field, st *probeState) {
 	for _, f := range ev.FilterFields {
 		ev.NativeRecency = ev.NativeRecency || f.Type == mapping.TypeDate
 	}
+	ev.RecencyLexicalOnly = ev.NativeRecency // function_score wraps the query, not a knn section
 	name := a.cfg.DocumentIDField
 	if name == "" {
 		return
