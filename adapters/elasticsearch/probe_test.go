@@ -53,6 +53,10 @@ func TestProbeRecorded(t *testing.T) {
 				ev.Deterministic || !containsNote(ev.Notes, "1 replica(s)") {
 				t.Errorf("evidence flags: %+v", ev)
 			}
+			// "published" is a date: recency, for lexical stages only.
+			if !ev.NativeRecency || !ev.RecencyLexicalOnly {
+				t.Errorf("recency evidence: native %t, lexical only %t", ev.NativeRecency, ev.RecencyLexicalOnly)
+			}
 			if diff := cmp.Diff(tc.wantFilters, filterNames(ev)); diff != "" {
 				t.Errorf("filter fields (-want +got):\n%s", diff)
 			}
