@@ -49,6 +49,11 @@ type Engine struct {
 	// implied for *HTTPBackend and *Aggregator; set it for such a backend
 	// behind a wrapper.
 	Forwards bool
+	// Ready, when set, reports whether the engine can serve now: while it
+	// returns an error the engine is skipped as unavailable (-32010 in
+	// _meta.degraded), e.g. a backend still unreachable since start-up.
+	// Not for Required engines.
+	Ready func() error
 }
 
 // Options configure an Aggregator.
@@ -118,6 +123,8 @@ func checkEngine(e Engine, seen map[string]bool) error {
 		return fmt.Errorf("federation: duplicate engine id %q", e.ID)
 	case e.Backend == nil:
 		return fmt.Errorf("federation: engine %q has no backend", e.ID)
+	case e.Required && e.Ready != nil:
+		return fmt.Errorf("federation: engine %q: a required engine cannot be deferred (Ready)", e.ID)
 	case e.Weight < 0 || math.IsNaN(e.Weight) || math.IsInf(e.Weight, 0):
 		return fmt.Errorf("federation: engine %q: weight must be a finite number ≥ 0", e.ID)
 	}

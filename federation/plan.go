@@ -166,6 +166,11 @@ func (a *Aggregator) plan(ctx context.Context, r *request, h Hop) ([]target, []s
 
 // ineligible returns why e cannot take part, or nil.
 func (a *Aggregator) ineligible(e Engine, r *request, h Hop) *skip {
+	if e.Ready != nil {
+		if err := e.Ready(); err != nil {
+			return &skip{id: e.ID, reason: "failed", code: rcp.CodeBackendUnavailable, note: "unavailable: " + err.Error()}
+		}
+	}
 	if e.Forwards || forwards(e.Backend) {
 		switch {
 		case h.onPath(a.opts.Identity):

@@ -3,8 +3,10 @@ package federation_test
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
@@ -180,6 +182,46 @@ func TestFailures(t *testing.T) {
 			t.Errorf("_meta.degraded = %v", res.Meta["degraded"])
 		}
 	})
+}
+
+// TestDeferredEngine: an engine whose Ready reports an error is not
+// asked: it is listed in _meta.degraded as -32010 with the reason, and it
+// takes part again once Ready returns nil. A required engine cannot be
+// deferred.
+func TestDeferredEngine(t *testing.T) {
+	var unready atomic.Pointer[error]
+	down := errors.New("not reachable since start-up: connection refused")
+	unready.Store(&down)
+	var calls atomic.Int32
+	late := stub(nil, nil, func(context.Context, *rcp.RetrieveParams) (*rcp.RetrieveResult, error) {
+		calls.Add(1)
+		return &rcp.RetrieveResult{Hits: []rcp.Hit{{ID: "l1", Score: 1, Text: "late"}}}, nil
+	})
+	es := []federation.Engine{{ID: "ok", Backend: stub([]string{"x"}, nil, nil)},
+		{ID: "late", Backend: late, Ready: func() error { return *unready.Load() }}}
+	c := client(t, newAgg(t, es, federation.Options{}))
+	res, err := retrieve(t, c, map[string]any{"query": "q", "k": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deg, _ := res.Meta["degraded"].([]any)
+	if len(res.Hits) != 1 || calls.Load() != 0 || len(deg) != 1 || deg[0].(map[string]any)["engine"] != "late" ||
+		deg[0].(map[string]any)["code"] != float64(-32010) ||
+		!slices.ContainsFunc(res.Usage.Notes, func(n string) bool { return strings.Contains(n, "connection refused") }) {
+		t.Errorf("while unready: hits %v calls %d degraded %v notes %q", hitKeys(res.Hits), calls.Load(), res.Meta["degraded"], res.Usage.Notes)
+	}
+	var none error
+	unready.Store(&none)
+	res, err = retrieve(t, c, map[string]any{"query": "q", "k": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 2 || calls.Load() != 1 || res.Meta["degraded"] != nil {
+		t.Errorf("once ready: hits %v calls %d meta %v", hitKeys(res.Hits), calls.Load(), res.Meta)
+	}
+	if _, err := federation.New([]federation.Engine{{ID: "r", Required: true, Backend: late, Ready: func() error { return nil }}}, federation.Options{}); err == nil {
+		t.Error("a required engine was accepted with Ready")
+	}
 }
 
 func dataOf(e *rcp.Error) any {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -47,8 +46,10 @@ func maybeFederate(cmd *cobra.Command, g *globals, f *serveFlags) (done bool, er
 
 // fedApp is a federated process: every backend's Engine and the aggregator.
 type fedApp struct {
-	cfg     *config.Config
-	log     *slog.Logger
+	cfg *config.Config
+	log *slog.Logger
+	// mu guards engines, which late backends join (late.go).
+	mu      sync.Mutex
 	engines []*adapters.Engine
 	ids     []string
 	agg     *federation.Aggregator
@@ -159,7 +160,7 @@ func openFederation(ctx context.Context, g *globals, cfg *config.Config, id stri
 		}
 	}
 	if len(es) == 0 {
-		return nil, errors.New("no backend could be opened")
+		return nil, errNoBackends
 	}
 	fa.aggOptions = federation.Options{Name: "rcp-sidecar", Version: version, Identity: id,
 		Allow: access.EngineAllowed, Logger: log.With("component", "federation")}
@@ -172,10 +173,12 @@ func openFederation(ctx context.Context, g *globals, cfg *config.Config, id stri
 }
 
 // open opens one backend as a federated engine; nil, nil means it was
-// skipped (not required and unavailable). Its re-probe loop runs until
-// runCtx ends. The engine's Backend is the telemetry decorator labelled
-// with its id, so a federated retrieve counts and spans each engine it
-// reaches.
+// skipped (not required, and its configuration could not be opened). A
+// backend that opens but cannot be probed yet fails start-up when it is
+// required, and otherwise joins late (late.go). Its re-probe loop runs
+// until runCtx ends. The engine's Backend is the telemetry decorator
+// labelled with its id, so a federated retrieve counts and spans each
+// engine it reaches.
 func (fa *fedApp) open(ctx, runCtx context.Context, b *config.Backend, emb adapters.Embedder) (*federation.Engine, error) {
 	if w := b.FusionWeight(); w <= 0 {
 		return nil, fmt.Errorf("backend %s: weight must be positive, got %v", b.Name, w)
@@ -183,7 +186,7 @@ func (fa *fedApp) open(ctx, runCtx context.Context, b *config.Backend, emb adapt
 	if !validEngineID(b.Name) {
 		return nil, fmt.Errorf("backend %q: a federated backend name may hold only letters, digits, '.', '_' and '-' (it is a URL path segment)", b.Name)
 	}
-	e, ra, err := fa.openEngine(ctx, b, emb)
+	ra, opts, err := fa.openAdapter(ctx, b, emb)
 	if err != nil && !b.Required {
 		fa.log.Warn("backend left out of the federation", "backend", b.Name, "err", err)
 		return nil, nil
@@ -191,34 +194,43 @@ func (fa *fedApp) open(ctx, runCtx context.Context, b *config.Backend, emb adapt
 	if err != nil {
 		return nil, err
 	}
-	fa.wg.Go(func() { ra.Run(runCtx) }) // periodic re-probe, as for a single backend
-	fa.engines = append(fa.engines, e)
+	fe := &federation.Engine{ID: b.Name, Weight: b.FusionWeight(), Required: b.Required}
 	fa.ids = append(fa.ids, b.Name)
-	return &federation.Engine{ID: b.Name, Backend: fa.obs.observeAs(e, b.Name), Weight: b.FusionWeight(), Required: b.Required}, nil
+	e, err := adapters.NewEngine(ctx, ra.AsAdapter(), opts)
+	switch {
+	case err != nil && b.Required:
+		ra.Close()
+		return nil, fmt.Errorf("probe backend %s: %w", b.Name, err)
+	case err != nil:
+		fa.log.Warn("backend not reachable at start-up; it joins the federation once its probe succeeds", "backend", b.Name, "err", err)
+		late := newLateBackend(b.Name, err)
+		fe.Backend, fe.Ready = late, late.Ready
+		fa.wg.Go(func() { fa.await(runCtx, late, ra, opts) })
+		return fe, nil
+	}
+	fa.wg.Go(func() { ra.Run(runCtx) }) // periodic re-probe, as for a single backend
+	fa.mu.Lock()
+	fa.engines = append(fa.engines, e)
+	fa.mu.Unlock()
+	fe.Backend = fa.obs.observeAs(e, b.Name)
+	return fe, nil
 }
 
-// openEngine opens one configured backend as the single-backend path
-// does (openResilient): the adapter behind the telemetry decorator (a
-// span and latency per engine call attempt) and the resilient one
-// (timeouts, retries, circuit breaker exported as
-// rcp_engine_circuit_state), probed once.
-func (fa *fedApp) openEngine(ctx context.Context, b *config.Backend, emb adapters.Embedder) (*adapters.Engine, *resilient.Adapter, error) {
+// openAdapter opens one configured backend's adapter behind the
+// resilience layer, as the single-backend path does, and returns the
+// options its Engine is built with.
+func (fa *fedApp) openAdapter(ctx context.Context, b *config.Backend, emb adapters.Embedder) (*resilient.Adapter, adapters.EngineOptions, error) {
 	f, _ := newRegistry().Lookup(b.Engine)
 	log := fa.log.With("backend", b.Name, "engine", b.Engine)
 	ad, err := f.Open(ctx, b.Config, adapters.Deps{Logger: log, Embedder: emb})
 	if err != nil {
-		return nil, nil, fmt.Errorf("open backend %s: %w", b.Name, err)
+		return nil, adapters.EngineOptions{}, fmt.Errorf("open backend %s: %w", b.Name, err)
 	}
 	ra := resilient.New(fa.obs.observeAdapter(ad, b.Name), resilientOptions(b, log))
 	if !fa.cfg.Telemetry.Disabled {
 		fa.obs.tel().WatchCircuit(b.Name, ra)
 	}
-	e, err := adapters.NewEngine(ctx, ra.AsAdapter(), engineOptions(b.Policy, emb, log))
-	if err != nil {
-		ra.Close()
-		return nil, nil, fmt.Errorf("probe backend %s: %w", b.Name, err)
-	}
-	return e, ra, nil
+	return ra, engineOptions(b.Policy, emb, log), nil
 }
 
 // serverOptions applies the server section with base as the HTTP base
@@ -251,7 +263,12 @@ func (fa *fedApp) handler(scope func(id string, b server.Backend) (server.Backen
 	}
 	for _, e := range es {
 		path := enginesPrefix + e.ID + "/rcp"
-		h := server.New(e.Backend, fa.serverOptions(path, e.ID)).Handler() // e.Backend is observed (open)
+		var h http.Handler
+		if late := lateOf(e.Backend); late != nil {
+			h = fa.lateRoute(e, late, path)
+		} else {
+			h = server.New(e.Backend, fa.serverOptions(path, e.ID)).Handler() // e.Backend is observed (open)
+		}
 		mux.Handle(path, h)
 		mux.Handle(path+"/", h)
 	}
@@ -272,10 +289,17 @@ func (fa *fedApp) handler(scope func(id string, b server.Backend) (server.Backen
 	return mux, nil
 }
 
-// scoped wraps every engine's Backend with scope.
+// scoped wraps every engine's Backend with scope; a late backend is
+// scoped once it is up (lateScoped).
 func scoped(es []federation.Engine, scope func(string, server.Backend) (server.Backend, error)) ([]federation.Engine, error) {
 	out := make([]federation.Engine, len(es))
 	for i, e := range es {
+		if late, ok := e.Backend.(*lateBackend); ok {
+			ls := &lateScoped{lateBackend: late, scope: scope}
+			e.Backend, e.Ready = ls, ls.Ready
+			out[i] = e
+			continue
+		}
 		b, err := scope(e.ID, e.Backend)
 		if err != nil {
 			return nil, err
@@ -306,11 +330,24 @@ func validEngineID(id string) bool {
 	return id != ""
 }
 
+// lateOf returns the late backend behind b (scoped or not), or nil.
+func lateOf(b server.Backend) *lateBackend {
+	switch l := b.(type) {
+	case *lateBackend:
+		return l
+	case *lateScoped:
+		return l.lateBackend
+	}
+	return nil
+}
+
 func (fa *fedApp) Close() {
 	if fa.stop != nil {
 		fa.stop()
 	}
 	fa.wg.Wait()
+	fa.mu.Lock()
+	defer fa.mu.Unlock()
 	for _, e := range fa.engines {
 		e.Close()
 	}

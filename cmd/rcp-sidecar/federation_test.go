@@ -60,8 +60,8 @@ func fedServer(t *testing.T) *httptest.Server {
 	return s
 }
 
-// call posts one request to url+"/"+method and returns the checked result.
-func call(t *testing.T, url, method string, params any) json.RawMessage {
+// postRPC posts one request to url+"/"+method and returns the answer frame.
+func postRPC(t *testing.T, url, method string, params any) []byte {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	resp, err := http.Post(url+"/"+method, "application/json", strings.NewReader(string(body)))
@@ -70,6 +70,13 @@ func call(t *testing.T, url, method string, params any) json.RawMessage {
 	}
 	defer resp.Body.Close()
 	frame, _ := io.ReadAll(resp.Body)
+	return frame
+}
+
+// call posts one request to url+"/"+method and returns the checked result.
+func call(t *testing.T, url, method string, params any) json.RawMessage {
+	t.Helper()
+	frame := postRPC(t, url, method, params)
 	if err := rcptest.ValidateFrame(frame); err != nil {
 		t.Fatalf("%s: frame violates the schema: %v\n%s", method, err, frame)
 	}

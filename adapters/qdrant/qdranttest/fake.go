@@ -43,6 +43,8 @@ type Options struct {
 	Version string
 	// APIKey, when set, is required in the `api-key` metadata.
 	APIKey string
+	// Addr is the listen address (default 127.0.0.1:0).
+	Addr string
 }
 
 // Server is a running FAKE Qdrant gRPC server.
@@ -53,13 +55,17 @@ type Server struct {
 	done chan struct{}
 }
 
-// Start serves a FAKE Qdrant on 127.0.0.1:0 until Close.
+// Start serves a FAKE Qdrant on Options.Addr until Close.
 func Start(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "1.17.0"
 	}
 	st := newState(opts)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := opts.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
