@@ -6,20 +6,13 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 )
 
-// Secret is a credential that never prints: String, JSON and text forms
-// are "<secret>".
-type Secret string
-
-// String implements fmt.Stringer.
-func (Secret) String() string { return "<secret>" }
-
-// MarshalJSON implements json.Marshaler.
-func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"<secret>"`), nil }
-
-// MarshalText implements encoding.TextMarshaler.
-func (Secret) MarshalText() ([]byte, error) { return []byte("<secret>"), nil }
+// Secret is a credential that never prints (adapters.Secret: "<secret>"
+// in String, GoString, JSON and text forms).
+type Secret = adapters.Secret
 
 // FieldConfig names a BM25 field and its query-time boost.
 type FieldConfig struct {

@@ -49,7 +49,7 @@ func TestSecretsElided(t *testing.T) {
 	c := DefaultConfig()
 	c.APIKey, c.Password, c.Bearer = "api-secret", "pw-secret", "bearer-secret"
 	b, _ := json.Marshal(c)
-	text := string(b) + fmt.Sprintf("%v %+v", c, *c)
+	text := string(b) + fmt.Sprintf("%v %+v %#v", c, *c, *c)
 	for _, s := range []string{"api-secret", "pw-secret", "bearer-secret"} {
 		if strings.Contains(text, s) {
 			t.Errorf("secret %q leaked: %s", s, text)

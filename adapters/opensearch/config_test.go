@@ -55,7 +55,7 @@ func TestSecretsElided(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{string(b), fmt.Sprint(c.Password), fmt.Sprintf("%v", c.Bearer)} {
+	for _, s := range []string{string(b), fmt.Sprint(c.Password), fmt.Sprintf("%v", c.Bearer), fmt.Sprintf("%+v %#v", *c, *c)} {
 		if strings.Contains(s, "hunter2") || strings.Contains(s, "tok3n") {
 			t.Errorf("secret leaked: %s", s)
 		}
