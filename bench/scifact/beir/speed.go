@@ -34,6 +34,10 @@ type SpeedRow struct {
 	Requests    int
 	P50, P95    time.Duration
 	QPS         float64
+	// CPU is this process's CPU time per query: the client alone on the
+	// direct path, client and sidecar on the others (the engine runs
+	// elsewhere), so the difference is what the sidecar costs.
+	CPU time.Duration
 }
 
 // runner executes one query on a path.
@@ -58,19 +62,22 @@ func (s *Setup) Speed(ctx context.Context, mode rcp.Mode, conc []int, rounds int
 	}
 	var rows []SpeedRow
 	for _, c := range conc {
-		lat, wall := map[Path][]time.Duration{}, map[Path]time.Duration{}
+		lat, wall, cpu := map[Path][]time.Duration{}, map[Path]time.Duration{}, map[Path]time.Duration{}
 		for r := range max(rounds, 1) {
 			for i := range order {
 				p := order[(i+r)%len(order)]
+				cpu0 := processCPU()
 				l, w, err := s.pass(ctx, runners[p], c)
 				if err != nil {
 					return nil, fmt.Errorf("%s at %d: %w", p, c, err)
 				}
-				lat[p], wall[p] = append(lat[p], l...), wall[p]+w
+				lat[p], wall[p], cpu[p] = append(lat[p], l...), wall[p]+w, cpu[p]+processCPU()-cpu0
 			}
 		}
 		for _, p := range order {
-			rows = append(rows, summarize(p, c, lat[p], wall[p]))
+			row := summarize(p, c, lat[p], wall[p])
+			row.CPU = cpu[p] / time.Duration(row.Requests)
+			rows = append(rows, row)
 		}
 	}
 	return rows, nil
