@@ -69,6 +69,11 @@ func TestFederationLateBackend(t *testing.T) {
 	if code := rpcCode(t, s.URL+"/engines/late/rcp", "initialize", map[string]any{"protocolVersion": 1}); code != rcp.CodeBackendUnavailable {
 		t.Fatalf("late engine's own initialize: code %d, want -32010", code)
 	}
+	var cl struct{ Engines []struct{ ID string } }
+	_ = json.Unmarshal(call(t, s.URL+"/rcp", "catalog/list", map[string]any{}), &cl) // schema-checked while late
+	if len(cl.Engines) != 2 {
+		t.Errorf("catalog while late = %+v", cl)
+	}
 
 	createQdrantCollection(t, srv.Addr(), "docs")
 	deadline := time.Now().Add(20 * time.Second)
