@@ -47,6 +47,11 @@ type Config struct {
 	// Highlight asks for the best fragment of the content field and
 	// reports its offsets in Hit.citation.
 	Highlight bool `json:"highlight,omitempty" mapstructure:"highlight"`
+	// MetaFields limits Hit.meta to these _source fields (names or
+	// patterns as _source includes take them, e.g. "author", "meta.*");
+	// empty returns every field. The content, title, URI and document-id
+	// fields are fetched regardless, as they feed the hit itself.
+	MetaFields []string `json:"meta_fields,omitempty" mapstructure:"meta_fields"`
 
 	// Writable opts in to index/add and index/delete; Refresh is the
 	// refresh policy of writes: wait_for (default), true or false.
@@ -150,6 +155,11 @@ func (c *Config) validateOptions() error {
 	case "", "wait_for", "true", "false":
 	default:
 		return fmt.Errorf("elasticsearch: refresh %q is not wait_for, true or false", c.Refresh)
+	}
+	for _, f := range c.MetaFields {
+		if strings.TrimSpace(f) == "" {
+			return errors.New("elasticsearch: meta_fields: empty field name")
+		}
 	}
 	for _, f := range c.TextFields {
 		if f.Name == "" || f.Boost < 0 {

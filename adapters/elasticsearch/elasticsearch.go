@@ -70,7 +70,8 @@
 // # Configuration
 //
 // See Config: urls, index, text_fields, vector_field, writable, refresh,
-// document_id_field, pit, pit_keep_alive,
+// document_id_field, pit, pit_keep_alive, highlight, meta_fields,
+// disable_compression, timeout,
 // api_key | username+password | bearer, ca_file | ca_fingerprint.
 //
 // # Known differences

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -17,7 +18,7 @@ import (
 // liveFeatureIndex creates a 2-shard index with text, a document-id
 // keyword, a date and a 4-d vector, loads docs and returns an Engine over
 // a probed adapter (document_id_field "doc").
-func liveFeatureIndex(t *testing.T, docs []adapters.Document) (*adapters.Engine, *adapter, string) {
+func liveFeatureIndex(t *testing.T, docs []adapters.Document, edit ...func(*Config)) (*adapters.Engine, *adapter, string) {
 	t.Helper()
 	base := liveURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -37,6 +38,9 @@ func liveFeatureIndex(t *testing.T, docs []adapters.Document) (*adapters.Engine,
 	cfg := DefaultConfig()
 	cfg.URLs, cfg.Index, cfg.Writable, cfg.DocumentIDField = []string{base}, name, true, "doc"
 	cfg.PIT, cfg.PITKeepAlive = true, 30*time.Second
+	for _, f := range edit {
+		f(cfg)
+	}
 	a, err := open(ctx, cfg, adapters.Deps{})
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +154,28 @@ func TestLiveRecency(t *testing.T) {
 	}
 	if ids(res.Hits)[3] != "d60" {
 		t.Errorf("order %v: the oldest should rank last", ids(res.Hits))
+	}
+}
+
+// TestLiveMetaFields: with meta_fields, Hit.meta holds the listed fields
+// and the ones the hit is built from (here the document-id field), not
+// the rest of _source; the text is still there.
+func TestLiveMetaFields(t *testing.T) {
+	docs := []adapters.Document{{ID: "m1", Text: "field selection", Meta: map[string]any{"doc": "D", "published": "2024-01-02T00:00:00Z", "extra": "not asked for"}}}
+	all, _, _ := liveFeatureIndex(t, docs)
+	some, _, _ := liveFeatureIndex(t, docs, func(c *Config) { c.MetaFields = []string{"published"} })
+	for name, tc := range map[string]struct {
+		e    *adapters.Engine
+		want []string
+	}{"without": {all, []string{"doc", "extra", "published"}}, "with": {some, []string{"doc", "published"}}} {
+		res := liveRetrieve(t, tc.e, `{"query":"selection","mode":"sparse","k":1}`)
+		if len(res.Hits) != 1 || res.Hits[0].Text != "field selection" {
+			t.Fatalf("%s: hits %+v", name, res.Hits)
+		}
+		got := slices.Sorted(maps.Keys(res.Hits[0].Meta))
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s meta_fields: meta keys %v, want %v", name, got, tc.want)
+		}
 	}
 }
 

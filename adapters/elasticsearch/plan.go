@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
@@ -63,7 +64,7 @@ func searchBody(cfg *Config, st *probeState, req *adapters.SearchRequest) (*dsl.
 		filter = []dsl.Query{q}
 	}
 	size := req.K
-	s := &dsl.Search{Size: &size, From: req.From, Source: source(st, req), TrackTotalHits: false}
+	s := &dsl.Search{Size: &size, From: req.From, Source: source(cfg, st, req), TrackTotalHits: false}
 	var err error
 	if err := checkFeatures(st, req); err != nil {
 		return nil, err
@@ -142,20 +143,37 @@ func rrf(cfg *Config, st *probeState, req *adapters.SearchRequest, filter []dsl.
 	}, nil
 }
 
-// source selects what _source returns: never vectors unless asked, and
-// the content field only when text is wanted.
-func source(st *probeState, req *adapters.SearchRequest) *dsl.Source {
-	var ex []string
+// source selects what _source returns: never vectors unless asked, the
+// content field only when text is wanted, and with meta_fields only those
+// fields plus the ones the hit itself is built from.
+func source(cfg *Config, st *probeState, req *adapters.SearchRequest) *dsl.Source {
+	var in, ex []string
+	if len(cfg.MetaFields) > 0 {
+		in = append(in, cfg.MetaFields...)
+		for _, f := range []string{st.ev.TitleField, st.ev.URIField, st.docField} {
+			if f != "" {
+				in = append(in, f)
+			}
+		}
+		if req.WithText && st.content != "" {
+			in = append(in, st.content)
+		}
+		if req.WithVectors {
+			in = append(in, sortedKeys(st.vectors)...)
+		}
+		slices.Sort(in)
+		in = slices.Compact(in)
+	}
 	if !req.WithVectors {
 		ex = append(ex, sortedKeys(st.vectors)...)
 	}
 	if !req.WithText && st.content != "" {
 		ex = append(ex, st.content)
 	}
-	if len(ex) == 0 {
+	if len(in) == 0 && len(ex) == 0 {
 		return nil
 	}
-	return &dsl.Source{Excludes: ex}
+	return &dsl.Source{Includes: in, Excludes: ex}
 }
 
 // highlight asks for the single best fragment of the content field, with

@@ -45,6 +45,11 @@ type Config struct {
 	TieBreaker     *float64 `json:"tie_breaker,omitempty" mapstructure:"tie_breaker"`
 	// EfSearch sets the HNSW ef_search of kNN queries (0: index default).
 	EfSearch int `json:"ef_search,omitempty" mapstructure:"ef_search"`
+	// MetaFields limits Hit.meta to these _source fields (names or
+	// patterns as _source includes take them, e.g. "author", "meta.*");
+	// empty returns every field. The content, title and URI fields are
+	// fetched regardless, as they feed the hit itself.
+	MetaFields []string `json:"meta_fields,omitempty" mapstructure:"meta_fields"`
 
 	// Writable opts in to index/add and index/delete; Refresh is the
 	// refresh policy of writes: wait_for (default), true or false.
@@ -136,6 +141,11 @@ func (c *Config) validateOptions() error {
 	}
 	if tb := c.TieBreaker; tb != nil && (*tb < 0 || *tb > 1) {
 		return errors.New("opensearch: tie_breaker must be in [0, 1]")
+	}
+	for _, f := range c.MetaFields {
+		if strings.TrimSpace(f) == "" {
+			return errors.New("opensearch: meta_fields: empty field name")
+		}
 	}
 	for _, f := range c.TextFields {
 		if f.Name == "" || f.Boost < 0 {

@@ -2,8 +2,10 @@ package opensearch
 
 import (
 	"context"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +170,47 @@ func ids(hs []adapters.Candidate) []string {
 		out[i] = h.ID
 	}
 	return out
+}
+
+// TestLiveMetaFields: with meta_fields, a hit's metadata holds the listed
+// fields only (the text is still fetched); without, every _source field.
+func TestLiveMetaFields(t *testing.T) {
+	base := liveURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	name := "rcp-live-" + randHex(5)
+	if err := createIndex(ctx, base, name, map[string]any{
+		"settings": map[string]any{"index": map[string]any{"number_of_shards": 1, "number_of_replicas": 0}},
+		"mappings": map[string]any{"properties": map[string]any{"text": map[string]any{"type": "text"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteIndex(base, name) })
+	for _, tc := range []struct {
+		fields []string
+		want   []string
+	}{{nil, []string{"extra", "keep"}}, {[]string{"keep"}, []string{"keep"}}} {
+		cfg := DefaultConfig()
+		cfg.URLs, cfg.Index, cfg.Writable, cfg.Refresh, cfg.MetaFields = []string{base}, name, true, "true", tc.fields
+		a, err := Factory.Open(ctx, cfg, adapters.Deps{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		ev, err := a.Probe(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := adapters.Document{ID: "m1", Text: "field selection", Meta: map[string]any{"keep": "k", "extra": "not asked for"}}
+		if err := a.(adapters.Writer).Upsert(ctx, []adapters.Document{doc}); err != nil {
+			t.Fatal(err)
+		}
+		c := liveSearch(t, a.(*adapter), &adapters.SearchRequest{Stage: adapters.StageLexical, Text: "selection",
+			TextFields: ev.TextFields, K: 1, CandidateK: 1, WithText: true})
+		if len(c.Hits) != 1 || c.Hits[0].Text != "field selection" {
+			t.Fatalf("meta_fields %v: hits %+v", tc.fields, c.Hits)
+		}
+		if got := slices.Sorted(maps.Keys(c.Hits[0].Meta)); !slices.Equal(got, tc.want) {
+			t.Errorf("meta_fields %v: meta keys %v, want %v", tc.fields, got, tc.want)
+		}
+	}
 }

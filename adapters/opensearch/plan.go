@@ -59,7 +59,7 @@ func planFor(cfg *Config, s *schema, req *adapters.SearchRequest) (*adapters.Pla
 	if err != nil {
 		return nil, err
 	}
-	body.Source = source(s, req)
+	body.Source = source(cfg, s, req)
 	if p.Body, err = json.Marshal(body); err != nil {
 		return nil, fmt.Errorf("opensearch: encode plan: %w", err)
 	}
@@ -160,13 +160,27 @@ func hybridBody(cfg *Config, s *schema, req *adapters.SearchRequest, filter dsl.
 
 // source excludes every vector field from _source except the queried one
 // when the request needs its vectors (MMR, includeVectors), and the
-// content field unless the text is needed.
-func source(s *schema, req *adapters.SearchRequest) *dsl.Source {
+// content field unless the text is needed; with meta_fields it includes
+// only those fields plus the ones the hit itself is built from.
+func source(cfg *Config, s *schema, req *adapters.SearchRequest) *dsl.Source {
 	keep := ""
 	if req.WithVectors {
 		keep = queriedField(s, req)
 	}
-	var ex []string
+	var in, ex []string
+	if len(cfg.MetaFields) > 0 {
+		in = append(in, cfg.MetaFields...)
+		for _, f := range []string{s.ev.TitleField, s.ev.URIField, keep} {
+			if f != "" {
+				in = append(in, f)
+			}
+		}
+		if req.WithText && s.content != "" {
+			in = append(in, s.content)
+		}
+		slices.Sort(in)
+		in = slices.Compact(in)
+	}
 	for name := range s.vectors {
 		if name != keep {
 			ex = append(ex, name)
@@ -175,11 +189,11 @@ func source(s *schema, req *adapters.SearchRequest) *dsl.Source {
 	if !req.WithText && s.content != "" {
 		ex = append(ex, s.content)
 	}
-	if len(ex) == 0 {
+	if len(in) == 0 && len(ex) == 0 {
 		return nil
 	}
 	slices.Sort(ex)
-	return &dsl.Source{Excludes: ex}
+	return &dsl.Source{Includes: in, Excludes: ex}
 }
 
 // queriedField is the vector field the request names, else the first one.

@@ -64,6 +64,7 @@ func TestPlan(t *testing.T) {
 	tests := []struct {
 		name string
 		edit func(*schema)
+		cfg  func(*Config)
 		req  adapters.SearchRequest
 		// filter is JSON validated against the schema (empty: none).
 		filter string
@@ -79,6 +80,10 @@ func TestPlan(t *testing.T) {
 			VectorField: "embedding", K: 10, CandidateK: 10, MinScore: &half, WithVectors: true}},
 		{name: "dense_mmr", edit: func(s *schema) { s.mmr = true }, req: adapters.SearchRequest{Stage: adapters.StageDense,
 			Vector: vec8, K: 5, CandidateK: 40, MMRLambda: &lambda}},
+		{name: "sparse_meta_fields", cfg: func(c *Config) { c.MetaFields = []string{"lang", "meta.*"} },
+			req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "espresso", TextFields: text, K: 5, CandidateK: 5, WithText: true}},
+		{name: "dense_meta_fields_vectors", cfg: func(c *Config) { c.MetaFields = []string{"lang"} }, req: adapters.SearchRequest{
+			Stage: adapters.StageDense, Vector: vec8, VectorField: "embedding", K: 5, CandidateK: 5, WithVectors: true}},
 		{name: "hybrid_rrf", edit: func(s *schema) { s.hybrid = true }, req: adapters.SearchRequest{Stage: adapters.StageHybrid,
 			Text: "espresso", TextFields: text, Vector: vec8, K: 10, CandidateK: 100, RRFK: 60},
 			filter: `{"field":"year","op":"gte","value":2018}`},
@@ -90,12 +95,16 @@ func TestPlan(t *testing.T) {
 			if tc.filter != "" {
 				req.Filter = filterOf(t, s, tc.filter)
 			}
-			p, err := planFor(testConfig(), s, &req)
+			cfg := testConfig()
+			if tc.cfg != nil {
+				tc.cfg(cfg)
+			}
+			p, err := planFor(cfg, s, &req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := canonical(t, p)
-			again, _ := planFor(testConfig(), s, &req)
+			again, _ := planFor(cfg, s, &req)
 			if !bytes.Equal(canonical(t, again), got) {
 				t.Error("Plan is not deterministic")
 			}
