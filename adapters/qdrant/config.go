@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
@@ -37,6 +38,10 @@ type Config struct {
 	TextField  string `json:"text_field,omitempty" mapstructure:"text_field"`
 	TitleField string `json:"title_field,omitempty" mapstructure:"title_field"`
 	URIField   string `json:"uri_field,omitempty" mapstructure:"uri_field"`
+	// MetaFields limits Hit.meta to these payload keys; empty returns the
+	// whole payload. The text (when wanted), title, URI and original-id
+	// keys are fetched regardless, as they feed the hit itself.
+	MetaFields []string `json:"meta_fields,omitempty" mapstructure:"meta_fields"`
 
 	// Writable opts in to index/add and index/delete.
 	Writable bool `json:"writable,omitempty" mapstructure:"writable"`
@@ -82,6 +87,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Timeout < 0 {
 		return errors.New("qdrant: timeout must not be negative")
+	}
+	for _, f := range c.MetaFields {
+		if strings.TrimSpace(f) == "" {
+			return errors.New("qdrant: meta_fields: empty field name")
+		}
 	}
 	return nil
 }

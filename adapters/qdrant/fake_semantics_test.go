@@ -6,6 +6,7 @@ package qdrant_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"net"
 	"slices"
@@ -365,4 +366,27 @@ func BenchmarkOverhead(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestMetaFields: with meta_fields the payload comes back limited to the
+// listed keys (the original id and the text still arrive); without it,
+// every key but the text becomes meta (FAKE).
+func TestMetaFields(t *testing.T) {
+	for _, tc := range []struct {
+		fields []string
+		want   []string
+	}{{nil, []string{"extra", "keep"}}, {[]string{"keep"}, []string{"keep"}}} {
+		e := startFake(t, qdranttest.Options{}, qdrantgo.Distance_Cosine, func(c *qdrant.Config) { c.MetaFields = tc.fields })
+		doc := adapters.Document{ID: "m1", Text: "field selection", Vector: []float32{-1, 0}, Meta: map[string]any{"keep": "k", "extra": "x"}}
+		if err := e.a.(adapters.Writer).Upsert(context.Background(), []adapters.Document{doc}); err != nil {
+			t.Fatal(err)
+		}
+		c := e.search(t, adapters.SearchRequest{Stage: adapters.StageDense, Vector: []float32{-1, 0}, K: 1, CandidateK: 1, WithText: true})
+		if len(c.Hits) != 1 || c.Hits[0].ID != "m1" || c.Hits[0].Text != "field selection" {
+			t.Fatalf("meta_fields %v: hits %+v", tc.fields, c.Hits)
+		}
+		if got := slices.Sorted(maps.Keys(c.Hits[0].Meta)); !slices.Equal(got, tc.want) {
+			t.Errorf("meta_fields %v: meta keys %v, want %v", tc.fields, got, tc.want)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	qdrantgo "github.com/qdrant/go-client/qdrant"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -158,8 +159,22 @@ func (a *adapter) vectorSelector() *qdrantgo.WithVectorsSelector {
 	return qdrantgo.NewWithVectorsInclude(a.cfg.Vector)
 }
 
-// payloadSelector returns the whole payload, minus the text unless asked.
+// payloadSelector returns the whole payload, minus the text unless asked;
+// with meta_fields only those keys and the ones the hit is built from.
 func (a *adapter) payloadSelector(req *adapters.SearchRequest) *qdrantgo.WithPayloadSelector {
+	if len(a.cfg.MetaFields) > 0 {
+		keys := append([]string{idKey}, a.cfg.MetaFields...)
+		for _, k := range []string{a.cfg.TitleField, a.cfg.URIField} {
+			if k != "" {
+				keys = append(keys, k)
+			}
+		}
+		if req.WithText {
+			keys = append(keys, a.cfg.textField())
+		}
+		slices.Sort(keys)
+		return qdrantgo.NewWithPayloadInclude(slices.Compact(keys)...)
+	}
 	if req.WithText {
 		return qdrantgo.NewWithPayloadEnable(true)
 	}

@@ -57,6 +57,11 @@ var everyOp = &mapping.And{Children: []mapping.Filter{
 	cond("tags", mapping.TypeKeyword, mapping.OpExists, true),
 }}
 
+func withMetaFields(a *adapter, fields ...string) *adapter {
+	a.cfg.MetaFields, a.cfg.TitleField = fields, "title"
+	return a
+}
+
 func TestPlan(t *testing.T) {
 	lambda, minS := 0.7, 0.5
 	vec := []float32{0.1, 0.2, 0.3}
@@ -78,6 +83,8 @@ func TestPlan(t *testing.T) {
 		{"hybrid_rrf_k61", planAdapter(v117, "embedding", qdrantgo.Distance_Cosine),
 			adapters.SearchRequest{Stage: adapters.StageHybrid, Text: "coffee", Vector: vec, K: 10, CandidateK: 40, RRFK: 60,
 				Filter: cond("lang", mapping.TypeKeyword, mapping.OpEq, "en")}},
+		{"sparse_meta_fields", withMetaFields(planAdapter(v117, "embedding", qdrantgo.Distance_Cosine), "lang", "year"),
+			adapters.SearchRequest{Stage: adapters.StageLexical, Text: "coffee", K: 10, CandidateK: 10, WithText: true}},
 		{"hybrid_rrf_115_default_k", planAdapter(v115, "embedding", qdrantgo.Distance_Cosine),
 			adapters.SearchRequest{Stage: adapters.StageHybrid, Text: "coffee", Vector: vec, K: 10, CandidateK: 40, RRFK: 1}},
 	}
