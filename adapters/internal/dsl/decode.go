@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 )
 
 // DecodeSearch reads a _search response in one pass (reader): the fields
 // of SearchResponse, every other key validated and skipped. It accepts
 // and rejects what json.Unmarshal into SearchResponse does, except that a
 // JSON number for hits.total (rest_total_hits_as_int) is read as an exact
-// count and that member names match exactly (Elasticsearch and
-// OpenSearch never vary their case).
+// count, that member names match exactly (Elasticsearch and OpenSearch
+// never vary their case) and that a bare null is not a response.
 func DecodeSearch(data []byte) (*SearchResponse, error) {
 	r := &reader{b: data}
 	sr := &SearchResponse{}
@@ -43,10 +44,20 @@ func DecodeSearch(data []byte) (*SearchResponse, error) {
 	return sr, nil
 }
 
-// nullable runs read unless the value is null (left at its zero value,
-// as encoding/json does).
+// nullable runs read unless the value is null, which leaves a string,
+// number, bool or struct field as it is (as encoding/json does).
 func nullable(r *reader, read func() error) error {
 	if isNull, err := r.null(); isNull || err != nil {
+		return err
+	}
+	return read()
+}
+
+// orNil is nullable for pointer, map and slice fields: null sets them to
+// nil, as encoding/json does (a later duplicate key overrides an earlier).
+func orNil(r *reader, reset func(), read func() error) error {
+	if isNull, err := r.null(); isNull || err != nil {
+		reset()
 		return err
 	}
 	return read()
@@ -70,7 +81,7 @@ func (r *reader) shards(s *ShardInfo) error {
 		case "failed":
 			return r.smallInt(&s.Failed)
 		case "failures":
-			return nullable(r, func() error {
+			return orNil(r, func() { s.Failures = nil }, func() error {
 				s.Failures = []json.RawMessage{}
 				return r.array(func() error {
 					raw, err := r.raw()
@@ -87,15 +98,15 @@ func (r *reader) hitsInfo(h *HitsInfo) error {
 	return r.object(func(key []byte) error {
 		switch string(key) {
 		case "total":
-			return nullable(r, func() error { return r.totalHits(&h.Total) })
+			return orNil(r, func() { h.Total = nil }, func() error { return r.totalHits(&h.Total) })
 		case "max_score":
-			return nullable(r, func() error {
+			return orNil(r, func() { h.MaxScore = nil }, func() error {
 				f, err := r.float()
 				h.MaxScore = &f
 				return err
 			})
 		case "hits":
-			return nullable(r, func() error {
+			return orNil(r, func() { h.Hits = nil }, func() error {
 				h.Hits = make([]Hit, 0, 16)
 				return r.array(func() error {
 					h.Hits = append(h.Hits, Hit{})
@@ -108,8 +119,11 @@ func (r *reader) hitsInfo(h *HitsInfo) error {
 }
 
 func (r *reader) totalHits(dst **TotalHits) error {
-	t := &TotalHits{}
-	*dst = t
+	t := *dst
+	if t == nil { // a repeated total updates the first (encoding/json)
+		t = &TotalHits{}
+		*dst = t
+	}
 	if c := r.ws(); c == '-' || '0' <= c && c <= '9' {
 		n, err := r.int()
 		t.Value, t.Relation = n, "eq"
@@ -134,23 +148,30 @@ func (r *reader) hit(h *Hit) error {
 		case "_id":
 			return nullable(r, func() (e error) { h.ID, e = r.str(); return })
 		case "_score":
-			return nullable(r, func() error {
+			return orNil(r, func() { h.Score = nil }, func() error {
 				f, err := r.float()
 				h.Score = &f
 				return err
 			})
 		case "_source":
-			return nullable(r, func() error {
+			return orNil(r, func() { h.Source = nil }, func() error {
 				if r.ws() != '{' {
 					return r.fail("_source is not an object")
 				}
 				v, err := r.any()
-				h.Source, _ = v.(map[string]any)
+				m, _ := v.(map[string]any)
+				if h.Source == nil { // a repeated _source adds to the first (encoding/json)
+					h.Source = m
+				} else {
+					maps.Copy(h.Source, m)
+				}
 				return err
 			})
 		case "fields":
-			return nullable(r, func() error {
-				h.Fields = map[string]json.RawMessage{}
+			return orNil(r, func() { h.Fields = nil }, func() error {
+				if h.Fields == nil {
+					h.Fields = map[string]json.RawMessage{}
+				}
 				return r.object(func(key []byte) error {
 					raw, err := r.raw()
 					h.Fields[string(key)] = raw
@@ -158,8 +179,10 @@ func (r *reader) hit(h *Hit) error {
 				})
 			})
 		case "highlight":
-			return nullable(r, func() error {
-				h.Highlight = map[string][]string{}
+			return orNil(r, func() { h.Highlight = nil }, func() error {
+				if h.Highlight == nil {
+					h.Highlight = map[string][]string{}
+				}
 				return r.object(func(key []byte) error {
 					var frags []string
 					err := nullable(r, func() error {
@@ -176,7 +199,7 @@ func (r *reader) hit(h *Hit) error {
 				})
 			})
 		case "sort":
-			return nullable(r, func() (e error) { h.Sort, e = r.raw(); return })
+			return orNil(r, func() { h.Sort = nil }, func() (e error) { h.Sort, e = r.raw(); return })
 		}
 		return r.skip()
 	})
