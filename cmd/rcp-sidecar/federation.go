@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -127,6 +128,9 @@ func identity(addr string) string {
 	}
 	return "rcp-sidecar@" + host + "/" + addr
 }
+
+// errNoBackends reports a federation with nothing to serve.
+var errNoBackends = errors.New("no backend could be opened")
 
 // openFederation opens every backend. A backend that fails to open is
 // left out with a warning unless it is required (§16.1), which fails

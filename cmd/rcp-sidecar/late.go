@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -279,6 +278,3 @@ func (fa *fedApp) lateRoute(e federation.Engine, l *lateBackend, path string) ht
 	})
 	return gate.Handler()
 }
-
-// errNoBackends reports a federation with nothing to serve.
-var errNoBackends = errors.New("no backend could be opened")
