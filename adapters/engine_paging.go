@@ -12,12 +12,16 @@ import (
 )
 
 // extendRequest adds the optional features the gate accepted to a stage
-// request.
+// request (its Stage set): recency only where the adapter applies it
+// (gateRecency noted a dense list run without it).
 func (e *Engine) extendRequest(r *retrieval, req *SearchRequest) {
 	if r.unit != "" && r.unit != "chunk" {
 		req.Unit = r.unit
 	}
-	req.Recency, req.IndexVersion = r.recency, r.pinned
+	if req.Stage == StageLexical || !e.ev.RecencyLexicalOnly {
+		req.Recency = r.recency
+	}
+	req.IndexVersion = r.pinned
 	e.continueRequest(r, req)
 }
 

@@ -131,9 +131,7 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 	mk := func(key string, st Stage) *stageRun {
 		req := base
 		req.Stage = st
-		if st != StageLexical && e.ev.RecencyLexicalOnly {
-			req.Recency = nil // gateRecency noted it (strict:false)
-		}
+		e.extendRequest(r, &req)
 		return &stageRun{key: key, req: req}
 	}
 	switch {
@@ -151,11 +149,11 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 
 // baseRequest is the shared part of every stage request: deep enough for
 // the funnel and for the current page plus one (to know whether more exist).
+// planStages sets each one's Stage and then its optional features.
 func (e *Engine) baseRequest(r *retrieval) SearchRequest {
 	k := max(r.funnel.CandidateK, r.offset+r.funnel.K+1)
 	req := SearchRequest{Text: r.text, TextFields: e.ev.TextFields, Filter: r.filter, K: k, CandidateK: k,
 		RRFK: r.rrfK, WithText: r.text2 || r.budget > 0, WithVectors: (r.mmr && !r.nativeMMR) || r.vectors, Seed: r.p.Seed}
-	e.extendRequest(r, &req)
 	switch {
 	case e.dense != nil:
 		req.VectorField = e.dense.Name
