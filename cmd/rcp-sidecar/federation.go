@@ -208,7 +208,8 @@ func (fa *fedApp) open(ctx, runCtx context.Context, b *config.Backend, emb adapt
 	case err != nil:
 		fa.log.Warn("backend not reachable at start-up; it joins the federation once its probe succeeds", "backend", b.Name, "err", err)
 		late := newLateBackend(b.Name, err)
-		fe.Backend, fe.Ready = late, late.Ready
+		v := late.view()
+		fe.Backend, fe.Ready = v, v.Ready
 		fa.wg.Go(func() { fa.await(runCtx, late, ra, opts) })
 		return fe, nil
 	}
@@ -268,8 +269,8 @@ func (fa *fedApp) handler(scope func(id string, b server.Backend) (server.Backen
 	for _, e := range es {
 		path := enginesPrefix + e.ID + "/rcp"
 		var h http.Handler
-		if late := lateOf(e.Backend); late != nil {
-			h = fa.lateRoute(e, late, path)
+		if v, ok := e.Backend.(*lateView); ok {
+			h = fa.lateRoute(e, v, path)
 		} else {
 			h = server.New(e.Backend, fa.serverOptions(path, e.ID)).Handler() // e.Backend is observed (open)
 		}
@@ -294,13 +295,13 @@ func (fa *fedApp) handler(scope func(id string, b server.Backend) (server.Backen
 }
 
 // scoped wraps every engine's Backend with scope; a late backend is
-// scoped once it is up (lateScoped).
+// scoped once it is up (lateBackend.scopedView).
 func scoped(es []federation.Engine, scope func(string, server.Backend) (server.Backend, error)) ([]federation.Engine, error) {
 	out := make([]federation.Engine, len(es))
 	for i, e := range es {
-		if late, ok := e.Backend.(*lateBackend); ok {
-			ls := &lateScoped{lateBackend: late, scope: scope}
-			e.Backend, e.Ready = ls, ls.Ready
+		if v, ok := e.Backend.(*lateView); ok {
+			sv := v.l.scopedView(scope)
+			e.Backend, e.Ready = sv, sv.Ready
 			out[i] = e
 			continue
 		}
@@ -332,17 +333,6 @@ func validEngineID(id string) bool {
 		}
 	}
 	return id != ""
-}
-
-// lateOf returns the late backend behind b (scoped or not), or nil.
-func lateOf(b server.Backend) *lateBackend {
-	switch l := b.(type) {
-	case *lateBackend:
-		return l
-	case *lateScoped:
-		return l.lateBackend
-	}
-	return nil
 }
 
 func (fa *fedApp) Close() {

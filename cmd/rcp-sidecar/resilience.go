@@ -148,27 +148,39 @@ func (rs *resilience) start(ctx context.Context, build func() (http.Handler, sta
 // await probes with jittered exponential backoff until the engine's first
 // probe succeeds, then swaps the real server in atomically.
 func (rs *resilience) await(ctx context.Context, build func() (http.Handler, standby.StdioFunc, error)) {
+	e, ok := awaitEngine(ctx, rs.ra, rs.opts, &rs.next, func(err error) {
+		rs.a.log.Debug("start-up probe failed", "backend", rs.a.backend, "err", err)
+	})
+	if !ok {
+		return
+	}
+	rs.a.engine = e
+	h, s, err := build()
+	if err != nil {
+		rs.fatal <- err
+		return
+	}
+	rs.gate.Open(h, s)
+	rs.a.log.Info("backend ready; serving", "backend", rs.a.backend)
+	rs.runReprobe(ctx)
+}
+
+// awaitEngine probes ra with jittered exponential backoff until an Engine
+// opens on it; next holds when the next probe runs (UnixNano, for
+// retryAfterMs) and failed sees each failure. It returns false when ctx
+// ends first.
+func awaitEngine(ctx context.Context, ra *resilient.Adapter, opts adapters.EngineOptions, next *atomic.Int64, failed func(error)) (*adapters.Engine, bool) {
 	for delay := startBackoffMin; ; delay = min(2*delay, startBackoffMax) {
 		wait := delay/2 + rand.N(delay/2+1)
-		rs.next.Store(time.Now().Add(wait).UnixNano())
+		next.Store(time.Now().Add(wait).UnixNano())
 		if !sleepCtx(ctx, wait) {
-			return
+			return nil, false
 		}
-		e, err := adapters.NewEngine(ctx, rs.ra.AsAdapter(), rs.opts)
-		if err != nil {
-			rs.a.log.Debug("start-up probe failed", "backend", rs.a.backend, "err", err)
-			continue
+		e, err := adapters.NewEngine(ctx, ra.AsAdapter(), opts)
+		if err == nil {
+			return e, true
 		}
-		rs.a.engine = e
-		h, s, err := build()
-		if err != nil {
-			rs.fatal <- err
-			return
-		}
-		rs.gate.Open(h, s)
-		rs.a.log.Info("backend ready; serving", "backend", rs.a.backend)
-		rs.runReprobe(ctx)
-		return
+		failed(err)
 	}
 }
 
