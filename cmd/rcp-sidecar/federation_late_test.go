@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"net/http/httptest"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -37,22 +36,7 @@ func TestFederationLateBackend(t *testing.T) {
 		"  - {name: space, engine: memory, settings: {corpus: %q}}\n"+
 		"  - {name: late, engine: qdrant, settings: {address: %q, collection: docs, sparse_vector: bm25, sparse_model: qdrant/bm25}}\n",
 		filepath.Join(dir, "space.jsonl"), srv.Addr()))
-	g := &globals{configPath: cfgPath, logLevel: "error"}
-	cfg, err := loadConfig(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fa, err := openFederation(context.Background(), g, cfg, "test-sidecar")
-	if err != nil {
-		t.Fatalf("a late backend failed start-up: %v", err)
-	}
-	t.Cleanup(fa.Close)
-	h, err := fa.handler(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := httptest.NewServer(h)
-	t.Cleanup(s.Close)
+	s := fedServerFor(t, cfgPath, nil) // a late backend must not fail start-up
 
 	degraded := func() []any {
 		var res rcp.RetrieveResult

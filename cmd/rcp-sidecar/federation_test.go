@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 )
@@ -38,13 +39,24 @@ func fedConfig(t *testing.T) string {
 // fedServer opens the federation of fedConfig in-process.
 func fedServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	g := &globals{configPath: fedConfig(t), logLevel: "error"}
+	return fedServerFor(t, fedConfig(t), func(cfg *config.Config) {
+		if w := cfg.Backends[0].FusionWeight(); w != 2 || !cfg.Backends[1].Required || cfg.Backends[1].FusionWeight() != 1 {
+			t.Fatalf("weight/required not decoded: %+v", cfg.Backends)
+		}
+	})
+}
+
+// fedServerFor opens the federation of the configuration at path
+// in-process; check, when set, inspects the loaded configuration first.
+func fedServerFor(t *testing.T, path string, check func(*config.Config)) *httptest.Server {
+	t.Helper()
+	g := &globals{configPath: path, logLevel: "error"}
 	cfg, err := loadConfig(g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := cfg.Backends[0].FusionWeight(); w != 2 || !cfg.Backends[1].Required || cfg.Backends[1].FusionWeight() != 1 {
-		t.Fatalf("weight/required not decoded: %+v", cfg.Backends)
+	if check != nil {
+		check(cfg)
 	}
 	fa, err := openFederation(context.Background(), g, cfg, "test-sidecar")
 	if err != nil {

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -23,13 +21,7 @@ func TestProbeQdrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	host, port, _ := net.SplitHostPort(srv.Addr())
-	p, _ := strconv.Atoi(port)
-	c, err := qdrantgo.NewClient(&qdrantgo.Config{Host: host, Port: p, SkipCompatibilityCheck: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := qdrantClient(t, srv.Addr())
 	ctx := context.Background()
 	idf, wait := qdrantgo.Modifier_Idf, true
 	if err := c.CreateCollection(ctx, &qdrantgo.CreateCollection{CollectionName: "docs",
