@@ -222,12 +222,12 @@ func ReadBody(body io.Reader, contentLength, limit int64) ([]byte, error) {
 		rest, err := io.ReadAll(io.LimitReader(body, limit-contentLength))
 		return append(buf, rest...), err
 	}
-	gather := getBuffer()
-	defer putBuffer(gather)
-	if _, err := gather.ReadFrom(io.LimitReader(body, limit)); err != nil {
-		return nil, err
-	}
-	return bytes.Clone(gather.Bytes()), nil
+	var out []byte
+	err := WithBody(body, limit, func(b []byte) error {
+		out = bytes.Clone(b)
+		return nil
+	})
+	return out, err
 }
 
 // WithBody reads a body of at most limit bytes into a pooled buffer,
