@@ -52,7 +52,8 @@ func newBenchCmd() *cobra.Command {
 		Long: "bench drives retrieve requests over a query list against --url with --connections\n" +
 			"concurrent connections for --duration, then, in the same run, serves the same response\n" +
 			"bytes from a bare net/http handler and measures that too. It reports req/s, p50 and p99\n" +
-			"for both and the throughput ratio; with --pid it samples the target's RSS.",
+			"for both and the throughput ratio; with --pid it samples the target's RSS and CPU time.\n" +
+			"CPU per request is reported for the load tool itself (which hosts the bare handler).",
 		Example: "  rcp-sidecar bench --url http://127.0.0.1:8080/rcp -c 32 -d 10s --pid $(pgrep -n rcp-sidecar)",
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return runBench(cmd.Context(), cmd.OutOrStdout(), f) },
@@ -65,7 +66,7 @@ func newBenchCmd() *cobra.Command {
 	fl.StringVar(&f.queries, "queries", "", "file with one query per line (default: built-in list)")
 	fl.IntVar(&f.k, "k", 10, "retrieve k")
 	fl.StringVar(&f.mode, "mode", "", "retrieve mode (default: the server's)")
-	fl.IntVar(&f.pid, "pid", 0, "sample this process's RSS from /proc/<pid>/status during the target run")
+	fl.IntVar(&f.pid, "pid", 0, "sample this process's RSS and CPU time from /proc/<pid> during the target run")
 	fl.IntVar(&f.rounds, "rounds", 3, "alternate target and bare runs this many times (duration split evenly), to share out noise from other load")
 	fl.StringArrayVar(&f.header, "header", nil, `add "Name: value" to every request to --url (repeatable), e.g. "Authorization: Bearer $KEY"`)
 	fl.StringVar(&f.baseline, "baseline", "", "compare against this RCP base URL (e.g. the same engine without access control) instead of the bare handler")
@@ -112,8 +113,8 @@ func runBench(ctx context.Context, w io.Writer, f *benchFlags) error {
 		if i > 0 {
 			round.warmup = 0
 		}
-		target = target.merge(measure(ctx, hc, c.base+"/retrieve", c.session, reqs, &round))
-		bare = bare.merge(measure(ctx, hc, bareURL, "", reqs, &round))
+		target = target.merge(measure(ctx, hc, c.base+"/retrieve", c.session, reqs, &round, f.pid))
+		bare = bare.merge(measure(ctx, hc, bareURL, "", reqs, &round, 0))
 	}
 	printBench(w, target, bare, rss.stop(), f.baseline != "")
 	return nil

@@ -20,6 +20,9 @@ type loadResult struct {
 	n, errs int
 	elapsed time.Duration
 	lat     []time.Duration
+	// self and target are the CPU time the load tool and the --pid
+	// process used during the run (zero when /proc is unavailable).
+	self, target time.Duration
 }
 
 // merge adds o's requests and time to r, keeping latencies sorted.
@@ -27,6 +30,8 @@ func (r loadResult) merge(o loadResult) loadResult {
 	r.n += o.n
 	r.errs += o.errs
 	r.elapsed += o.elapsed
+	r.self += o.self
+	r.target += o.target
 	r.lat = append(r.lat, o.lat...)
 	slices.Sort(r.lat)
 	return r
@@ -70,12 +75,68 @@ func okResponse(status int, body []byte) bool {
 }
 
 // measure warms up, then runs f.conns workers for f.dur, each sending
-// requests back to back over the query list.
-func measure(ctx context.Context, hc *http.Client, url, session string, reqs [][]byte, f *benchFlags) loadResult {
+// requests back to back over the query list. It records the CPU time the
+// load tool and process pid (when > 0) used during the measured part.
+func measure(ctx context.Context, hc *http.Client, url, session string, reqs [][]byte, f *benchFlags, pid int) loadResult {
 	if f.warmup > 0 {
 		runWorkers(ctx, hc, url, session, reqs, f.conns, f.warmup)
 	}
-	return runWorkers(ctx, hc, url, session, reqs, f.conns, f.dur)
+	self0, _ := procCPU("self")
+	target0, _ := pidCPU(pid)
+	r := runWorkers(ctx, hc, url, session, reqs, f.conns, f.dur)
+	self1, ok1 := procCPU("self")
+	target1, ok2 := pidCPU(pid)
+	if ok1 {
+		r.self = self1 - self0
+	}
+	if ok2 {
+		r.target = target1 - target0
+	}
+	return r
+}
+
+// clockTick is the unit of /proc/<pid>/stat CPU times (USER_HZ, 100 on
+// every Linux ABI).
+const clockTick = 10 * time.Millisecond
+
+// pidCPU is procCPU for a process id; false for pid <= 0.
+func pidCPU(pid int) (time.Duration, bool) {
+	if pid <= 0 {
+		return 0, false
+	}
+	return procCPU(strconv.Itoa(pid))
+}
+
+// procCPU reads user + system CPU time of /proc/<proc>/stat.
+func procCPU(proc string) (time.Duration, bool) {
+	data, err := os.ReadFile("/proc/" + proc + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// Fields follow the parenthesised command name, which may hold spaces;
+	// utime and stime are fields 14 and 15 of the line.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(ut+st) * clockTick, true
+}
+
+// perRequest is d spread over n requests.
+func perRequest(d time.Duration, n int) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return (d / time.Duration(n)).Round(100 * time.Nanosecond)
 }
 
 func runWorkers(ctx context.Context, hc *http.Client, url, session string, reqs [][]byte, conns int, dur time.Duration) loadResult {
@@ -198,6 +259,18 @@ func printBench(w io.Writer, target, bare loadResult, rss rssStats, baseline boo
 	}
 	if bare.rps() > 0 {
 		fmt.Fprintf(w, "ratio  %.1f%% of the %s's throughput\n", 100*target.rps()/bare.rps(), what)
+	}
+	if target.self > 0 && bare.self > 0 {
+		line := fmt.Sprintf("cpu    per request: load tool %s", perRequest(target.self, target.n))
+		if target.target > 0 {
+			line += fmt.Sprintf(" + pid %d %s", rss.pid, perRequest(target.target, target.n))
+		}
+		if baseline {
+			line += fmt.Sprintf("; load tool against the baseline %s", perRequest(bare.self, bare.n))
+		} else {
+			line += fmt.Sprintf("; load tool + bare handler %s", perRequest(bare.self, bare.n))
+		}
+		fmt.Fprintln(w, line)
 	}
 	if rss.pid > 0 {
 		fmt.Fprintf(w, "rss    pid %d: max %.1f MB over %d samples, VmHWM %.1f MB\n", rss.pid, float64(rss.maxKB)/1024, rss.samples, float64(rss.hwmKB)/1024)
