@@ -26,6 +26,8 @@ type nativeFake struct {
 
 	mu   sync.Mutex
 	reqs []adapters.SearchRequest
+	// mmrK is the page a native MMR plan returns from its CandidateK pool.
+	mmrK int
 }
 
 func (f *nativeFake) Probe(ctx context.Context) (*capability.Evidence, error) {
@@ -43,6 +45,10 @@ func (f *nativeFake) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
 	inner := *req
 	if req.Stage == adapters.StageHybrid {
 		inner.Stage = adapters.StageLexical
+	}
+	if req.MMRLambda != nil {
+		// Like a real engine, diversify over the CandidateK pool.
+		inner.K, f.mmrK = max(req.CandidateK, req.K), req.K
 	}
 	p, err := f.Adapter.Plan(&inner)
 	switch {
@@ -62,6 +68,7 @@ func (f *nativeFake) Search(ctx context.Context, p *adapters.Plan) (*adapters.Ca
 	}
 	if p.Op == "native-mmr" {
 		slices.Reverse(c.Hits)
+		c.Hits = c.Hits[:min(f.mmrK, len(c.Hits))]
 		for i := range c.Hits {
 			c.Hits[i].Scores = map[string]float64{"dense": c.Hits[i].Score}
 		}
@@ -319,6 +326,45 @@ func TestScaleLabelPrefersRuntime(t *testing.T) {
 			res := retrieve(t, e, `{"query":"solar","k":2,"mode":"dense"}`)
 			if res.Meta["scoreScale"] != tc.scale || res.Meta["scoreFloor"] != tc.floor {
 				t.Errorf("_meta %v, want scale %s floor %v", res.Meta, tc.scale, tc.floor)
+			}
+		})
+	}
+}
+
+// TestRecallDepth: a single engine list that nothing re-ranks fetches the
+// page plus one; fusion and sidecar MMR fetch candidateK. CandidateK is
+// passed on unchanged either way (kNN num_candidates, rank windows).
+func TestRecallDepth(t *testing.T) {
+	rrf := func(ev *capability.Evidence) { ev.NativeRRF = true }
+	tests := []struct {
+		name   string
+		edit   func(*capability.Evidence)
+		params string
+		want   []int // K per stage request
+	}{
+		{"sparse", nil, `"mode":"sparse"`, []int{6}},
+		{"dense", nil, `"mode":"dense"`, []int{6}},
+		{"native mmr", nativeMMR, `"mode":"dense","mmr":{"lambda":0.3}`, []int{6}},
+		{"native rrf", rrf, `"mode":"hybrid","fusion":{"method":"rrf"}`, []int{6}},
+		{"sidecar fusion", nil, `"mode":"hybrid"`, []int{40, 40}},
+		{"sidecar mmr", nil, `"mode":"sparse","mmr":{"lambda":0.5}`, []int{40}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, f := newNative(t, capability.Policy{}, tc.edit)
+			res := retrieve(t, e, `{"query":"solar panels","k":5,"candidateK":40,`+tc.params+`}`)
+			var got []int
+			for _, req := range f.requests() {
+				got = append(got, req.K)
+				if req.CandidateK != 40 {
+					t.Errorf("%s stage CandidateK %d, want 40", req.Stage, req.CandidateK)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("stage K %v, want %v", got, tc.want)
+			}
+			if len(res.Hits) != 5 || res.Usage.Candidates == nil || *res.Usage.Candidates < 5 {
+				t.Errorf("%d hits, usage %+v", len(res.Hits), res.Usage)
 			}
 		})
 	}

@@ -134,22 +134,32 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 		e.extendRequest(r, &req)
 		return &stageRun{key: key, req: req}
 	}
+	var one *stageRun
 	switch {
 	case r.mode == rcp.ModeSparse:
-		return []*stageRun{mk("sparse", StageLexical)}
+		one = mk("sparse", StageLexical)
 	case r.mode == rcp.ModeDense:
-		s := mk("dense", StageDense)
-		s.req.MMRLambda = r.nativeLambda()
-		return []*stageRun{s}
+		one = mk("dense", StageDense)
+		one.req.MMRLambda = r.nativeLambda()
 	case e.nativeRRF(r):
-		return []*stageRun{mk("fused", StageHybrid)}
+		one = mk("fused", StageHybrid)
+	default:
+		return []*stageRun{mk("sparse", StageLexical), mk("dense", StageDense)}
 	}
-	return []*stageRun{mk("sparse", StageLexical), mk("dense", StageDense)}
+	if !r.mmr || r.nativeMMR {
+		// One engine list and no sidecar stage after recall: the page is
+		// the engine's top offset+k, so fetch only that plus one (to know
+		// whether a next page exists). CandidateK still sets how deep the
+		// engine looks (kNN num_candidates, rank window, native MMR pool).
+		one.req.K = min(one.req.K, r.offset+r.funnel.K+1)
+	}
+	return []*stageRun{one}
 }
 
 // baseRequest is the shared part of every stage request: deep enough for
 // the funnel and for the current page plus one (to know whether more exist).
-// planStages sets each one's Stage and then its optional features.
+// planStages sets each one's Stage and then its optional features, and
+// trims K for a single list nothing re-ranks.
 func (e *Engine) baseRequest(r *retrieval) SearchRequest {
 	k := max(r.funnel.CandidateK, r.offset+r.funnel.K+1)
 	req := SearchRequest{Text: r.text, TextFields: e.ev.TextFields, Filter: r.filter, K: k, CandidateK: k,
