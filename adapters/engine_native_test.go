@@ -201,7 +201,7 @@ func TestNativeMMRDense(t *testing.T) {
 	}
 	nonIncreasing(t, res.Hits)
 	for _, h := range res.Hits {
-		if h.Scores["dense"] != raw[h.ID] || h.Scores["mmr"] != h.Score || h.Score > raw[h.ID] {
+		if h.Scores.Get("dense") != raw[h.ID] || h.Scores.Get("mmr") != h.Score || h.Score > raw[h.ID] {
 			t.Errorf("%s: score %v scores %v, raw %v", h.ID, h.Score, h.Scores, raw[h.ID])
 		}
 	}
@@ -295,7 +295,7 @@ func TestNativeRRFOnlyWhenExact(t *testing.T) {
 			if len(res.Hits) == 0 {
 				t.Fatal("no hits")
 			}
-			if _, fused := res.Hits[0].Scores["fused"]; !fused {
+			if _, fused := res.Hits[0].Scores.Lookup("fused"); !fused {
 				t.Errorf("hit scores %v lack fused", res.Hits[0].Scores)
 			}
 		})

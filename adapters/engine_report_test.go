@@ -95,13 +95,22 @@ func TestPartialMatchesPage(t *testing.T) {
 }
 
 // TestSingleStageScores: Hit.scores of a one-stage list carries the stage
-// score equal to the hit's score.
+// score equal to the hit's score. The page's scores share one allocation,
+// so appending to one hit's must not reach the next hit's.
 func TestSingleStageScores(t *testing.T) {
 	e, _ := newEngine(t, setup{})
 	res := retrieve(t, e, `{"query":"solar electricity","k":5,"mode":"sparse"}`)
 	for _, h := range res.Hits {
-		if s, ok := h.Scores["sparse"]; !ok || s != h.Score || len(h.Scores) != 1 {
+		if s, ok := h.Scores.Lookup("sparse"); !ok || s != h.Score || len(h.Scores) != 1 {
 			t.Errorf("%s: scores %v score %v", h.ID, h.Scores, h.Score)
 		}
+	}
+	if len(res.Hits) < 2 {
+		t.Fatalf("%d hits", len(res.Hits))
+	}
+	before := res.Hits[1].Scores.Get("sparse")
+	_ = append(res.Hits[0].Scores, rcp.StageScore{Stage: "x", Score: -1})
+	if got := res.Hits[1].Scores; got.Get("sparse") != before || len(got) != 1 {
+		t.Errorf("appending to hit 0's scores changed hit 1's: %v", got)
 	}
 }

@@ -139,17 +139,35 @@ func scaleMeta(mode rcp.Mode, rk *ranking) map[string]any {
 }
 
 // hits makes the result hits of items; key is the single-stage Hit.scores
-// key for items whose scores map is not built yet.
+// key for items whose scores map is not built yet. The page's Hit.scores,
+// default citations and trust share one allocation each.
 func (e *Engine) hits(r *retrieval, key string, items []item) []rcp.Hit {
 	hits := make([]rcp.Hit, len(items))
-	for i, it := range items {
-		hits[i] = e.hit(r, key, it)
+	if len(items) == 0 {
+		return hits
+	}
+	sh := pageShared{scores: make(rcp.Scores, 0, len(items)*max(1, len(items[0].scores)))}
+	if e.caps.Citations != nil {
+		sh.trust = &rcp.Trust{Level: e.policy.Trust}
+	}
+	for i := range items {
+		hits[i] = e.hit(r, key, &items[i], &sh)
 	}
 	return hits
 }
 
-func (e *Engine) hit(r *retrieval, key string, it item) rcp.Hit {
-	h := rcp.Hit{ID: it.c.ID, Score: finite(it.score), Meta: it.c.Meta, Scores: finiteScores(it.scoreMap(key)), Unit: r.unit}
+// pageShared holds what the hits of one page are carved from. Every hit's
+// part is capacity-limited, so nothing appended to one reaches another.
+type pageShared struct {
+	scores rcp.Scores
+	cites  []rcp.Citation
+	trust  *rcp.Trust
+}
+
+func (e *Engine) hit(r *retrieval, key string, it *item, sh *pageShared) rcp.Hit {
+	at := len(sh.scores)
+	sh.scores = it.appendScores(sh.scores, key)
+	h := rcp.Hit{ID: it.c.ID, Score: finite(it.score), Meta: it.c.Meta, Scores: sh.scores[at:len(sh.scores):len(sh.scores)], Unit: r.unit}
 	if r.text2 {
 		h.Text = it.c.Text
 	}
@@ -157,17 +175,21 @@ func (e *Engine) hit(r *retrieval, key string, it item) rcp.Hit {
 		h.Vector = it.c.Vector
 	}
 	if e.caps.Citations != nil {
-		h.Citation = e.citation(it.c)
-		h.Trust = &rcp.Trust{Level: e.policy.Trust}
+		h.Citation = e.citation(it.c, sh)
+		h.Trust = sh.trust
 	}
 	return h
 }
 
-func (e *Engine) citation(c *Candidate) *rcp.Citation {
+func (e *Engine) citation(c *Candidate, sh *pageShared) *rcp.Citation {
 	if c.Citation != nil {
 		return c.Citation
 	}
-	return &rcp.Citation{Source: e.ev.Target, Title: c.Title, URI: c.URI}
+	if len(sh.cites) == cap(sh.cites) {
+		sh.cites = make([]rcp.Citation, 0, max(8, cap(sh.cites)))
+	}
+	sh.cites = append(sh.cites, rcp.Citation{Source: e.ev.Target, Title: c.Title, URI: c.URI})
+	return &sh.cites[len(sh.cites)-1]
 }
 
 // finite substitutes a finite sentinel for NaN/±Inf (§4.6).
@@ -181,11 +203,4 @@ func finite(f float64) float64 {
 		return -math.MaxFloat64
 	}
 	return f
-}
-
-func finiteScores(m map[string]float64) map[string]float64 {
-	for k, v := range m {
-		m[k] = finite(v)
-	}
-	return m
 }

@@ -16,8 +16,8 @@ import (
 
 // item is one ranked candidate inside the pipeline. It points into the
 // stage's Candidates (no copy per candidate); fusion points at a merged
-// copy. scores stays nil on a single-stage list until a hit needs it, so
-// Hit.scores maps are built only for the hits actually returned.
+// copy. scores stays nil on a single-stage list: Hit.scores is built only
+// for the hits actually returned.
 type item struct {
 	c      *Candidate
 	score  float64
@@ -25,13 +25,45 @@ type item struct {
 	wsum   float64
 }
 
-// scoreMap is the item's Hit.scores: the fused or re-scored map when one
-// was built, otherwise the scores of the single stage key, built fresh.
+// scoreMap is the item's Hit.scores as a map: the fused or re-scored map
+// when one was built, otherwise the scores of the single stage key.
 func (it *item) scoreMap(key string) map[string]float64 {
 	if it.scores != nil {
 		return it.scores
 	}
 	return stageScores(key, it.c)
+}
+
+// appendScores appends the item's Hit.scores to dst, ordered by stage and
+// finite (§4.6): the fused or re-scored map when one was built, otherwise
+// the single stage's score under key and the candidate's own extra scores
+// (which win on conflict).
+func (it *item) appendScores(dst rcp.Scores, key string) rcp.Scores {
+	at := len(dst)
+	if it.scores != nil {
+		for k, v := range it.scores {
+			dst = append(dst, rcp.StageScore{Stage: k, Score: finite(v)})
+		}
+	} else {
+		if _, ok := it.c.Scores[key]; !ok {
+			dst = append(dst, rcp.StageScore{Stage: key, Score: finite(it.c.Score)})
+		}
+		for k, v := range it.c.Scores {
+			dst = append(dst, rcp.StageScore{Stage: k, Score: finite(v)})
+		}
+	}
+	sortStages(dst[at:])
+	return dst
+}
+
+// sortStages orders a few scores by stage name (insertion sort: a hit has
+// one to four).
+func sortStages(s rcp.Scores) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j].Stage < s[j-1].Stage; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
 }
 
 // ranking is the pipeline's working list and the scale of its scores.

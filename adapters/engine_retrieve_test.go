@@ -38,7 +38,7 @@ func TestScoreLabels(t *testing.T) {
 		}
 		nonIncreasing(t, res.Hits)
 		for _, h := range res.Hits {
-			if _, ok := h.Scores[tc.key]; !ok {
+			if _, ok := h.Scores.Lookup(tc.key); !ok {
 				t.Errorf("%s: hit %s scores %v lack %q", tc.mode, h.ID, h.Scores, tc.key)
 			}
 			if ok && h.Score < floor {
@@ -67,8 +67,8 @@ func TestHybridFusesBothLists(t *testing.T) {
 	res := retrieve(t, e, `{"query":"solar","k":8,"mode":"hybrid","includeText":false}`)
 	both := 0
 	for _, h := range res.Hits {
-		_, s := h.Scores["sparse"]
-		_, d := h.Scores["dense"]
+		_, s := h.Scores.Lookup("sparse")
+		_, d := h.Scores.Lookup("dense")
 		if s && d {
 			both++
 		}
@@ -102,7 +102,7 @@ func TestMMRMonotonic(t *testing.T) {
 		orig[h.ID] = h.Score
 	}
 	for _, h := range res.Hits {
-		if h.Scores["dense"] != orig[h.ID] || h.Scores["mmr"] != h.Score || h.Score > orig[h.ID] {
+		if h.Scores.Get("dense") != orig[h.ID] || h.Scores.Get("mmr") != h.Score || h.Score > orig[h.ID] {
 			t.Errorf("hit %s score %v scores %v, original %v", h.ID, h.Score, h.Scores, orig[h.ID])
 		}
 	}

@@ -216,19 +216,14 @@ func (e *jsonAppender) strings(ss []string) {
 	e.raw("]")
 }
 
-func (e *jsonAppender) scores(m map[string]float64) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+func (e *jsonAppender) scores(s Scores) {
 	e.raw("{")
-	for i, k := range keys {
+	for i, x := range s {
 		if i > 0 {
 			e.raw(",")
 		}
-		e.b = append(appendString(e.b, k), ':')
-		e.float(m[k], 64)
+		e.b = append(appendString(e.b, x.Stage), ':')
+		e.float(x.Score, 64)
 	}
 	e.raw("}")
 }

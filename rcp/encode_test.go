@@ -18,7 +18,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		Meta: map[string]any{"z": nil, "a": "s", "b": true, "f": 1.5e21, "g": -0.000001, "i": 42, "i64": int64(-7), "f32": float32(0.1),
 			"n": json.Number("12.5"), "t": time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), "l": []any{1.0, "x", []any{}, map[string]any{}},
 			"ls": []string{"a", "<b>"}, "m": map[string]any{"y": 2.0, "x": map[string]any(nil)}, "nl": []any(nil), "i8": int8(3), "u": uint(9)},
-		Scores:   map[string]float64{"sparse": 12.239000480895104, "dense": 0, "rrf": 1e21},
+		Scores:   ScoresOf(map[string]float64{"sparse": 12.239000480895104, "dense": 0, "rrf": 1e21}),
 		Citation: &Citation{Source: "s", URI: "http://x/?a=1&b=2", Title: "T", Start: ptr(0), End: ptr(10), Page: ptr(-1)},
 		Trust:    &Trust{Level: "untrusted", Score: ptr(0.25), InjectionSuspected: true, Sanitized: true},
 		Chunk:    &ChunkInfo{DocID: "doc", Index: 3, Context: "ctx"}}
@@ -29,7 +29,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		{"nil hits", &RetrieveResult{}},
 		{"empty hits", &RetrieveResult{Hits: []Hit{}}},
 		{"minimal hit", &RetrieveResult{Hits: []Hit{{ID: "a"}}}},
-		{"full hit", &RetrieveResult{Hits: []Hit{full, {ID: "b", Score: -2, Vector: "AAAA", Meta: map[string]any{}, Scores: map[string]float64{}}},
+		{"full hit", &RetrieveResult{Hits: []Hit{full, {ID: "b", Score: -2, Vector: "AAAA", Meta: map[string]any{}, Scores: Scores{}}},
 			NextCursor: "c+/=", IndexVersion: "v1", RewrittenQuery: "q<", Meta: map[string]any{"mode": "sparse", "scoreFloor": 0}}},
 		{"partial parts", &RetrieveResult{Hits: []Hit{{ID: "c", Citation: &Citation{}, Trust: &Trust{}, Chunk: &ChunkInfo{}},
 			{ID: "d", Citation: &Citation{Page: ptr(2)}}}}},
@@ -38,8 +38,8 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		{"empty usage", &RetrieveResult{Hits: []Hit{}, Usage: &Usage{}}},
 		{"small floats", &RetrieveResult{Hits: []Hit{{ID: "e", Score: 1e-300}, {ID: "f", Score: -1e-6}, {ID: "g", Score: 123456789e-15}, {ID: "h", Score: 1e20}}}},
 		{"nil result", nil},
-		{"repeated floats and signed zeros", &RetrieveResult{Hits: []Hit{{ID: "z", Score: math.Copysign(0, -1), Scores: map[string]float64{"a": 0, "b": math.Copysign(0, -1), "c": 0}},
-			{ID: "y", Score: 1e-7, Confidence: ptr(1e-7), Scores: map[string]float64{"x": 1e-7}, Meta: map[string]any{"f32": float32(1e-7), "f": 1e-7}}}}},
+		{"repeated floats and signed zeros", &RetrieveResult{Hits: []Hit{{ID: "z", Score: math.Copysign(0, -1), Scores: ScoresOf(map[string]float64{"a": 0, "b": math.Copysign(0, -1), "c": 0})},
+			{ID: "y", Score: 1e-7, Confidence: ptr(1e-7), Scores: ScoresOf(map[string]float64{"x": 1e-7}), Meta: map[string]any{"f32": float32(1e-7), "f": 1e-7}}}}},
 		{"numbers", &RetrieveResult{Hits: []Hit{{ID: "n", Meta: map[string]any{"a": json.Number(""), "b": json.Number("-0.5e+10"), "c": json.Number("12"), "d": json.Number("0")}}}}},
 		{"long strings", &RetrieveResult{Hits: []Hit{{ID: "0123456789abcdef<0123456789", Text: "plain ascii text long enough for words&more \"quoted\" \\ tail é after",
 			Meta: map[string]any{"k": "12345678\x7f12345678\x1f"}}}}},
@@ -60,7 +60,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 func TestAppendJSONRefusesNonFinite(t *testing.T) {
 	for _, r := range []*RetrieveResult{
 		{Hits: []Hit{{ID: "a", Score: math.NaN()}}},
-		{Hits: []Hit{{ID: "a", Scores: map[string]float64{"x": math.Inf(1)}}}},
+		{Hits: []Hit{{ID: "a", Scores: ScoresOf(map[string]float64{"x": math.Inf(1)})}}},
 		{Hits: []Hit{{ID: "a", Meta: map[string]any{"x": []any{math.Inf(-1)}}}}},
 		{Hits: []Hit{{ID: "a", Confidence: ptr(math.NaN())}}},
 		{Hits: []Hit{{ID: "a", Meta: map[string]any{"x": []float64{math.NaN()}}}}},
@@ -101,7 +101,7 @@ func FuzzAppendJSON(f *testing.F) {
 	f.Add("abcdefgh<abcdefgh", "12345678\"2345678", "n", "1e5", 0.0, math.Copysign(0, -1))
 	f.Fuzz(func(t *testing.T, id, text, key, val string, score, x float64) {
 		r := &RetrieveResult{Hits: []Hit{{ID: id, Text: text, Score: score,
-			Meta: map[string]any{key: val, key + "n": x, key + "l": []any{x, val}, key + "j": json.Number(val)}, Scores: map[string]float64{key: x, key + "s": score}}},
+			Meta: map[string]any{key: val, key + "n": x, key + "l": []any{x, val}, key + "j": json.Number(val)}, Scores: ScoresOf(map[string]float64{key: x, key + "s": score})}},
 			NextCursor: val, Meta: map[string]any{text: id}}
 		want, werr := json.Marshal(r)
 		got, gerr := r.AppendJSON(nil)
@@ -120,7 +120,7 @@ func BenchmarkAppendJSON(b *testing.B) {
 		r.Hits = append(r.Hits, Hit{ID: "d029", Score: 12.239000480895104 / float64(i+1),
 			Text:   "A comet grows two tails near the Sun: a curved one of dust and a straight, bluish one of ions pushed directly away by the solar wind.",
 			Meta:   map[string]any{"published": true, "tags": []any{"comets"}, "title": "Comet tails", "topic": "astronomy", "year": json.Number("2016")},
-			Scores: map[string]float64{"sparse": 12.239000480895104}, Citation: &Citation{Source: "memory", Title: "Comet tails"}, Trust: &Trust{Level: "untrusted"}})
+			Scores: ScoresOf(map[string]float64{"sparse": 12.239000480895104}), Citation: &Citation{Source: "memory", Title: "Comet tails"}, Trust: &Trust{Level: "untrusted"}})
 	}
 	buf := make([]byte, 0, 8<<10)
 	b.ReportAllocs()

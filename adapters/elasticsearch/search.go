@@ -85,9 +85,10 @@ func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*ad
 	if sr.Hits.Total != nil && sr.Hits.Total.Relation == "eq" {
 		c.Total = sr.Hits.Total.Value
 	}
+	cites := make([]rcp.Citation, 0, len(sr.Hits.Hits))
 	for i := range sr.Hits.Hits {
 		h := &sr.Hits.Hits[i]
-		cand := decodeHit(st, h)
+		cand := decodeHit(st, h, &cites)
 		if dense {
 			cand.Score = nativeScore(vf, cand.Score)
 		}
@@ -100,8 +101,9 @@ func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*ad
 func planVectorField(p *adapters.Plan) string { return dsl.KnnField(p.Body) }
 
 // decodeHit maps one hit: the content field becomes Text, vector fields
-// Vector, every other source key Meta.
-func decodeHit(st *probeState, h *dsl.Hit) adapters.Candidate {
+// Vector, every other source key Meta. Its citation is appended to cites,
+// which the page's hits share.
+func decodeHit(st *probeState, h *dsl.Hit, cites *[]rcp.Citation) adapters.Candidate {
 	c := adapters.Candidate{ID: h.ID, Sort: h.Sort, DocID: docID(st, h.Source)}
 	if h.Score != nil {
 		c.Score = *h.Score
@@ -125,7 +127,10 @@ func decodeHit(st *probeState, h *dsl.Hit) adapters.Candidate {
 	if len(src) > 0 {
 		c.Meta = src
 	}
-	c.Citation = citation(h, c, st.content)
+	if cit, ok := citation(h, c, st.content); ok {
+		*cites = append(*cites, cit)
+		c.Citation = &(*cites)[len(*cites)-1]
+	}
 	return c
 }
 
@@ -140,9 +145,9 @@ func floats(v any) []float32 {
 }
 
 // citation carries title/uri and, when a highlight fragment is found in
-// the text, its character offsets.
-func citation(h *dsl.Hit, c adapters.Candidate, content string) *rcp.Citation {
-	cit := &rcp.Citation{Source: h.Index, Title: c.Title, URI: c.URI}
+// the text, its character offsets; false when it would carry none of them.
+func citation(h *dsl.Hit, c adapters.Candidate, content string) (rcp.Citation, bool) {
+	cit := rcp.Citation{Source: h.Index, Title: c.Title, URI: c.URI}
 	if frags := h.Highlight[content]; len(frags) > 0 && c.Text != "" {
 		if i := strings.Index(c.Text, frags[0]); i >= 0 {
 			start := utf8.RuneCountInString(c.Text[:i])
@@ -150,8 +155,5 @@ func citation(h *dsl.Hit, c adapters.Candidate, content string) *rcp.Citation {
 			cit.Start, cit.End = &start, &end
 		}
 	}
-	if cit.Title == "" && cit.URI == "" && cit.Start == nil {
-		return nil
-	}
-	return cit
+	return cit, cit.Title != "" || cit.URI != "" || cit.Start != nil
 }
