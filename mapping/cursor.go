@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"hash"
+	"sync"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -34,9 +36,11 @@ func SealCursor(key []byte, payload any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	msg := append([]byte{cursorVersion}, body...)
-	msg = append(msg, cursorTag(key, msg)...)
-	return base64.RawURLEncoding.EncodeToString(msg), nil
+	var buf [512]byte
+	msg := append(append(buf[:0], cursorVersion), body...)
+	msg = appendCursorTag(msg, key, msg)
+	var out [1024]byte
+	return string(base64.RawURLEncoding.AppendEncode(out[:0], msg)), nil
 }
 
 // OpenCursor verifies a cursor made by SealCursor with the same key and
@@ -56,7 +60,8 @@ func OpenCursor(key []byte, cursor string, into any) *rcp.Error {
 		return bad
 	}
 	signed, tag := msg[:len(msg)-cursorTagLen], msg[len(msg)-cursorTagLen:]
-	if !hmac.Equal(tag, cursorTag(key, signed)) {
+	var want [cursorTagLen]byte
+	if !hmac.Equal(tag, appendCursorTag(want[:0], key, signed)) {
 		return bad
 	}
 	dec := json.NewDecoder(bytes.NewReader(signed[1:]))
@@ -67,9 +72,24 @@ func OpenCursor(key []byte, cursor string, into any) *rcp.Error {
 	return nil
 }
 
-// cursorTag is the truncated HMAC-SHA256 of msg under key.
-func cursorTag(key, msg []byte) []byte {
-	m := hmac.New(sha256.New, key)
+// appendCursorTag appends the truncated HMAC-SHA256 of msg under key to
+// dst. HMAC states are reused per key: sealing happens on every page.
+func appendCursorTag(dst, key, msg []byte) []byte {
+	p, ok := macs.Load(string(key))
+	if !ok {
+		k := bytes.Clone(key)
+		p, _ = macs.LoadOrStore(string(k), &sync.Pool{New: func() any { return hmac.New(sha256.New, k) }})
+	}
+	pool := p.(*sync.Pool)
+	m := pool.Get().(hash.Hash)
+	m.Reset()
 	m.Write(msg)
-	return m.Sum(nil)[:cursorTagLen]
+	var sum [sha256.Size]byte
+	dst = append(dst, m.Sum(sum[:0])[:cursorTagLen]...)
+	pool.Put(m)
+	return dst
 }
+
+// macs holds a pool of HMAC states per cursor key (a process has one or
+// two keys).
+var macs sync.Map // string(key) → *sync.Pool of hash.Hash

@@ -1,7 +1,11 @@
 package mapping
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -113,4 +117,35 @@ func FuzzOpenCursor(f *testing.F) {
 			t.Fatalf("error = %#v", err)
 		}
 	})
+}
+
+// TestCursorFormat: a cursor is base64url(1 ‖ JSON ‖ HMAC-SHA256[:16]),
+// computed here with a fresh HMAC for several keys in turn, so that the
+// per-key reuse of HMAC states can neither mix keys nor carry state over.
+func TestCursorFormat(t *testing.T) {
+	keys := [][]byte{[]byte("k1"), []byte("another key"), []byte("k1"), bytes.Repeat([]byte{7}, 100)}
+	for i, key := range keys {
+		payload := map[string]any{"q": "query", "o": i}
+		got, err := SealCursor(key, payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := json.Marshal(payload)
+		msg := append([]byte{1}, body...)
+		m := hmac.New(sha256.New, key)
+		m.Write(msg)
+		want := base64.RawURLEncoding.EncodeToString(append(msg, m.Sum(nil)[:16]...))
+		if got != want {
+			t.Errorf("key %d: cursor %s, want %s", i, got, want)
+		}
+		var back map[string]any
+		if err := OpenCursor(key, got, &back); err != nil || back["o"] != float64(i) {
+			t.Errorf("key %d: open = %v, %v", i, back, err)
+		}
+		if i > 0 && !bytes.Equal(keys[i-1], key) {
+			if err := OpenCursor(keys[i-1], got, &back); err == nil {
+				t.Errorf("key %d: cursor opened under key %d", i, i-1)
+			}
+		}
+	}
 }
