@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -167,7 +166,7 @@ type pageShared struct {
 func (e *Engine) hit(r *retrieval, key string, it *item, sh *pageShared) rcp.Hit {
 	at := len(sh.scores)
 	sh.scores = it.appendScores(sh.scores, key)
-	h := rcp.Hit{ID: it.c.ID, Score: finite(it.score), Meta: it.c.Meta, Scores: sh.scores[at:len(sh.scores):len(sh.scores)], Unit: r.unit}
+	h := rcp.Hit{ID: it.c.ID, Score: mapping.Finite(it.score), Meta: it.c.Meta, Scores: sh.scores[at:len(sh.scores):len(sh.scores)], Unit: r.unit}
 	if r.text2 {
 		h.Text = it.c.Text
 	}
@@ -190,17 +189,4 @@ func (e *Engine) citation(c *Candidate, sh *pageShared) *rcp.Citation {
 	}
 	sh.cites = append(sh.cites, rcp.Citation{Source: e.ev.Target, Title: c.Title, URI: c.URI})
 	return &sh.cites[len(sh.cites)-1]
-}
-
-// finite substitutes a finite sentinel for NaN/±Inf (§4.6).
-func finite(f float64) float64 {
-	switch {
-	case math.IsNaN(f):
-		return 0
-	case math.IsInf(f, 1):
-		return math.MaxFloat64
-	case math.IsInf(f, -1):
-		return -math.MaxFloat64
-	}
-	return f
 }

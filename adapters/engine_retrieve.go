@@ -42,14 +42,14 @@ func (it *item) appendScores(dst rcp.Scores, key string) rcp.Scores {
 	at := len(dst)
 	if it.scores != nil {
 		for k, v := range it.scores {
-			dst = append(dst, rcp.StageScore{Stage: k, Score: finite(v)})
+			dst = append(dst, rcp.StageScore{Stage: k, Score: mapping.Finite(v)})
 		}
 	} else {
 		if _, ok := it.c.Scores[key]; !ok {
-			dst = append(dst, rcp.StageScore{Stage: key, Score: finite(it.c.Score)})
+			dst = append(dst, rcp.StageScore{Stage: key, Score: mapping.Finite(it.c.Score)})
 		}
 		for k, v := range it.c.Scores {
-			dst = append(dst, rcp.StageScore{Stage: k, Score: finite(v)})
+			dst = append(dst, rcp.StageScore{Stage: k, Score: mapping.Finite(v)})
 		}
 	}
 	sortStages(dst[at:])
