@@ -37,13 +37,7 @@ func liveIndex(t *testing.T, space string) *adapter {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { deleteIndex(base, name) })
-	cfg := DefaultConfig()
-	cfg.URLs, cfg.Index, cfg.Writable, cfg.Refresh = []string{base}, name, true, "true"
-	a, err := Factory.Open(ctx, cfg, adapters.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	a := openWritable(ctx, t, base, name, nil)
 	if _, err := a.Probe(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +49,37 @@ func liveIndex(t *testing.T, space string) *adapter {
 		t.Fatal(err)
 	}
 	return a.(*adapter)
+}
+
+// newLiveIndex creates a one-shard index with mappings, deleted when the
+// test ends, and returns its name.
+func newLiveIndex(ctx context.Context, t *testing.T, base string, mappings map[string]any) string {
+	t.Helper()
+	name := "rcp-live-" + randHex(5)
+	if err := createIndex(ctx, base, name, map[string]any{
+		"settings": map[string]any{"index": map[string]any{"number_of_shards": 1, "number_of_replicas": 0}},
+		"mappings": mappings}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteIndex(base, name) })
+	return name
+}
+
+// openWritable opens a writable adapter on index name that refreshes on
+// write, closed when the test ends; edit, when set, adjusts its Config.
+func openWritable(ctx context.Context, t *testing.T, base, name string, edit func(*Config)) adapters.Adapter {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.URLs, cfg.Index, cfg.Writable, cfg.Refresh = []string{base}, name, true, "true"
+	if edit != nil {
+		edit(cfg)
+	}
+	a, err := Factory.Open(ctx, cfg, adapters.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
 }
 
 func deleteIndex(base, name string) {
@@ -178,24 +203,12 @@ func TestLiveMetaFields(t *testing.T) {
 	base := liveURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	name := "rcp-live-" + randHex(5)
-	if err := createIndex(ctx, base, name, map[string]any{
-		"settings": map[string]any{"index": map[string]any{"number_of_shards": 1, "number_of_replicas": 0}},
-		"mappings": map[string]any{"properties": map[string]any{"text": map[string]any{"type": "text"}}}}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { deleteIndex(base, name) })
+	name := newLiveIndex(ctx, t, base, map[string]any{"properties": map[string]any{"text": map[string]any{"type": "text"}}})
 	for _, tc := range []struct {
 		fields []string
 		want   []string
 	}{{nil, []string{"extra", "keep"}}, {[]string{"keep"}, []string{"keep"}}} {
-		cfg := DefaultConfig()
-		cfg.URLs, cfg.Index, cfg.Writable, cfg.Refresh, cfg.MetaFields = []string{base}, name, true, "true", tc.fields
-		a, err := Factory.Open(ctx, cfg, adapters.Deps{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { a.Close() })
+		a := openWritable(ctx, t, base, name, func(c *Config) { c.MetaFields = tc.fields })
 		ev, err := a.Probe(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,34 @@
+package elasticsearch
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/livetest"
+)
+
+// TestLiveDateNanosFilter: date filters compare at a date_nanos field's
+// own precision.
+func TestLiveDateNanosFilter(t *testing.T) {
+	base := liveURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	name := uniqueName("rcp-dates")
+	if err := createIndex(ctx, base, name, map[string]any{
+		"settings": map[string]any{"number_of_shards": 1, "number_of_replicas": 0},
+		"mappings": livetest.DateNanosMapping}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _, _ = esDo(context.Background(), base, http.MethodDelete, "/"+name, nil) })
+	cfg := DefaultConfig()
+	cfg.URLs, cfg.Index, cfg.Writable, cfg.Refresh = []string{base}, name, true, "true"
+	a, err := open(ctx, cfg, adapters.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	livetest.DateNanosFilter(ctx, t, a)
+}
