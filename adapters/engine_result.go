@@ -185,7 +185,7 @@ func (e *Engine) citation(c *Candidate, sh *pageShared) *rcp.Citation {
 		return c.Citation
 	}
 	if len(sh.cites) == cap(sh.cites) {
-		sh.cites = make([]rcp.Citation, 0, max(8, cap(sh.cites)))
+		sh.cites = make([]rcp.Citation, 0, max(8, 2*cap(sh.cites)))
 	}
 	sh.cites = append(sh.cites, rcp.Citation{Source: e.ev.Target, Title: c.Title, URI: c.URI})
 	return &sh.cites[len(sh.cites)-1]
