@@ -10,16 +10,16 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/livetest"
 )
 
-// TestLiveDateNanosFilter: date filters compare at a date_nanos field's
-// own precision.
-func TestLiveDateNanosFilter(t *testing.T) {
+// TestLiveDateFilters: date filters select what §8 selects on date and
+// date_nanos fields alike.
+func TestLiveDateFilters(t *testing.T) {
 	base := liveURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	name := uniqueName("rcp-dates")
 	if err := createIndex(ctx, base, name, map[string]any{
 		"settings": map[string]any{"number_of_shards": 1, "number_of_replicas": 0},
-		"mappings": livetest.DateNanosMapping}); err != nil {
+		"mappings": livetest.DateMapping}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _, _ = esDo(context.Background(), base, http.MethodDelete, "/"+name, nil) })
@@ -30,5 +30,5 @@ func TestLiveDateNanosFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	livetest.DateNanosFilter(ctx, t, a)
+	livetest.DateFilters(ctx, t, a)
 }

@@ -9,15 +9,16 @@ import (
 
 // translateFilter turns a validated §8 filter into query DSL (engines.md
 // §2.5, dslfilter.Filter). Leaves on a text field run on its keyword sub-field
-// from exact; a text field without one serves no exact operator.
-func translateFilter(f mapping.Filter, exact map[string]string) (dsl.Query, error) {
-	return dslfilter.Filter(f, func(c *mapping.Cond) (string, error) {
+// from exact; a text field without one serves no exact operator. millis
+// lists the date fields that store milliseconds.
+func translateFilter(f mapping.Filter, exact map[string]string, millis map[string]bool) (dsl.Query, error) {
+	return dslfilter.Filter(f, func(c *mapping.Cond) (dslfilter.Field, error) {
 		if c.Type != mapping.TypeText {
-			return c.Field, nil
+			return dslfilter.Field{Name: c.Field, Millis: millis[c.Field]}, nil
 		}
 		if field := exact[c.Field]; field != "" {
-			return field, nil
+			return dslfilter.Field{Name: field}, nil
 		}
-		return "", rcp.OptionUnsupported(string(c.Op), "operator %s is not exact on text field %q", c.Op, c.Field)
+		return dslfilter.Field{}, rcp.OptionUnsupported(string(c.Op), "operator %s is not exact on text field %q", c.Op, c.Field)
 	})
 }

@@ -82,7 +82,9 @@ type schema struct {
 	vectors map[string]vectorInfo
 	filters map[string]mapping.FieldType
 	// exact maps text fields to the keyword sub-field used for filters.
-	exact   map[string]string
+	exact map[string]string
+	// millis are the date fields that store milliseconds.
+	millis  map[string]bool
 	content string
 	// hybrid: neural-search is installed and has the RRF score ranker.
 	hybrid bool
@@ -111,7 +113,7 @@ func buildSchema(cfg *Config, r *probeResponses) (*schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &schema{version: v, vectors: f.vectors, filters: f.filters, exact: f.exact}
+	s := &schema{version: v, vectors: f.vectors, filters: f.filters, exact: f.exact, millis: f.millis}
 	ev := &capability.Evidence{Engine: Name, Version: root.Version.Number, Target: cfg.Index,
 		Writable: cfg.Writable, Pagination: true, Deterministic: st.SingleCopy}
 	s.ev = ev

@@ -102,6 +102,9 @@ type fields struct {
 	// exact maps a text field to its keyword sub-field, through which
 	// eq/ne/in/nin/contains are exact (§8: string equality, substring).
 	exact map[string]string
+	// millis are the date fields that store milliseconds (date, not
+	// date_nanos).
+	millis map[string]bool
 	// strings are all keyword and text fields, indexed or not (citation
 	// title and URI candidates).
 	strings map[string]mapping.FieldType
@@ -123,7 +126,7 @@ func parseMappings(raw []byte) (*fields, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	f := &fields{filters: map[string]mapping.FieldType{}, vectors: map[string]vectorInfo{}, exact: map[string]string{},
+	f := &fields{filters: map[string]mapping.FieldType{}, vectors: map[string]vectorInfo{}, exact: map[string]string{}, millis: map[string]bool{},
 		strings: map[string]mapping.FieldType{}}
 	seen := map[string]string{}
 	for _, n := range names {
@@ -190,6 +193,7 @@ func (f *fields) add(path string, p mappingProp, seen map[string]string) {
 	case !ok:
 	case t != mapping.TypeText:
 		f.filters[path] = t
+		f.millis[path] = p.Type == "date"
 	default:
 		f.text = append(f.text, path)
 		f.addText(path, p)

@@ -17,10 +17,18 @@ import (
 // precision (epoch milliseconds would round its bounds).
 const DateFormat = "strict_date_optional_time_nanos"
 
-// FieldFunc names the field a filter leaf other than exists runs on: the
-// RCP field itself, or the exact (keyword) sub-field of a text field. Its
-// error, when the leaf has no such field, is the translation's error.
-type FieldFunc func(c *mapping.Cond) (string, error)
+// Field is the engine field a filter leaf other than exists runs on: the
+// RCP field itself, or the exact (keyword) sub-field of a text field.
+// Millis marks a date field that stores milliseconds (date, not
+// date_nanos).
+type Field struct {
+	Name   string
+	Millis bool
+}
+
+// FieldFunc resolves a leaf's Field. Its error, when the leaf has no such
+// field, is the translation's error.
+type FieldFunc func(c *mapping.Cond) (Field, error)
 
 // Filter turns a validated §8 filter into a query (engines.md §2.5); a nil
 // filter is a nil query. Lucene's multi-value semantics match
@@ -71,11 +79,14 @@ func cond(c *mapping.Cond, field FieldFunc) (dsl.Query, error) {
 		}
 		return not(&dsl.Exists{Field: c.Field}), nil
 	}
-	f, err := field(c)
+	fd, err := field(c)
 	if err != nil {
 		return nil, err
 	}
-	date := c.Type == mapping.TypeDate
+	f, date := fd.Name, c.Type == mapping.TypeDate
+	if date && fd.Millis {
+		return millisCond(f, c.Op, c.Value), nil
+	}
 	switch c.Op {
 	case mapping.OpContains:
 		if c.Type == mapping.TypeText {
@@ -135,6 +146,54 @@ func rangeOf(field string, date bool, op mapping.Op, v any) dsl.Query {
 		r.Lte = v
 	}
 	return r
+}
+
+// millisCond maps a date leaf on a field that stores milliseconds. Both
+// engines truncate a finer bound to its millisecond, which is exact for gt
+// and lte but selects one millisecond too many for gte and too few for lt,
+// and makes an instant match the millisecond it falls in. A bound with a
+// sub-millisecond part is therefore rewritten to its millisecond floor m:
+// gt and gte become gt m, lt and lte become lte m, and such an instant
+// selects nothing.
+func millisCond(field string, op mapping.Op, v any) dsl.Query {
+	switch op {
+	case mapping.OpEq, mapping.OpContains:
+		return instant(field, v)
+	case mapping.OpNe:
+		return not(instant(field, v))
+	case mapping.OpIn, mapping.OpNin:
+		xs, _ := v.([]any)
+		qs := make([]dsl.Query, len(xs))
+		for i, x := range xs {
+			qs[i] = instant(field, x)
+		}
+		one := 1
+		var q dsl.Query = &dsl.Bool{Should: qs, MinimumShouldMatch: &one}
+		if op == mapping.OpNin {
+			q = not(q)
+		}
+		return q
+	}
+	t, _ := v.(time.Time)
+	if m := t.Truncate(time.Millisecond); !m.Equal(t) {
+		if op == mapping.OpGt || op == mapping.OpGte {
+			return &dsl.Range{Field: field, Gt: value(m), Format: DateFormat}
+		}
+		return &dsl.Range{Field: field, Lte: value(m), Format: DateFormat}
+	}
+	return rangeOf(field, true, op, value(v))
+}
+
+// instant matches a millisecond field's documents at t: its millisecond
+// when t is whole, none otherwise (no millisecond lies strictly between m
+// and m+1ms).
+func instant(field string, v any) dsl.Query {
+	t, _ := v.(time.Time)
+	m := t.Truncate(time.Millisecond)
+	if m.Equal(t) {
+		return equals(field, true, value(t))
+	}
+	return &dsl.Range{Field: field, Gt: value(m), Lt: value(m.Add(time.Millisecond)), Format: DateFormat}
 }
 
 // value renders a normalised filter value for JSON: a date in RFC 3339

@@ -12,23 +12,26 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
-// DateNanosMapping is the index mapping DateNanosFilter expects: a text
-// field "text" and a date_nanos field "ts".
-var DateNanosMapping = map[string]any{"properties": map[string]any{
-	"text": map[string]any{"type": "text"}, "ts": map[string]any{"type": "date_nanos"}}}
+// DateMapping is the index mapping DateFilters expects: a text field
+// "text", a date_nanos field "ts" and a date (milliseconds) field "ms".
+var DateMapping = map[string]any{"properties": map[string]any{
+	"text": map[string]any{"type": "text"}, "ts": map[string]any{"type": "date_nanos"}, "ms": map[string]any{"type": "date"}}}
 
-// DateNanosFilter checks that date filters on a date_nanos field compare
-// at the field's own precision: three documents lie within two
+// DateFilters checks that date filters select what §8 selects at either
+// precision. On "ts" (date_nanos) three documents lie within two
 // milliseconds, two of them inside the same one, so a bound rounded to
-// milliseconds selects the wrong ones. a is a writable, unprobed adapter on
-// an empty index mapped with DateNanosMapping that refreshes on write.
-func DateNanosFilter(ctx context.Context, t *testing.T, a adapters.Adapter) {
+// milliseconds selects the wrong ones. On "ms" (date) the documents are
+// whole milliseconds and the bounds fall between them, which the engines
+// would truncate. a is a writable, unprobed adapter on an empty index
+// mapped with DateMapping that refreshes on write.
+func DateFilters(ctx context.Context, t *testing.T, a adapters.Adapter) {
 	t.Helper()
 	const t1, t2, t3, mid = "2024-01-01T00:00:00.000100Z", "2024-01-01T00:00:00.000900Z", "2024-01-01T00:00:00.002Z", "2024-01-01T00:00:00.000500Z"
+	const m1, m2, m3, half = "2024-01-01T00:00:00.001Z", "2024-01-01T00:00:00.002Z", "2024-01-01T00:00:00.003Z", "2024-01-01T00:00:00.0015Z"
 	docs := []adapters.Document{
-		{ID: "n1", Text: "instant one", Meta: map[string]any{"ts": t1}},
-		{ID: "n2", Text: "instant two", Meta: map[string]any{"ts": t2}},
-		{ID: "n3", Text: "instant three", Meta: map[string]any{"ts": t3}},
+		{ID: "n1", Text: "instant one", Meta: map[string]any{"ts": t1, "ms": m1}},
+		{ID: "n2", Text: "instant two", Meta: map[string]any{"ts": t2, "ms": m2}},
+		{ID: "n3", Text: "instant three", Meta: map[string]any{"ts": t3, "ms": m3}},
 	}
 	e, err := adapters.NewEngine(ctx, a, adapters.EngineOptions{Name: "live", CursorKey: []byte("k")})
 	if err != nil {
@@ -53,6 +56,16 @@ func DateNanosFilter(ctx context.Context, t *testing.T, a adapters.Adapter) {
 		{`{"field":"ts","op":"lte","value":"` + mid + `"}`, []string{"n1"}},
 		{`{"field":"ts","op":"in","value":["` + t2 + `","` + t3 + `"]}`, []string{"n2", "n3"}},
 		{`{"field":"ts","op":"nin","value":["` + t2 + `","` + t3 + `"]}`, []string{"n1"}},
+		{`{"field":"ms","op":"eq","value":"` + m1 + `"}`, []string{"n1"}},
+		{`{"field":"ms","op":"eq","value":"` + half + `"}`, nil},
+		{`{"field":"ms","op":"ne","value":"` + half + `"}`, []string{"n1", "n2", "n3"}},
+		{`{"field":"ms","op":"gt","value":"` + half + `"}`, []string{"n2", "n3"}},
+		{`{"field":"ms","op":"gte","value":"` + half + `"}`, []string{"n2", "n3"}},
+		{`{"field":"ms","op":"gte","value":"` + m2 + `"}`, []string{"n2", "n3"}},
+		{`{"field":"ms","op":"lt","value":"` + half + `"}`, []string{"n1"}},
+		{`{"field":"ms","op":"lte","value":"` + half + `"}`, []string{"n1"}},
+		{`{"field":"ms","op":"in","value":["` + half + `","` + m2 + `"]}`, []string{"n2"}},
+		{`{"field":"ms","op":"nin","value":["` + half + `","` + m2 + `"]}`, []string{"n1", "n3"}},
 	} {
 		var p rcp.RetrieveParams
 		if err := json.Unmarshal([]byte(`{"query":"instant","k":10,"mode":"sparse","filter":`+tc.filter+`}`), &p); err != nil {
