@@ -186,33 +186,46 @@ func TestDemoDense(t *testing.T) {
 	}
 }
 
-func TestProbeJSON(t *testing.T) {
-	out, stderr, err := run(t, "", "probe", "--demo", "--json")
+// probeDoc is what `probe --json` prints, read as a client would (JSON
+// keys, not the command's own types).
+type probeDoc struct {
+	Evidence struct {
+		Engine       string
+		DocCount     int                     `json:"docCount"`
+		VectorFields []struct{ Name string } `json:"vectorFields"`
+	}
+	Capabilities map[string]json.RawMessage
+	Reasons      []struct {
+		Capability string
+		Advertised bool
+		Why        string
+	}
+}
+
+// probeJSON runs `probe --json` with args, decodes the report and checks
+// that every capability comes with a reason. It returns the raw output too.
+func probeJSON(t *testing.T, args ...string) (probeDoc, string) {
+	t.Helper()
+	out, stderr, err := run(t, "", append([]string{"probe", "--json"}, args...)...)
 	if err != nil {
 		t.Fatalf("probe: %v\n%s", err, stderr)
 	}
-	var r struct {
-		Evidence struct {
-			Engine   string
-			DocCount int `json:"docCount"`
-		}
-		Capabilities map[string]json.RawMessage
-		Reasons      []struct {
-			Capability string
-			Advertised bool
-			Why        string
-		}
-	}
+	var r probeDoc
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("probe --json: %v\n%s", err, out)
-	}
-	if r.Evidence.Engine != "memory" || r.Evidence.DocCount < 120 || r.Capabilities["retrieve"] == nil || len(r.Reasons) == 0 {
-		t.Errorf("probe report = %+v", r)
 	}
 	for _, rs := range r.Reasons {
 		if rs.Why == "" {
 			t.Errorf("capability %s has no reason", rs.Capability)
 		}
+	}
+	return r, out
+}
+
+func TestProbeJSON(t *testing.T) {
+	r, _ := probeJSON(t, "--demo")
+	if r.Evidence.Engine != "memory" || r.Evidence.DocCount < 120 || r.Capabilities["retrieve"] == nil || len(r.Reasons) == 0 {
+		t.Errorf("probe report = %+v", r)
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -37,34 +36,9 @@ func TestProbeQdrant(t *testing.T) {
 	cfg := t.TempDir() + "/qdrant.yaml"
 	writeFile(t, cfg, "backends:\n  - name: docs\n    engine: qdrant\n    settings:\n      address: "+srv.Addr()+
 		"\n      collection: docs\n      vector: dense\n      sparse_vector: bm25\n      sparse_model: qdrant/bm25\n      title_field: title\n")
-	out, stderr, err := run(t, "", "probe", "--config", cfg, "--json")
-	if err != nil {
-		t.Fatalf("probe: %v\n%s", err, stderr)
-	}
-	var r struct {
-		Evidence struct {
-			Engine       string
-			VectorFields []struct{ Name string } `json:"vectorFields"`
-		}
-		Capabilities map[string]json.RawMessage
-		Reasons      []struct {
-			Capability string
-			Advertised bool
-			Why        string
-		}
-	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("probe --json: %v\n%s", err, out)
-	}
+	r, out := probeJSON(t, "--config", cfg)
 	if r.Evidence.Engine != "qdrant" || len(r.Evidence.VectorFields) != 1 || r.Capabilities["retrieve"] == nil || r.Capabilities["filter"] == nil {
 		t.Fatalf("probe report: %s", out)
-	}
-	why := map[string]string{}
-	for _, rs := range r.Reasons {
-		if rs.Why == "" {
-			t.Errorf("capability %s has no reason", rs.Capability)
-		}
-		why[rs.Capability] += rs.Why
 	}
 	// Sparse is served by server-side bm25; dense needs an embedder of 4
 	// dims, which this config lacks, and the reason must say so.
@@ -72,6 +46,6 @@ func TestProbeQdrant(t *testing.T) {
 		t.Errorf("retrieve capability: %s", r.Capabilities["retrieve"])
 	}
 	if !strings.Contains(strings.ToLower(out), "embedder") {
-		t.Errorf("no reason mentions the missing embedder: %v", why)
+		t.Errorf("no reason mentions the missing embedder: %+v", r.Reasons)
 	}
 }
