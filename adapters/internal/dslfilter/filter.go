@@ -79,61 +79,82 @@ func cond(c *mapping.Cond, field FieldFunc) (dsl.Query, error) {
 		}
 		return not(&dsl.Exists{Field: c.Field}), nil
 	}
-	fd, err := field(c)
+	f, err := field(c)
 	if err != nil {
 		return nil, err
 	}
-	f, date := fd.Name, c.Type == mapping.TypeDate
-	if date && fd.Millis {
-		return millisCond(f, c.Op, c.Value), nil
-	}
+	date := c.Type == mapping.TypeDate
 	switch c.Op {
 	case mapping.OpContains:
 		if c.Type == mapping.TypeText {
 			s, _ := c.Value.(string)
-			return &dsl.Wildcard{Field: f, Pattern: "*" + dsl.WildcardEscape(s) + "*"}, nil
+			return &dsl.Wildcard{Field: f.Name, Pattern: "*" + dsl.WildcardEscape(s) + "*"}, nil
 		}
-		return equals(f, date, value(c.Value)), nil
+		return equals(f, date, c.Value), nil
 	case mapping.OpEq:
-		return equals(f, date, value(c.Value)), nil
+		return equals(f, date, c.Value), nil
 	case mapping.OpNe:
-		return not(equals(f, date, value(c.Value))), nil
+		return not(equals(f, date, c.Value)), nil
 	case mapping.OpIn:
-		return oneOf(f, date, values(c.Value)), nil
+		return oneOf(f, date, c.Value), nil
 	case mapping.OpNin:
-		return not(oneOf(f, date, values(c.Value))), nil
+		return not(oneOf(f, date, c.Value)), nil
 	case mapping.OpGt, mapping.OpGte, mapping.OpLt, mapping.OpLte:
-		return rangeOf(f, date, c.Op, value(c.Value)), nil
+		return rangeOf(f, date, c.Op, c.Value), nil
 	}
 	return nil, rcp.OptionUnsupported(string(c.Op), "operator %s is not supported", c.Op)
 }
 
+// Dates are sent in RFC 3339 with their nanoseconds (DateFormat). Both
+// engines truncate a bound finer than a millisecond on a field that stores
+// milliseconds, which is exact for gt and lte but selects one millisecond
+// too many for gte, too few for lt, and makes an instant match the
+// millisecond it falls in. On such a field (Field.Millis) a bound with a
+// finer part is therefore moved to its millisecond floor m beforehand:
+// gt and gte become gt m, lt and lte become lte m, and an instant selects
+// nothing. Whole milliseconds and date_nanos fields are sent as they are.
+
 // equals is a term query; a date is a closed one-instant range, so the
 // field's own date format does not matter.
-func equals(field string, date bool, v any) dsl.Query {
-	if date {
-		return &dsl.Range{Field: field, Gte: v, Lte: v, Format: DateFormat}
+func equals(f Field, date bool, v any) dsl.Query {
+	if !date {
+		return &dsl.Term{Field: f.Name, Value: v}
 	}
-	return &dsl.Term{Field: field, Value: v}
+	t, _ := v.(time.Time)
+	if m, finer := f.floor(t); finer {
+		// (m, m+1ms) holds no millisecond.
+		return &dsl.Range{Field: f.Name, Gt: stamp(m), Lt: stamp(m.Add(time.Millisecond)), Format: DateFormat}
+	}
+	return &dsl.Range{Field: f.Name, Gte: stamp(t), Lte: stamp(t), Format: DateFormat}
 }
 
 // oneOf is a terms query; a set of dates is a should of instants.
-func oneOf(field string, date bool, vs []any) dsl.Query {
+func oneOf(f Field, date bool, v any) dsl.Query {
+	vs, _ := v.([]any)
 	if !date {
-		return &dsl.Terms{Field: field, Values: vs}
+		return &dsl.Terms{Field: f.Name, Values: vs}
 	}
 	qs := make([]dsl.Query, len(vs))
-	for i, v := range vs {
-		qs[i] = equals(field, true, v)
+	for i, x := range vs {
+		qs[i] = equals(f, true, x)
 	}
 	one := 1
 	return &dsl.Bool{Should: qs, MinimumShouldMatch: &one}
 }
 
-func rangeOf(field string, date bool, op mapping.Op, v any) dsl.Query {
-	r := &dsl.Range{Field: field}
+func rangeOf(f Field, date bool, op mapping.Op, v any) dsl.Query {
+	r := &dsl.Range{Field: f.Name}
 	if date {
-		r.Format = DateFormat
+		t, _ := v.(time.Time)
+		if m, finer := f.floor(t); finer {
+			t = m
+			if op == mapping.OpGt || op == mapping.OpGte {
+				op = mapping.OpGt
+			} else {
+				op = mapping.OpLte
+			}
+		}
+		v, r.Format = stamp(t), DateFormat
 	}
 	switch op {
 	case mapping.OpGt:
@@ -148,68 +169,12 @@ func rangeOf(field string, date bool, op mapping.Op, v any) dsl.Query {
 	return r
 }
 
-// millisCond maps a date leaf on a field that stores milliseconds. Both
-// engines truncate a finer bound to its millisecond, which is exact for gt
-// and lte but selects one millisecond too many for gte and too few for lt,
-// and makes an instant match the millisecond it falls in. A bound with a
-// sub-millisecond part is therefore rewritten to its millisecond floor m:
-// gt and gte become gt m, lt and lte become lte m, and such an instant
-// selects nothing.
-func millisCond(field string, op mapping.Op, v any) dsl.Query {
-	switch op {
-	case mapping.OpEq, mapping.OpContains:
-		return instant(field, v)
-	case mapping.OpNe:
-		return not(instant(field, v))
-	case mapping.OpIn, mapping.OpNin:
-		xs, _ := v.([]any)
-		qs := make([]dsl.Query, len(xs))
-		for i, x := range xs {
-			qs[i] = instant(field, x)
-		}
-		one := 1
-		var q dsl.Query = &dsl.Bool{Should: qs, MinimumShouldMatch: &one}
-		if op == mapping.OpNin {
-			q = not(q)
-		}
-		return q
-	}
-	t, _ := v.(time.Time)
-	if m := t.Truncate(time.Millisecond); !m.Equal(t) {
-		if op == mapping.OpGt || op == mapping.OpGte {
-			return &dsl.Range{Field: field, Gt: value(m), Format: DateFormat}
-		}
-		return &dsl.Range{Field: field, Lte: value(m), Format: DateFormat}
-	}
-	return rangeOf(field, true, op, value(v))
-}
-
-// instant matches a millisecond field's documents at t: its millisecond
-// when t is whole, none otherwise (no millisecond lies strictly between m
-// and m+1ms).
-func instant(field string, v any) dsl.Query {
-	t, _ := v.(time.Time)
+// floor returns t's millisecond, and whether t is finer than it on a field
+// that stores milliseconds.
+func (f Field) floor(t time.Time) (time.Time, bool) {
 	m := t.Truncate(time.Millisecond)
-	if m.Equal(t) {
-		return equals(field, true, value(t))
-	}
-	return &dsl.Range{Field: field, Gt: value(m), Lt: value(m.Add(time.Millisecond)), Format: DateFormat}
+	return m, f.Millis && !m.Equal(t)
 }
 
-// value renders a normalised filter value for JSON: a date in RFC 3339
-// with nanoseconds, in UTC.
-func value(v any) any {
-	if t, ok := v.(time.Time); ok {
-		return t.UTC().Format(time.RFC3339Nano)
-	}
-	return v
-}
-
-func values(v any) []any {
-	xs, _ := v.([]any)
-	out := make([]any, len(xs))
-	for i, x := range xs {
-		out[i] = value(x)
-	}
-	return out
-}
+// stamp renders a date in RFC 3339 with nanoseconds, in UTC.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
