@@ -5,24 +5,28 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 )
 
 // buildState turns probe facts and mappings into Evidence plus the
 // private state Plan and decode use.
-func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []string) *probeState {
+func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []string, filters *dslfilter.Fields) *probeState {
 	fields, conflicts := mergeFields(per)
 	ev := &capability.Evidence{
 		Engine: Name, Version: f.version, Target: a.cfg.Index,
 		Pagination: true,
 		Notes:      append(slices.Clone(notes), conflicts...),
 	}
-	st := &probeState{ev: ev, fields: fields, native: map[string]string{}, vectors: map[string]field{}}
+	st := &probeState{ev: ev, fields: fields, native: map[string]string{}, filters: filters.Plan, vectors: map[string]field{}}
 	ev.TextFields = a.textFields(fields, ev)
 	st.content = a.contentField(fields, ev.TextFields)
 	ev.VectorFields = a.vectorFields(fields, st, ev)
-	ev.FilterFields = filterFields(fields, st.native, ev)
+	ev.FilterFields = filters.Filter
+	ev.Notes = append(ev.Notes, filters.Notes...)
+	for name, plan := range filters.Plan {
+		st.native[name] = plan.Name
+	}
 	ev.TitleField = pick(a.cfg.TitleField, fields, "title", "name")
 	ev.URIField = pick(a.cfg.URIField, fields, "url", "uri", "link")
 	ev.NativeRRF = nativeRRF(f, ev)
@@ -112,35 +116,6 @@ func similarity(es string) capability.Similarity {
 		return capability.SimDot
 	}
 	return capability.SimL2
-}
-
-// filterFields offers every field with exact filter semantics. A text
-// field is offered only with a keyword sub-field, which gives exact
-// eq/in and substring contains (wildcard); without one no operator but
-// exists would be exact, and filter.operators cannot be narrowed per field.
-func filterFields(fields map[string]field, native map[string]string, ev *capability.Evidence) []capability.FilterField {
-	var out []capability.FilterField
-	for _, name := range sortedKeys(fields) {
-		f := fields[name]
-		t := filterType(f.Type)
-		if t == "" || f.IsSub || !f.Indexed {
-			continue
-		}
-		native[name] = name
-		if t == mapping.TypeText {
-			if f.Sub == "" {
-				ev.Notes = append(ev.Notes, fmt.Sprintf("text field %s has no keyword sub-field; not filterable", name))
-				delete(native, name)
-				continue
-			}
-			native[name] = f.Sub
-		}
-		if f.Sub != "" && f.IgnoreAbove > 0 {
-			ev.Notes = append(ev.Notes, fmt.Sprintf("filters on %s see values up to %d characters (ignore_above of %s)", name, f.IgnoreAbove, f.Sub))
-		}
-		out = append(out, capability.FilterField{Name: name, Type: t})
-	}
-	return out
 }
 
 // pick returns the configured field, or the first candidate mapped.

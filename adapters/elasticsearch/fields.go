@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 )
 
 // prop is one mapping property as GET /<idx>/_mapping returns it.
@@ -136,27 +134,6 @@ func conflictNote(name string, sigs map[string][]string) string {
 		parts = append(parts, fmt.Sprintf("%s in [%s]", strings.SplitN(s, "/", 2)[0], strings.Join(sigs[s], ",")))
 	}
 	return fmt.Sprintf("field %s: conflicting mappings across indices (%s); not offered", name, strings.Join(parts, "; "))
-}
-
-// filterType maps an ES field type to its §8 filter type ("" if none).
-func filterType(esType string) mapping.FieldType {
-	switch esType {
-	case "keyword", "constant_keyword", "wildcard":
-		return mapping.TypeKeyword
-	case "text", "match_only_text":
-		return mapping.TypeText
-	case "long", "integer", "short", "byte", "unsigned_long":
-		return mapping.TypeInt
-	case "double", "float", "half_float", "scaled_float":
-		return mapping.TypeFloat
-	case "boolean":
-		return mapping.TypeBool
-	case "date", "date_nanos":
-		return mapping.TypeDate
-	case "geo_point":
-		return mapping.TypeGeo
-	}
-	return ""
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -57,7 +57,7 @@ func searchBody(cfg *Config, st *probeState, req *adapters.SearchRequest) (*dsl.
 	}
 	var filter []dsl.Query
 	if req.Filter != nil {
-		q, err := translateFilter(req.Filter, st.native, st.fields)
+		q, err := translateFilter(req.Filter, st.filters)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package elasticsearch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 )
 
@@ -19,6 +21,8 @@ type probeState struct {
 	content string
 	// native maps an RCP filter field to the ES field it queries.
 	native map[string]string
+	// filters says how each offered filter field translates.
+	filters map[string]dslfilter.Field
 	// vectors are the usable dense_vector fields by name.
 	vectors map[string]field
 	// docField is the document-id field (unit "document"), "" if none.
@@ -38,11 +42,11 @@ func (a *adapter) Probe(ctx context.Context) (*capability.Evidence, error) {
 	if err != nil {
 		return nil, err
 	}
-	per, notes, err := a.probeMappings(ctx)
+	per, notes, filters, err := a.probeMappings(ctx)
 	if err != nil {
 		return nil, err
 	}
-	st := a.buildState(f, per, notes)
+	st := a.buildState(f, per, notes, filters)
 	a.probeExtras(ctx, f, st.ev)
 	a.mu.Lock()
 	a.state = st
@@ -136,15 +140,24 @@ func (a *adapter) probeLicence(ctx context.Context) string {
 }
 
 // probeMappings reads the mapping of every concrete index behind the
-// target (index, alias or pattern).
-func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]field, []string, error) {
+// target (index, alias or pattern), and which filters it answers exactly.
+// Elasticsearch lists values dropped by ignore_above in _ignored.
+func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]field, []string, *dslfilter.Fields, error) {
+	var body json.RawMessage
+	if _, err := a.getJSON(ctx, "/"+url.PathEscape(a.cfg.Index)+"/_mapping", &body); err != nil {
+		return nil, nil, nil, err
+	}
 	var raw map[string]indexMapping
-	if _, err := a.getJSON(ctx, "/"+url.PathEscape(a.cfg.Index)+"/_mapping", &raw); err != nil {
-		return nil, nil, err
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, nil, nil, fmt.Errorf("elasticsearch: decode mapping: %w", err)
 	}
 	if len(raw) == 0 { // a pattern matching nothing
-		return nil, nil, &Error{Op: "GET mapping", Status: 404,
+		return nil, nil, nil, &Error{Op: "GET mapping", Status: 404,
 			Cause: &dsl.ErrorCause{Type: "index_not_found_exception", Reason: "no index matches the target"}}
+	}
+	filters, err := dslfilter.Analyze(body, dslfilter.Options{IgnoredField: true})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("elasticsearch: %w", err)
 	}
 	per := map[string]map[string]field{}
 	var notes []string
@@ -152,7 +165,7 @@ func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]fiel
 		per[idx] = map[string]field{}
 		flatten("", raw[idx].Mappings.Properties, per[idx], &notes)
 	}
-	return per, slices.Compact(notes), nil
+	return per, slices.Compact(notes), filters, nil
 }
 
 // probeExtras adds the document count, determinism and inference

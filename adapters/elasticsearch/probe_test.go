@@ -34,14 +34,15 @@ func TestProbeRecorded(t *testing.T) {
 		{
 			name: "alias with conflict", index: "probe-fixture",
 			wantFilters: map[string]string{"draft": "bool", "lang": "keyword", "meta.source": "keyword", "price": "float",
-				"published": "date", "title": "text", "where": "geo", "year": "int"},
+				"published": "date", "title": "text(ops)", "where": "geo", "year": "int"},
 			wantNotes: []string{"field rating: conflicting mappings", "field parts: nested", "vector field raw", "native rrf unavailable",
-				"text field text has no keyword sub-field", "filters on title see values up to 256"},
+				"filter field text: not offered: no keyword sub-field", "filter field title: contains not offered: title.keyword has ignore_above 256",
+				"filter field rating: not offered: indices [probe-fixture-b] vs [probe-fixture-a] map it differently", "filter field url: not offered: index: false"},
 		},
 		{
 			name: "single index", index: "probe-fixture-a",
 			wantFilters: map[string]string{"draft": "bool", "lang": "keyword", "meta.source": "keyword", "price": "float",
-				"published": "date", "rating": "keyword", "title": "text", "where": "geo", "year": "int"},
+				"published": "date", "rating": "keyword", "title": "text(ops)", "where": "geo", "year": "int"},
 			wantNotes: []string{"field parts: nested"},
 		},
 	} {

@@ -1,24 +1,22 @@
 package opensearch
 
 import (
+	"fmt"
+
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
-	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
-// translateFilter turns a validated §8 filter into query DSL (engines.md
-// §2.5, dslfilter.Filter). Leaves on a text field run on its keyword sub-field
-// from exact; a text field without one serves no exact operator. millis
-// lists the date fields that store milliseconds.
-func translateFilter(f mapping.Filter, exact map[string]string, millis map[string]bool) (dsl.Query, error) {
+// translateFilter turns a validated §8 filter into query DSL
+// (docs/engines.md, dslfilter.Filter); plan says how each offered field
+// translates.
+func translateFilter(f mapping.Filter, plan map[string]dslfilter.Field) (dsl.Query, error) {
 	return dslfilter.Filter(f, func(c *mapping.Cond) (dslfilter.Field, error) {
-		if c.Type != mapping.TypeText {
-			return dslfilter.Field{Name: c.Field, Millis: millis[c.Field]}, nil
+		field, ok := plan[c.Field]
+		if !ok {
+			return dslfilter.Field{}, fmt.Errorf("opensearch: filter field %q was not probed", c.Field)
 		}
-		if field := exact[c.Field]; field != "" {
-			return dslfilter.Field{Name: field}, nil
-		}
-		return dslfilter.Field{}, rcp.OptionUnsupported(string(c.Op), "operator %s is not exact on text field %q", c.Op, c.Field)
+		return field, nil
 	})
 }

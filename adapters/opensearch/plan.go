@@ -32,7 +32,7 @@ func planFor(cfg *Config, s *schema, req *adapters.SearchRequest) (*adapters.Pla
 	if req.K <= 0 || req.From < 0 || req.From+req.K > maxWindow {
 		return nil, rcp.InvalidParams("k", "k=%d from=%d is outside OpenSearch's window of %d", req.K, req.From, maxWindow)
 	}
-	filter, err := translateFilter(req.Filter, s.exact, s.millis)
+	filter, err := translateFilter(req.Filter, s.filters)
 	if err != nil {
 		return nil, err
 	}

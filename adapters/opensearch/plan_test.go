@@ -158,7 +158,6 @@ func TestPlanErrors(t *testing.T) {
 		edit(&r)
 		return r
 	}
-	textFilter := &mapping.Cond{Field: "text", Type: mapping.TypeText, Op: mapping.OpEq, Value: "x"}
 	tests := []struct {
 		name               string
 		req                adapters.SearchRequest
@@ -171,8 +170,6 @@ func TestPlanErrors(t *testing.T) {
 		{"hybrid without neural-search", dense(func(r *adapters.SearchRequest) {
 			r.Stage, r.Text, r.TextFields = adapters.StageHybrid, "q", []capability.TextField{{Name: "text"}}
 		}), rcp.CodeOptionUnsupported, "", "hybrid"},
-		{"text op without keyword sub-field", dense(func(r *adapters.SearchRequest) { r.Filter = textFilter }),
-			rcp.CodeOptionUnsupported, "", "eq"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 )
@@ -80,11 +81,8 @@ type schema struct {
 	ev      *capability.Evidence
 	version version
 	vectors map[string]vectorInfo
-	filters map[string]mapping.FieldType
-	// exact maps text fields to the keyword sub-field used for filters.
-	exact map[string]string
-	// millis are the date fields that store milliseconds.
-	millis  map[string]bool
+	// filters says how each offered filter field translates.
+	filters map[string]dslfilter.Field
 	content string
 	// hybrid: neural-search is installed and has the RRF score ranker.
 	hybrid bool
@@ -113,14 +111,21 @@ func buildSchema(cfg *Config, r *probeResponses) (*schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &schema{version: v, vectors: f.vectors, filters: f.filters, exact: f.exact, millis: f.millis}
+	// OpenSearch does not list values dropped by ignore_above in _ignored.
+	filters, err := dslfilter.Analyze(r.Mapping, dslfilter.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("opensearch: %w", err)
+	}
+	s := &schema{version: v, vectors: f.vectors, filters: filters.Plan}
 	ev := &capability.Evidence{Engine: Name, Version: root.Version.Number, Target: cfg.Index,
 		Writable: cfg.Writable, Pagination: true, Deterministic: st.SingleCopy}
 	s.ev = ev
 	plugins := pluginSet(r.Plugins)
+	ev.FilterFields = filters.Filter
 	if err := s.fillFields(cfg, f, st); err != nil {
 		return nil, err
 	}
+	ev.Notes = append(ev.Notes, filters.Notes...)
 	s.fillNative(v, plugins, r)
 	ev.DocCount = docCount(r.Count)
 	return s, nil
@@ -157,7 +162,6 @@ func (s *schema) fillFields(cfg *Config, f *fields, st settingsFacts) error {
 	if err != nil {
 		return err
 	}
-	ev.FilterFields = filterFields(f)
 	s.content = pick(cfg.ContentField, f.strings, []string{"text", "content", "body"}, f.text)
 	ev.TitleField = pick(cfg.TitleField, f.strings, []string{"title"}, nil)
 	ev.URIField = pick(cfg.URIField, f.strings, []string{"url", "uri"}, nil)
@@ -234,26 +238,6 @@ func vectorFields(cfg *Config, f *fields, knn bool) ([]capability.VectorField, e
 				"method": vi.Method, "data_type": vi.DataType}})
 	}
 	return out, nil
-}
-
-// filterFields offers every §8 operator on keyword, numeric, date and
-// boolean fields and on text fields that have a keyword sub-field; other
-// text fields get exists only.
-func filterFields(f *fields) []capability.FilterField {
-	names := make([]string, 0, len(f.filters))
-	for n := range f.filters {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	out := make([]capability.FilterField, 0, len(names))
-	for _, n := range names {
-		ff := capability.FilterField{Name: n, Type: f.filters[n]}
-		if _, ok := f.exact[n]; ff.Type == mapping.TypeText && !ok {
-			ff.Ops = []mapping.Op{mapping.OpExists}
-		}
-		out = append(out, ff)
-	}
-	return out
 }
 
 // fillNative records native hybrid and MMR availability, honestly.

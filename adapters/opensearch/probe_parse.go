@@ -97,14 +97,7 @@ type indexMapping struct {
 // fields is the flattened, typed view of a mapping.
 type fields struct {
 	text    []string
-	filters map[string]mapping.FieldType
 	vectors map[string]vectorInfo
-	// exact maps a text field to its keyword sub-field, through which
-	// eq/ne/in/nin/contains are exact (§8: string equality, substring).
-	exact map[string]string
-	// millis are the date fields that store milliseconds (date, not
-	// date_nanos).
-	millis map[string]bool
 	// strings are all keyword and text fields, indexed or not (citation
 	// title and URI candidates).
 	strings map[string]mapping.FieldType
@@ -126,8 +119,7 @@ func parseMappings(raw []byte) (*fields, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	f := &fields{filters: map[string]mapping.FieldType{}, vectors: map[string]vectorInfo{}, exact: map[string]string{}, millis: map[string]bool{},
-		strings: map[string]mapping.FieldType{}}
+	f := &fields{vectors: map[string]vectorInfo{}, strings: map[string]mapping.FieldType{}}
 	seen := map[string]string{}
 	for _, n := range names {
 		walk("", byIndex[n].Mappings.Properties, func(path string, p mappingProp) {
@@ -157,17 +149,6 @@ func walk(prefix string, props map[string]mappingProp, visit func(string, mappin
 	}
 }
 
-// filterTypes maps OpenSearch field types to §8 filter types.
-var filterTypes = map[string]mapping.FieldType{
-	"keyword": mapping.TypeKeyword, "constant_keyword": mapping.TypeKeyword,
-	"long": mapping.TypeInt, "integer": mapping.TypeInt, "short": mapping.TypeInt, "byte": mapping.TypeInt,
-	"float": mapping.TypeFloat, "double": mapping.TypeFloat, "half_float": mapping.TypeFloat,
-	"scaled_float": mapping.TypeFloat,
-	"date":         mapping.TypeDate, "date_nanos": mapping.TypeDate,
-	"boolean": mapping.TypeBool,
-	"text":    mapping.TypeText, "match_only_text": mapping.TypeText,
-}
-
 func (f *fields) add(path string, p mappingProp, seen map[string]string) {
 	kind := p.Type
 	if p.Type == "knn_vector" {
@@ -182,49 +163,22 @@ func (f *fields) add(path string, p mappingProp, seen map[string]string) {
 		return
 	}
 	seen[path] = kind
-	if p.Type == "keyword" || p.Type == "text" {
-		f.strings[path] = filterTypes[p.Type]
+	switch p.Type {
+	case "keyword":
+		f.strings[path] = mapping.TypeKeyword
+	case "text":
+		f.strings[path] = mapping.TypeText
 	}
 	if p.Index != nil && !*p.Index {
-		return // not searchable: neither BM25 nor exact filters work
+		return // not searchable
 	}
-	t, ok := filterTypes[p.Type]
-	switch {
-	case !ok:
-	case t != mapping.TypeText:
-		f.filters[path] = t
-		f.millis[path] = p.Type == "date"
-	default:
+	if p.Type == "text" || p.Type == "match_only_text" {
 		f.text = append(f.text, path)
-		f.addText(path, p)
-	}
-}
-
-// addText offers a text field as a filter field: every §8 operator
-// through a keyword sub-field (term and match on analysed text are not
-// exact), else exists only.
-func (f *fields) addText(path string, p mappingProp) {
-	f.filters[path] = mapping.TypeText
-	subs := make([]string, 0, len(p.Fields))
-	for name, sub := range p.Fields {
-		if sub.Type == "keyword" {
-			subs = append(subs, name)
-		}
-	}
-	if len(subs) == 0 {
-		f.notes = append(f.notes, fmt.Sprintf("text field %q has no keyword sub-field; filterable with exists only", path))
-		return
-	}
-	sort.Strings(subs)
-	f.exact[path] = path + "." + subs[0]
-	if ia := p.Fields[subs[0]].IgnoreAbove; ia > 0 {
-		f.notes = append(f.notes, fmt.Sprintf("filters on %q see only values up to %d characters (ignore_above of %s)", path, ia, f.exact[path]))
 	}
 }
 
 func (f *fields) dropConflicts() {
 	for _, c := range f.conflicts {
-		delete(f.filters, c)
 		delete(f.vectors, c)
 		for i, t := range f.text {
 			if t == c {

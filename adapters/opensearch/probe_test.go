@@ -57,22 +57,21 @@ func TestBuildSchemaRecorded(t *testing.T) {
 	if diff := cmp.Diff(wantVec, ev.VectorFields); diff != "" {
 		t.Errorf("vector fields (-want +got):\n%s", diff)
 	}
-	// url is index:false; text has no keyword sub-field (exists only);
+	// url is index:false; text has no keyword sub-field (not offered);
 	// title filters through title.raw; object fields are flattened.
 	wantFilter := []capability.FilterField{
 		{Name: "author.name", Type: mapping.TypeKeyword}, {Name: "lang", Type: mapping.TypeKeyword},
 		{Name: "published", Type: mapping.TypeBool}, {Name: "published_at", Type: mapping.TypeDate},
 		{Name: "rating", Type: mapping.TypeFloat}, {Name: "tags", Type: mapping.TypeKeyword},
-		{Name: "text", Type: mapping.TypeText, Ops: []mapping.Op{mapping.OpExists}},
 		{Name: "title", Type: mapping.TypeText}, {Name: "year", Type: mapping.TypeInt},
 	}
 	if diff := cmp.Diff(wantFilter, ev.FilterFields); diff != "" {
 		t.Errorf("filter fields (-want +got):\n%s", diff)
 	}
-	if s.exact["title"] != "title.raw" || s.content != "text" || ev.TitleField != "title" || ev.URIField != "url" {
-		t.Errorf("exact %v content %q title %q uri %q", s.exact, s.content, ev.TitleField, ev.URIField)
+	if s.filters["title"].Name != "title.raw" || s.content != "text" || ev.TitleField != "title" || ev.URIField != "url" {
+		t.Errorf("filters %v content %q title %q uri %q", s.filters, s.content, ev.TitleField, ev.URIField)
 	}
-	wantNotes := []string{"has no keyword sub-field", "opensearch-neural-search is not installed", "mmr factories"}
+	wantNotes := []string{"filter field text: not offered: no keyword sub-field", "filter field url: not offered: index: false", "opensearch-neural-search is not installed", "mmr factories"}
 	for _, w := range wantNotes {
 		if !slices.ContainsFunc(ev.Notes, func(n string) bool { return strings.Contains(n, w) }) {
 			t.Errorf("notes %q lack %q", ev.Notes, w)

@@ -9,8 +9,8 @@ package dsl
 import "encoding/json"
 
 // Query is one query clause. The set of implementations is closed: Bool,
-// Term, Terms, Range, Exists, Match, MatchPhrase, MultiMatch, MatchAll and
-// Knn (the knn query).
+// Term, Terms, Range, Exists, Match, MatchPhrase, MultiMatch, MatchAll,
+// MatchNone and Knn (the knn query).
 type Query interface{ isQuery() }
 
 // keyed marshals {"<kind>": body}.
@@ -148,6 +148,12 @@ type MatchAll struct{}
 // MarshalJSON implements json.Marshaler.
 func (*MatchAll) MarshalJSON() ([]byte, error) { return keyed("match_all", struct{}{}) }
 
+// MatchNone matches no document.
+type MatchNone struct{}
+
+// MarshalJSON implements json.Marshaler.
+func (*MatchNone) MarshalJSON() ([]byte, error) { return keyed("match_none", struct{}{}) }
+
 func (*Bool) isQuery()        {}
 func (*Term) isQuery()        {}
 func (*Terms) isQuery()       {}
@@ -157,3 +163,4 @@ func (*Match) isQuery()       {}
 func (*MatchPhrase) isQuery() {}
 func (*MultiMatch) isQuery()  {}
 func (*MatchAll) isQuery()    {}
+func (*MatchNone) isQuery()   {}

@@ -1,10 +1,15 @@
-// Package dslfilter translates validated §8 filters into the query DSL
-// that Elasticsearch and OpenSearch share.
+// Package dslfilter decides which §8 filters Elasticsearch and OpenSearch
+// answer exactly on a given mapping (Analyze) and translates validated
+// filters into the query DSL both engines share (Filter).
 package dslfilter
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"time"
+	"unicode/utf16"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
@@ -12,29 +17,69 @@ import (
 )
 
 // DateFormat is the format named on every date bound a filter sends. Dates
-// are written in RFC 3339 with their nanoseconds, which date and
-// date_nanos fields both parse, so a date_nanos field compares at its own
-// precision (epoch milliseconds would round its bounds).
+// are written in RFC 3339 with all nine fraction digits, which date and
+// date_nanos fields both parse: a bound without a fraction would be
+// rounded to the end of its second for gt and lte, and epoch milliseconds
+// would round a date_nanos bound.
 const DateFormat = "strict_date_optional_time_nanos"
 
-// Field is the engine field a filter leaf other than exists runs on: the
-// RCP field itself, or the exact (keyword) sub-field of a text field.
-// Millis marks a date field that stores milliseconds (date, not
-// date_nanos).
+// Precision is how a float-family field stores its values.
+type Precision uint8
+
+// Stored precisions of float fields.
+const (
+	// Double stores float64: values compare as they are.
+	Double Precision = iota
+	// Float32 stores the nearest float32.
+	Float32
+	// Half stores the nearest IEEE half of the nearest float32.
+	Half
+	// Scaled stores the integer round(x·Scale) (scaled_float).
+	Scaled
+)
+
+// IntRange bounds a narrow integer type; the zero value is unbounded.
+type IntRange struct{ Min, Max int64 }
+
+// Field is how filter leaves on one offered field translate.
 type Field struct {
-	Name   string
+	// Name is the engine field leaves other than exists run on: the field
+	// itself, or the exact keyword sub-field of a text field.
+	Name string
+	// Exists is the field exists runs on when it is not Name (a text
+	// field itself, which holds every value its sub-field may drop).
+	Exists string
+	// Millis marks a date field that stores milliseconds (date, not
+	// date_nanos).
 	Millis bool
+	// IgnoreAbove > 0: string values longer than this many UTF-16 code
+	// units are not indexed in Name, so a longer filter value is refused.
+	IgnoreAbove int
+	// Ignored: exists also matches documents whose values the engine
+	// dropped, as listed in its _ignored field.
+	Ignored bool
+	// Precision and Scale say how a float field stores values; filter
+	// values are rounded the same way before they are sent.
+	Precision Precision
+	Scale     float64
+	// Ints bounds a narrow integer type.
+	Ints IntRange
+	// NullValue is the mapping's null_value as the field stores it, or
+	// nil. A condition that would select it is refused: the engine cannot
+	// tell a null from it.
+	NullValue any
 }
 
 // FieldFunc resolves a leaf's Field. Its error, when the leaf has no such
 // field, is the translation's error.
 type FieldFunc func(c *mapping.Cond) (Field, error)
 
-// Filter turns a validated §8 filter into a query (engines.md §2.5); a nil
-// filter is a nil query. Lucene's multi-value semantics match
-// mapping.EvalFilter: eq, in and ranges match when any element does;
-// ne and nin (must_not) also match documents without the field. exists
-// reads the source field itself, so values over ignore_above count.
+// Filter turns a validated §8 filter into a query (docs/engines.md); a nil
+// filter is a nil query. Lucene's multi-value semantics match §8: eq, in
+// and ranges match when any element does; ne and nin (must_not) also match
+// documents without the field. A condition the engine cannot answer
+// exactly on its field (a value over ignore_above, the null_value) is
+// -32602 naming the field.
 func Filter(f mapping.Filter, field FieldFunc) (dsl.Query, error) {
 	switch n := f.(type) {
 	case nil:
@@ -44,13 +89,16 @@ func Filter(f mapping.Filter, field FieldFunc) (dsl.Query, error) {
 		return &dsl.Bool{Filter: qs}, err
 	case *mapping.Or:
 		qs, err := filters(n.Children, field)
-		one := 1
-		return &dsl.Bool{Should: qs, MinimumShouldMatch: &one}, err
+		return should(qs), err
 	case *mapping.Not:
 		q, err := Filter(n.Child, field)
 		return not(q), err
 	case *mapping.Cond:
-		return cond(n, field)
+		f, err := field(n)
+		if err != nil {
+			return nil, err
+		}
+		return f.cond(n)
 	}
 	return nil, fmt.Errorf("dslfilter: unknown filter node %T", f)
 }
@@ -69,43 +117,148 @@ func filters(fs []mapping.Filter, field FieldFunc) ([]dsl.Query, error) {
 
 func not(q dsl.Query) dsl.Query { return &dsl.Bool{MustNot: []dsl.Query{q}} }
 
+func should(qs []dsl.Query) dsl.Query {
+	one := 1
+	return &dsl.Bool{Should: qs, MinimumShouldMatch: &one}
+}
+
 // cond maps one leaf. contains is a case-sensitive substring (an escaped
 // wildcard) on a text field's exact sub-field, element membership on any
 // other field.
-func cond(c *mapping.Cond, field FieldFunc) (dsl.Query, error) {
+func (f Field) cond(c *mapping.Cond) (dsl.Query, error) {
 	if c.Op == mapping.OpExists {
+		q := f.exists()
 		if want, _ := c.Value.(bool); want {
-			return &dsl.Exists{Field: c.Field}, nil
+			return q, nil
 		}
-		return not(&dsl.Exists{Field: c.Field}), nil
+		return not(q), nil
 	}
-	f, err := field(c)
-	if err != nil {
+	if err := f.check(c); err != nil {
 		return nil, err
 	}
-	date := c.Type == mapping.TypeDate
 	switch c.Op {
 	case mapping.OpContains:
 		if c.Type == mapping.TypeText {
 			s, _ := c.Value.(string)
 			return &dsl.Wildcard{Field: f.Name, Pattern: "*" + dsl.WildcardEscape(s) + "*"}, nil
 		}
-		return equals(f, date, c.Value), nil
+		return f.equals(c.Value), nil
 	case mapping.OpEq:
-		return equals(f, date, c.Value), nil
+		return f.equals(c.Value), nil
 	case mapping.OpNe:
-		return not(equals(f, date, c.Value)), nil
+		return not(f.equals(c.Value)), nil
 	case mapping.OpIn:
-		return oneOf(f, date, c.Value), nil
+		return f.oneOf(c.Value), nil
 	case mapping.OpNin:
-		return not(oneOf(f, date, c.Value)), nil
+		return not(f.oneOf(c.Value)), nil
 	case mapping.OpGt, mapping.OpGte, mapping.OpLt, mapping.OpLte:
-		return rangeOf(f, date, c.Op, c.Value), nil
+		return f.rangeOf(c.Op, c.Value), nil
 	}
 	return nil, rcp.OptionUnsupported(string(c.Op), "operator %s is not supported", c.Op)
 }
 
-// Dates are sent in RFC 3339 with their nanoseconds (DateFormat). Both
+// exists matches documents with a value; with Ignored also those whose
+// values were too long or malformed to index.
+func (f Field) exists() dsl.Query {
+	name := f.Exists
+	if name == "" {
+		name = f.Name
+	}
+	q := &dsl.Exists{Field: name}
+	if !f.Ignored {
+		return q
+	}
+	return should([]dsl.Query{q, &dsl.Term{Field: "_ignored", Value: name}})
+}
+
+// check refuses a condition the engine would answer differently from §8:
+// a string over ignore_above (never indexed, so never equal), or one that
+// selects the null_value the engine stores for null.
+func (f Field) check(c *mapping.Cond) error {
+	vs := []any{c.Value}
+	if list, ok := c.Value.([]any); ok {
+		vs = list
+	}
+	for _, v := range vs {
+		if s, ok := v.(string); ok && f.IgnoreAbove > 0 && (c.Op != mapping.OpContains || c.Type != mapping.TypeText) {
+			if n := len(utf16.Encode([]rune(s))); n > f.IgnoreAbove {
+				return rcp.InvalidParams("filter."+c.Field, "field %q does not index values longer than %d characters (ignore_above); this value has %d", c.Field, f.IgnoreAbove, n)
+			}
+		}
+	}
+	if f.NullValue != nil && f.selectsNull(c.Op, vs) {
+		return rcp.InvalidParams("filter."+c.Field, "field %q stores null as %v (null_value), so %s %v cannot tell documents without a value from those with it", c.Field, f.NullValue, c.Op, c.Value)
+	}
+	return nil
+}
+
+// selectsNull reports whether the positive form of a condition matches a
+// document whose stored value is the null_value.
+func (f Field) selectsNull(op mapping.Op, vs []any) bool {
+	for _, v := range vs {
+		switch op {
+		case mapping.OpEq, mapping.OpNe, mapping.OpIn, mapping.OpNin, mapping.OpContains:
+			if c, ok := f.compareStored(f.NullValue, v); ok && c == 0 {
+				return true
+			}
+		default:
+			if c, ok := f.compareStored(f.NullValue, v); ok && holds(op, c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// compareStored orders a stored value against a filter value as the
+// engine compares them once the value is translated.
+func (f Field) compareStored(stored, v any) (int, bool) {
+	switch s := stored.(type) {
+	case string:
+		w, ok := v.(string)
+		return cmpOrd(s < w, s > w), ok
+	case bool:
+		w, ok := v.(bool)
+		return cmpOrd(!s && w, s && !w), ok
+	case int64:
+		w, ok := v.(int64)
+		return cmpOrd(s < w, s > w), ok
+	case float64:
+		w, ok := v.(float64)
+		w = f.stored(w)
+		return cmpOrd(s < w, s > w), ok
+	case time.Time:
+		w, ok := v.(time.Time)
+		return s.Compare(w), ok
+	}
+	return 0, false
+}
+
+func cmpOrd(less, more bool) int {
+	switch {
+	case less:
+		return -1
+	case more:
+		return 1
+	}
+	return 0
+}
+
+func holds(op mapping.Op, c int) bool {
+	switch op {
+	case mapping.OpGt:
+		return c > 0
+	case mapping.OpGte:
+		return c >= 0
+	case mapping.OpLt:
+		return c < 0
+	case mapping.OpLte:
+		return c <= 0
+	}
+	return false
+}
+
+// Dates are sent in RFC 3339 with nine fraction digits (DateFormat). Both
 // engines truncate a bound finer than a millisecond on a field that stores
 // milliseconds, which is exact for gt and lte but selects one millisecond
 // too many for gte, too few for lt, and makes an instant match the
@@ -113,48 +266,82 @@ func cond(c *mapping.Cond, field FieldFunc) (dsl.Query, error) {
 // finer part is therefore moved to its millisecond floor m beforehand:
 // gt and gte become gt m, lt and lte become lte m, and an instant selects
 // nothing. Whole milliseconds and date_nanos fields are sent as they are.
+//
+// Float bounds are rounded to the field's stored precision (Precision),
+// so a filter value compares with a document value as both are stored.
+// Integer values outside a narrow type's range are answered here: the
+// engines reject them.
 
 // equals is a term query; a date is a closed one-instant range, so the
 // field's own date format does not matter.
-func equals(f Field, date bool, v any) dsl.Query {
-	if !date {
-		return &dsl.Term{Field: f.Name, Value: v}
+func (f Field) equals(v any) dsl.Query {
+	switch x := v.(type) {
+	case time.Time:
+		if m, finer := f.floor(x); finer {
+			// (m, m+1ms) holds no millisecond.
+			return &dsl.Range{Field: f.Name, Gt: stamp(m), Lt: stamp(m.Add(time.Millisecond)), Format: DateFormat}
+		}
+		return &dsl.Range{Field: f.Name, Gte: stamp(x), Lte: stamp(x), Format: DateFormat}
+	case int64:
+		if !f.Ints.holds(x) {
+			return &dsl.MatchNone{}
+		}
+	case float64:
+		return &dsl.Term{Field: f.Name, Value: f.number(x)}
 	}
-	t, _ := v.(time.Time)
-	if m, finer := f.floor(t); finer {
-		// (m, m+1ms) holds no millisecond.
-		return &dsl.Range{Field: f.Name, Gt: stamp(m), Lt: stamp(m.Add(time.Millisecond)), Format: DateFormat}
-	}
-	return &dsl.Range{Field: f.Name, Gte: stamp(t), Lte: stamp(t), Format: DateFormat}
+	return &dsl.Term{Field: f.Name, Value: v}
 }
 
 // oneOf is a terms query; a set of dates is a should of instants.
-func oneOf(f Field, date bool, v any) dsl.Query {
+func (f Field) oneOf(v any) dsl.Query {
 	vs, _ := v.([]any)
-	if !date {
-		return &dsl.Terms{Field: f.Name, Values: vs}
+	if len(vs) > 0 {
+		if _, date := vs[0].(time.Time); date {
+			qs := make([]dsl.Query, len(vs))
+			for i, x := range vs {
+				qs[i] = f.equals(x)
+			}
+			return should(qs)
+		}
 	}
-	qs := make([]dsl.Query, len(vs))
-	for i, x := range vs {
-		qs[i] = equals(f, true, x)
+	out := make([]any, 0, len(vs))
+	for _, x := range vs {
+		switch n := x.(type) {
+		case int64:
+			if !f.Ints.holds(n) {
+				continue
+			}
+		case float64:
+			x = f.number(n)
+		}
+		out = append(out, x)
 	}
-	one := 1
-	return &dsl.Bool{Should: qs, MinimumShouldMatch: &one}
+	if len(out) == 0 {
+		return &dsl.MatchNone{}
+	}
+	return &dsl.Terms{Field: f.Name, Values: out}
 }
 
-func rangeOf(f Field, date bool, op mapping.Op, v any) dsl.Query {
+func (f Field) rangeOf(op mapping.Op, v any) dsl.Query {
 	r := &dsl.Range{Field: f.Name}
-	if date {
-		t, _ := v.(time.Time)
-		if m, finer := f.floor(t); finer {
-			t = m
+	switch x := v.(type) {
+	case time.Time:
+		if m, finer := f.floor(x); finer {
+			x = m
 			if op == mapping.OpGt || op == mapping.OpGte {
 				op = mapping.OpGt
 			} else {
 				op = mapping.OpLte
 			}
 		}
-		v, r.Format = stamp(t), DateFormat
+		v, r.Format = stamp(x), DateFormat
+	case int64:
+		var none bool
+		if op, v, none = f.Ints.clamp(op, x); none {
+			return &dsl.MatchNone{}
+		}
+	case float64:
+		op, v = f.bound(op, x)
 	}
 	switch op {
 	case mapping.OpGt:
@@ -176,5 +363,125 @@ func (f Field) floor(t time.Time) (time.Time, bool) {
 	return m, f.Millis && !m.Equal(t)
 }
 
-// stamp renders a date in RFC 3339 with nanoseconds, in UTC.
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// stampLayout is RFC 3339 with exactly nine fraction digits: a bound with
+// no fraction is read as a whole second and rounded up for gt and lte.
+const stampLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// stamp renders a date with nanoseconds, in UTC.
+func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }
+
+// holds reports whether r admits x.
+func (r IntRange) holds(x int64) bool {
+	return r == IntRange{} || x >= r.Min && x <= r.Max
+}
+
+// clamp moves an integer bound outside the range to the range's edge;
+// none reports a range that selects nothing.
+func (r IntRange) clamp(op mapping.Op, x int64) (mapping.Op, any, bool) {
+	if r.holds(x) {
+		return op, x, false
+	}
+	below := x < r.Min
+	switch op {
+	case mapping.OpGt, mapping.OpGte:
+		if below {
+			return mapping.OpGte, r.Min, false
+		}
+		return op, nil, true
+	default:
+		if below {
+			return op, nil, true
+		}
+		return mapping.OpLte, r.Max, false
+	}
+}
+
+// stored rounds x to the field's stored precision.
+func (f Field) stored(x float64) float64 {
+	switch f.Precision {
+	case Float32:
+		return float64(float32(x))
+	case Half:
+		return roundHalf(float64(float32(x)))
+	case Scaled:
+		return javaRound(x * f.Scale)
+	}
+	return x
+}
+
+// number is the value to send for x on an equality: x at the field's
+// precision, written so that the engine reads exactly that value.
+func (f Field) number(x float64) any {
+	switch f.Precision {
+	case Float32, Half:
+		return floatNumber(f.stored(x))
+	case Scaled:
+		return scaledNumber(f.stored(x) / f.Scale)
+	}
+	return x
+}
+
+// bound translates a float range bound. Float32 and half fields compare
+// the rounded bound exactly. A scaled_float engine takes ceil(b·Scale)
+// for a lower and floor(b·Scale) for an upper bound, so the bound is sent
+// half a step from the rounded integer r, where neither can slip.
+func (f Field) bound(op mapping.Op, x float64) (mapping.Op, any) {
+	if f.Precision != Scaled {
+		return op, f.number(x)
+	}
+	r := f.stored(x)
+	switch op {
+	case mapping.OpGt: // > r is ≥ r+1
+		return mapping.OpGte, scaledNumber((r + 0.5) / f.Scale)
+	case mapping.OpGte:
+		return mapping.OpGte, scaledNumber((r - 0.5) / f.Scale)
+	case mapping.OpLt: // < r is ≤ r-1
+		return mapping.OpLte, scaledNumber((r - 0.5) / f.Scale)
+	default:
+		return mapping.OpLte, scaledNumber((r + 0.5) / f.Scale)
+	}
+}
+
+// floatNumber writes a float32-representable value so that a float parser
+// reads it back exactly; infinities become the largest double, which the
+// engine's float parser reads as infinity.
+func floatNumber(x float64) any {
+	switch {
+	case math.IsInf(x, 1):
+		return math.MaxFloat64
+	case math.IsInf(x, -1):
+		return -math.MaxFloat64
+	}
+	return json.Number(strconv.FormatFloat(x, 'g', -1, 32))
+}
+
+func scaledNumber(x float64) any { return json.Number(strconv.FormatFloat(x, 'g', -1, 64)) }
+
+// roundHalf rounds a float32 value to the nearest IEEE 754 half (ties to
+// even), as the engines store half_float; beyond ±65504 it overflows to
+// infinity.
+func roundHalf(x float64) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	quantum := math.Ldexp(1, -24) // subnormal step
+	if a := math.Abs(x); a >= math.Ldexp(1, -14) {
+		_, e := math.Frexp(a) // a = m·2^e, m in [0.5, 1)
+		quantum = math.Ldexp(1, e-1-10)
+	}
+	r := math.RoundToEven(x/quantum) * quantum
+	if math.Abs(r) > 65504 {
+		return math.Copysign(math.Inf(1), x)
+	}
+	return r
+}
+
+// javaRound is Java's Math.round on a double: the nearest integer, ties
+// towards positive infinity.
+func javaRound(x float64) float64 {
+	fl := math.Floor(x)
+	if x-fl >= 0.5 {
+		return fl + 1
+	}
+	return fl
+}

@@ -3,15 +3,17 @@ package dslfilter
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 func TestFilter(t *testing.T) {
 	ts := time.Date(2024, 1, 1, 0, 0, 0, 100, time.FixedZone("x", 3600))
-	keyword := func(c *mapping.Cond) (Field, error) { return Field{Name: c.Field + ".kw"}, nil }
+	keyword := func(c *mapping.Cond) (Field, error) { return Field{Name: c.Field + ".kw", Exists: c.Field}, nil }
 	for _, tc := range []struct {
 		name string
 		f    mapping.Filter
@@ -19,7 +21,7 @@ func TestFilter(t *testing.T) {
 	}{
 		{"nil", nil, `null`},
 		{"date eq keeps nanoseconds, in UTC", &mapping.Cond{Field: "ts", Op: mapping.OpEq, Type: mapping.TypeDate, Value: ts},
-			`{"range":{"ts.kw":{"format":"strict_date_optional_time_nanos","gte":"2023-12-31T23:00:00.0000001Z","lte":"2023-12-31T23:00:00.0000001Z"}}}`},
+			`{"range":{"ts.kw":{"format":"strict_date_optional_time_nanos","gte":"2023-12-31T23:00:00.000000100Z","lte":"2023-12-31T23:00:00.000000100Z"}}}`},
 		{"exists false reads the field itself", &mapping.Cond{Field: "t", Op: mapping.OpExists, Type: mapping.TypeText, Value: false},
 			`{"bool":{"must_not":[{"exists":{"field":"t"}}]}}`},
 		{"text contains is an escaped wildcard", &mapping.Cond{Field: "t", Op: mapping.OpContains, Type: mapping.TypeText, Value: "a*b"},
@@ -51,7 +53,7 @@ func TestFilter(t *testing.T) {
 func TestFilterMillis(t *testing.T) {
 	half := time.Date(2024, 1, 1, 0, 0, 0, 1_500_000, time.UTC)
 	whole := time.Date(2024, 1, 1, 0, 0, 0, 2_000_000, time.UTC)
-	const m, m1, w = `"2024-01-01T00:00:00.001Z"`, `"2024-01-01T00:00:00.002Z"`, `"2024-01-01T00:00:00.002Z"`
+	const m, m1, w = `"2024-01-01T00:00:00.001000000Z"`, `"2024-01-01T00:00:00.002000000Z"`, `"2024-01-01T00:00:00.002000000Z"`
 	const f = `"format":"strict_date_optional_time_nanos"`
 	millis := func(c *mapping.Cond) (Field, error) { return Field{Name: c.Field, Millis: true}, nil }
 	for _, tc := range []struct {
@@ -76,5 +78,123 @@ func TestFilterMillis(t *testing.T) {
 		if string(got) != tc.want {
 			t.Errorf("%s %v:\ngot  %s\nwant %s", tc.op, tc.v, got, tc.want)
 		}
+	}
+}
+
+// TestFilterExactness: values are sent so that the engine compares what
+// §8 compares — whole seconds with their fraction, floats at the field's
+// stored precision, integers within a narrow type's range — and values
+// the engine cannot answer are refused naming the field.
+func TestFilterExactness(t *testing.T) {
+	sec := time.Date(2017, 2, 19, 5, 12, 45, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		field Field
+		typ   mapping.FieldType
+		op    mapping.Op
+		v     any
+		want  string // JSON, or "-32602" for a refusal
+	}{
+		{"whole second keeps its fraction", Field{Name: "d"}, mapping.TypeDate, mapping.OpLte, sec,
+			`{"range":{"d":{"format":"strict_date_optional_time_nanos","lte":"2017-02-19T05:12:45.000000000Z"}}}`},
+		{"half_float eq rounds like the stored value", Field{Name: "h", Precision: Half}, mapping.TypeFloat, mapping.OpEq, 7.51,
+			`{"term":{"h":{"value":7.5117188}}}`},
+		{"half_float lte 7.51 is lte half(7.51)", Field{Name: "h", Precision: Half}, mapping.TypeFloat, mapping.OpLte, 7.51,
+			`{"range":{"h":{"lte":7.5117188}}}`},
+		{"float gt -1.01 is gt float32(-1.01)", Field{Name: "f", Precision: Float32}, mapping.TypeFloat, mapping.OpGt, -1.01,
+			`{"range":{"f":{"gt":-1.01}}}`},
+		{"half_float beyond its range overflows", Field{Name: "h", Precision: Half}, mapping.TypeFloat, mapping.OpGte, 1e6,
+			`{"range":{"h":{"gte":1.7976931348623157e+308}}}`},
+		{"scaled gt is gte the next step", Field{Name: "s", Precision: Scaled, Scale: 100}, mapping.TypeFloat, mapping.OpGt, 7.515,
+			`{"range":{"s":{"gte":7.525}}}`},
+		{"scaled gte", Field{Name: "s", Precision: Scaled, Scale: 100}, mapping.TypeFloat, mapping.OpGte, 7.51,
+			`{"range":{"s":{"gte":7.505}}}`},
+		{"scaled lt is lte the step below", Field{Name: "s", Precision: Scaled, Scale: 100}, mapping.TypeFloat, mapping.OpLt, 7.51,
+			`{"range":{"s":{"lte":7.505}}}`},
+		{"scaled lte", Field{Name: "s", Precision: Scaled, Scale: 100}, mapping.TypeFloat, mapping.OpLte, 7.51,
+			`{"range":{"s":{"lte":7.515}}}`},
+		{"scaled eq", Field{Name: "s", Precision: Scaled, Scale: 10}, mapping.TypeFloat, mapping.OpEq, -2.25,
+			`{"term":{"s":{"value":-2.2}}}`},
+		{"byte eq out of range selects nothing", Field{Name: "b", Ints: IntRange{-128, 127}}, mapping.TypeInt, mapping.OpEq, int64(300),
+			`{"match_none":{}}`},
+		{"byte ne out of range selects everything", Field{Name: "b", Ints: IntRange{-128, 127}}, mapping.TypeInt, mapping.OpNe, int64(300),
+			`{"bool":{"must_not":[{"match_none":{}}]}}`},
+		{"byte in drops out-of-range members", Field{Name: "b", Ints: IntRange{-128, 127}}, mapping.TypeInt, mapping.OpIn, []any{int64(300), int64(5)},
+			`{"terms":{"b":[5]}}`},
+		{"byte gt below range is gte min", Field{Name: "b", Ints: IntRange{-128, 127}}, mapping.TypeInt, mapping.OpGt, int64(-300),
+			`{"range":{"b":{"gte":-128}}}`},
+		{"byte gt above range selects nothing", Field{Name: "b", Ints: IntRange{-128, 127}}, mapping.TypeInt, mapping.OpGt, int64(300),
+			`{"match_none":{}}`},
+		{"byte lt above range is lte max", Field{Name: "b", Ints: IntRange{-128, 127}}, mapping.TypeInt, mapping.OpLt, int64(300),
+			`{"range":{"b":{"lte":127}}}`},
+		{"unsigned lte negative selects nothing", Field{Name: "u", Ints: IntRange{0, 1<<63 - 1}}, mapping.TypeInt, mapping.OpLte, int64(-1),
+			`{"match_none":{}}`},
+		{"exists sees values dropped for ignore_above", Field{Name: "k", IgnoreAbove: 5, Ignored: true}, mapping.TypeKeyword, mapping.OpExists, true,
+			`{"bool":{"should":[{"exists":{"field":"k"}},{"term":{"_ignored":{"value":"k"}}}],"minimum_should_match":1}}`},
+		{"a value within ignore_above is a term", Field{Name: "k", IgnoreAbove: 5}, mapping.TypeKeyword, mapping.OpNe, "abcde",
+			`{"bool":{"must_not":[{"term":{"k":{"value":"abcde"}}}]}}`},
+		{"ignore_above counts UTF-16 units", Field{Name: "k", IgnoreAbove: 5}, mapping.TypeKeyword, mapping.OpEq, "abcd😀", "-32602"},
+		{"a longer value is refused", Field{Name: "k", IgnoreAbove: 5}, mapping.TypeKeyword, mapping.OpNe, "abcdef", "-32602"},
+		{"a longer member is refused", Field{Name: "k", IgnoreAbove: 5}, mapping.TypeKeyword, mapping.OpNin, []any{"a", "abcdef"}, "-32602"},
+		{"keyword contains is membership, refused when long", Field{Name: "k", IgnoreAbove: 5}, mapping.TypeKeyword, mapping.OpContains, "abcdef", "-32602"},
+		{"null_value itself is refused", Field{Name: "k", NullValue: "NULL"}, mapping.TypeKeyword, mapping.OpNe, "NULL", "-32602"},
+		{"other values pass", Field{Name: "k", NullValue: "NULL"}, mapping.TypeKeyword, mapping.OpEq, "null",
+			`{"term":{"k":{"value":"null"}}}`},
+		{"a range holding the null_value is refused", Field{Name: "n", NullValue: int64(0)}, mapping.TypeInt, mapping.OpGte, int64(-5), "-32602"},
+		{"a range without it passes", Field{Name: "n", NullValue: int64(0)}, mapping.TypeInt, mapping.OpGt, int64(0),
+			`{"range":{"n":{"gt":0}}}`},
+		{"null_value compares at the stored precision", Field{Name: "h", Precision: Half, NullValue: roundHalf(0.1)}, mapping.TypeFloat, mapping.OpEq, 0.1, "-32602"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := Filter(&mapping.Cond{Field: "f", Op: tc.op, Type: tc.typ, Value: tc.v}, func(*mapping.Cond) (Field, error) { return tc.field, nil })
+			if tc.want == "-32602" {
+				var re *rcp.Error
+				if !errors.As(err, &re) || re.Code != rcp.CodeInvalidParams || re.Data == nil || re.Data.Field != "filter.f" {
+					t.Fatalf("err = %v, want -32602 naming filter.f", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(q)
+			if string(got) != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestStoredPrecision checks the rounding against values the engines'
+// own formats give (IEEE half, float32, Java Math.round).
+func TestStoredPrecision(t *testing.T) {
+	for _, tc := range []struct {
+		p    Precision
+		x    float64
+		want float64
+	}{
+		{Half, 7.51, 7.51171875},
+		{Half, -1.01, -1.009765625},
+		{Half, 65504, 65504},
+		{Half, 65519.99, 65504},
+		{Half, 65520, math.Inf(1)},
+		{Half, 1e-8, 0},
+		{Half, 6e-8, 5.960464477539063e-08}, // smallest subnormal
+		{Half, 2049, 2048},                  // tie to even
+		{Half, 2051, 2052},
+		{Float32, 0.1, float64(float32(0.1))},
+		{Scaled, 7.515, 752},  // 7.515·100 rounds to 751.5 in binary
+		{Scaled, -2.25, -225}, // ties go up, as Math.round
+		{Scaled, 2.255, 226},
+	} {
+		if got := (Field{Precision: tc.p, Scale: 100}).stored(tc.x); got != tc.want {
+			t.Errorf("precision %d of %v: got %v, want %v", tc.p, tc.x, got, tc.want)
+		}
+	}
+	if got := javaRound(-2.5); got != -2 {
+		t.Errorf("javaRound(-2.5) = %v", got)
+	}
+	if got := javaRound(0.49999999999999994); got != 0 {
+		t.Errorf("javaRound(0.49999999999999994) = %v", got)
 	}
 }
