@@ -293,6 +293,7 @@ func (d *deriver) filter() {
 		return
 	}
 	fields := map[string]string{}
+	perField := map[string][]mapping.Op{}
 	opset := map[mapping.Op]bool{}
 	for _, f := range d.ev.FilterFields {
 		ops := FieldOps(f, d.p)
@@ -303,11 +304,15 @@ func (d *deriver) filter() {
 			opset[op] = true
 		}
 		fields[f.Name] = string(f.Type)
+		perField[f.Name] = ops
 	}
-	d.setFilter(fields, opset)
+	d.setFilter(fields, opset, perField)
 }
 
-func (d *deriver) setFilter(fields map[string]string, opset map[mapping.Op]bool) {
+// setFilter advertises the fields and the union of their operators, and
+// lists under FieldOperators each field that serves fewer of them than
+// its type allows, so a client can tell without trying.
+func (d *deriver) setFilter(fields map[string]string, opset map[mapping.Op]bool, perField map[string][]mapping.Op) {
 	var ops []string
 	for _, op := range mapping.AllOps {
 		if opset[op] {
@@ -318,7 +323,24 @@ func (d *deriver) setFilter(fields map[string]string, opset map[mapping.Op]bool)
 		d.note("filter", false, "no filterable field (or operator) survives evidence %d fields and policy", len(d.ev.FilterFields))
 		return
 	}
-	d.caps.Filter = &rcp.FilterCap{Fields: fields, Operators: ops}
+	fc := &rcp.FilterCap{Fields: fields, Operators: ops}
+	for name, served := range perField {
+		var implied int
+		for _, op := range mapping.AllowedOps(mapping.FieldType(fields[name])) {
+			if opset[op] {
+				implied++
+			}
+		}
+		if len(served) < implied {
+			if fc.FieldOperators == nil {
+				fc.FieldOperators = map[string][]string{}
+			}
+			for _, op := range served {
+				fc.FieldOperators[name] = append(fc.FieldOperators[name], string(op))
+			}
+		}
+	}
+	d.caps.Filter = fc
 	d.note("filter", true, "%d of %d probed fields, operators %s", len(fields), len(d.ev.FilterFields), strings.Join(ops, ","))
 }
 

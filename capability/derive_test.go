@@ -267,3 +267,27 @@ func TestDeriveRetrieveExtras(t *testing.T) {
 		})
 	}
 }
+
+// TestDeriveFieldOperators: a field that serves fewer of the advertised
+// operators than its type allows is listed with the ones it serves; a
+// field that serves them all is not listed.
+func TestDeriveFieldOperators(t *testing.T) {
+	ev := &Evidence{Engine: "x", TextFields: []TextField{{Name: "body"}},
+		FilterFields: []FilterField{
+			{Name: "tag", Type: mapping.TypeKeyword},
+			{Name: "title", Type: mapping.TypeText, Ops: []mapping.Op{mapping.OpEq, mapping.OpNe, mapping.OpIn, mapping.OpNin, mapping.OpExists}},
+			{Name: "code", Type: mapping.TypeKeyword, Ops: []mapping.Op{mapping.OpEq, mapping.OpNe, mapping.OpIn, mapping.OpNin, mapping.OpContains}},
+			{Name: "year", Type: mapping.TypeInt},
+		}}
+	caps, _ := Derive(ev, Policy{MaxK: 10})
+	if caps.Filter == nil {
+		t.Fatal("filter not advertised")
+	}
+	want := map[string][]string{"title": {"eq", "ne", "in", "nin", "exists"}, "code": {"eq", "ne", "in", "nin", "contains"}}
+	if !reflect.DeepEqual(caps.Filter.FieldOperators, want) {
+		t.Errorf("field operators %v, want %v", caps.Filter.FieldOperators, want)
+	}
+	if got := caps.Filter.OpsOf("year"); !slices.Equal(got, caps.Filter.Operators) {
+		t.Errorf("OpsOf(year) = %v", got)
+	}
+}

@@ -115,7 +115,8 @@ func commonDefault(rs []*rcp.RetrieveCap) rcp.Mode {
 
 // unionFilter merges filter fields with consistent types; a field whose
 // type differs between engines is dropped and reported. Operators are the
-// union.
+// union, and so are a field's own operators (FieldOperators), listed when
+// narrower than the union its type allows.
 func unionFilter(fs []*rcp.FilterCap) (*rcp.FilterCap, []string) {
 	if len(fs) == 0 {
 		return nil, nil
@@ -143,7 +144,38 @@ func unionFilter(fs []*rcp.FilterCap) (*rcp.FilterCap, []string) {
 	}
 	sort.Strings(conflicts)
 	out.Operators = ordered(out.Operators, opOrder())
+	out.FieldOperators = unionFieldOps(fs, out)
 	return out, conflicts
+}
+
+// unionFieldOps lists the fields whose engines together serve fewer of
+// out.Operators than the field's type allows.
+func unionFieldOps(fs []*rcp.FilterCap, out *rcp.FilterCap) map[string][]string {
+	var per map[string][]string
+	for name, t := range out.Fields {
+		var served []string
+		for _, f := range fs {
+			if _, ok := f.Fields[name]; ok {
+				served = appendNew(served, f.OpsOf(name)...)
+			}
+		}
+		var have, implied []string
+		for _, op := range mapping.AllowedOps(mapping.FieldType(t)) {
+			if slices.Contains(out.Operators, string(op)) {
+				implied = append(implied, string(op))
+				if slices.Contains(served, string(op)) {
+					have = append(have, string(op))
+				}
+			}
+		}
+		if len(have) < len(implied) {
+			if per == nil {
+				per = map[string][]string{}
+			}
+			per[name] = have
+		}
+	}
+	return per
 }
 
 func fieldTypes(fs []*rcp.FilterCap, name string) []string {

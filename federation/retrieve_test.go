@@ -282,7 +282,8 @@ func TestSkipsIncapableEngines(t *testing.T) {
 }
 
 // TestCapabilities: the union of modes, fields with consistent types
-// (a conflicting field is dropped and reported), catalog counting every
+// (a conflicting field is dropped and reported) and the operators each
+// field's engines serve, catalog counting every
 // engine, and nothing nobody serves (embed, index).
 func TestCapabilities(t *testing.T) {
 	a := stub(nil, nil, nil)
@@ -300,8 +301,10 @@ func TestCapabilities(t *testing.T) {
 	c := res.Capabilities
 	want := rcp.Capabilities{
 		Retrieve: &rcp.RetrieveCap{MaxK: 100, Modes: []rcp.Mode{rcp.ModeDense, rcp.ModeSparse}, Fusion: []rcp.FusionMethod{rcp.FusionRRF}, ScoreFloor: f64(0)},
-		Filter:   &rcp.FilterCap{Fields: map[string]string{"lang": "keyword", "tag": "keyword"}, Operators: []string{"eq", "in"}},
-		Catalog:  &rcp.CatalogCap{Engines: 2},
+		// lang's one engine serves eq only; the union advertises in too.
+		Filter: &rcp.FilterCap{Fields: map[string]string{"lang": "keyword", "tag": "keyword"}, Operators: []string{"eq", "in"},
+			FieldOperators: map[string][]string{"lang": {"eq"}}},
+		Catalog: &rcp.CatalogCap{Engines: 2},
 	}
 	if diff := gocmp.Diff(want, c); diff != "" {
 		t.Errorf("capabilities (-want +got):\n%s", diff)

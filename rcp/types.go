@@ -139,6 +139,20 @@ type IndexCap struct {
 type FilterCap struct {
 	Fields    map[string]string `json:"fields"`
 	Operators []string          `json:"operators,omitempty"`
+	// FieldOperators lists, for a field that serves fewer of Operators
+	// than its type allows, the operators it does serve (a vendor
+	// extension key, §6.2). A field not listed serves every advertised
+	// operator its type allows.
+	FieldOperators map[string][]string `json:"x-sidecar-fieldOperators,omitempty"`
+}
+
+// OpsOf returns the operators advertised for field: its FieldOperators
+// entry when it has one, else Operators. The §8 type table still applies.
+func (f *FilterCap) OpsOf(field string) []string {
+	if ops, ok := f.FieldOperators[field]; ok {
+		return ops
+	}
+	return f.Operators
 }
 
 // LogCap is the log capability (§17.1).

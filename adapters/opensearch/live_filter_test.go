@@ -17,3 +17,18 @@ func TestLiveDateFilters(t *testing.T) {
 	name := newLiveIndex(ctx, t, base, livetest.DateMapping)
 	livetest.DateFilters(ctx, t, openWritable(ctx, t, base, name, nil))
 }
+
+// TestLiveFilterClasses: one regression per class of wrong filter results
+// found on everyday mappings (livetest.FilterClasses). OpenSearch does not
+// record values dropped by ignore_above, so exists is not offered there.
+func TestLiveFilterClasses(t *testing.T) {
+	base := liveURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	name := "rcp-live-" + randHex(5)
+	if err := createIndex(ctx, base, name, livetest.ClassesIndex); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteIndex(base, name) })
+	livetest.FilterClasses(ctx, t, openWritable(ctx, t, base, name, nil), false)
+}

@@ -1,0 +1,162 @@
+package livetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// ClassesIndex is the index body (settings and mappings) FilterClasses
+// expects: one field per mapping shape that once made a filter return the
+// wrong documents.
+var ClassesIndex = map[string]any{
+	"settings": map[string]any{
+		"index": map[string]any{"number_of_shards": 1, "number_of_replicas": 0},
+		"analysis": map[string]any{"normalizer": map[string]any{
+			"lower": map[string]any{"type": "custom", "filter": []string{"lowercase"}}}},
+	},
+	"mappings": map[string]any{"properties": map[string]any{
+		"text":     map[string]any{"type": "text"},
+		"d":        map[string]any{"type": "date"},
+		"dn":       map[string]any{"type": "date_nanos"},
+		"kw":       map[string]any{"type": "keyword", "ignore_above": 8},
+		"headline": map[string]any{"type": "text", "fields": map[string]any{"keyword": map[string]any{"type": "keyword", "ignore_above": 10}}},
+		"kn":       map[string]any{"type": "keyword", "normalizer": "lower"},
+		"h":        map[string]any{"type": "half_float"},
+		"f":        map[string]any{"type": "float"},
+		"plain":    map[string]any{"type": "text"},
+	}},
+}
+
+// FilterClasses checks one regression per class of wrong filter results
+// found on everyday mappings (README "Filters"):
+//
+//  1. whole-second date bounds, which both engines round to the end of
+//     the second for gt and lte when the bound has no fraction;
+//  2. keyword ignore_above: longer values are not indexed;
+//  3. a text field whose keyword sub-field has ignore_above;
+//  4. a keyword normalizer, under which the engine compares normalised
+//     values;
+//  5. half_float and float, which store rounded values;
+//  9. a text field without a keyword sub-field.
+//
+// Expected ids follow §8 on the documents below. ignored says whether the
+// engine records values dropped by ignore_above (Elasticsearch's
+// _ignored), which keeps exists exact on such a field. a is a writable,
+// unprobed adapter on an empty index created from ClassesIndex that
+// refreshes on write.
+func FilterClasses(ctx context.Context, t *testing.T, a adapters.Adapter, ignored bool) {
+	t.Helper()
+	docs := []adapters.Document{
+		{ID: "c1", Text: "class one", Meta: map[string]any{"d": "2017-02-19T05:12:45Z", "dn": "2018-12-19T05:49:29Z",
+			"kw": "short", "headline": "short one", "kn": "alpha", "h": 7.51, "f": 0.1, "plain": "p"}},
+		{ID: "c2", Text: "class two", Meta: map[string]any{"d": "2017-02-19T05:12:45.762Z", "dn": "2018-12-19T05:49:29.5Z",
+			"kw": "ninechars", "headline": "A considerably longer headline", "kn": "ALPHA", "h": -1.01, "f": 7.51}},
+		{ID: "c3", Text: "class three", Meta: map[string]any{"d": "2018-08-31T10:06:38.578Z", "dn": "2018-12-19T05:49:29.000000001Z",
+			"kw": []any{"ninechars", "xy"}, "h": 7.5}},
+		{ID: "c4", Text: "class four", Meta: map[string]any{"d": "2023-02-16T17:49:02.001Z"}},
+		{ID: "c5", Text: "class five", Meta: map[string]any{"d": "2023-02-16T17:49:02Z"}},
+	}
+	e, err := adapters.NewEngine(ctx, a, adapters.EngineOptions{Name: "live", CursorKey: []byte("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, ok := a.(adapters.Writer)
+	if !ok {
+		t.Fatalf("%T is not writable", a)
+	}
+	if err := w.Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	const refused = "-32602"
+	existsKW := []string{"c1", "c2", "c3"}
+	if !ignored {
+		existsKW = []string{refused}
+	}
+	for _, tc := range []struct {
+		class  int
+		filter string
+		want   []string // ids, or refused
+	}{
+		{1, `{"field":"d","op":"eq","value":"2017-02-19T05:12:45Z"}`, []string{"c1"}},
+		{1, `{"field":"d","op":"eq","value":1487481165000}`, []string{"c1"}},
+		{1, `{"field":"d","op":"lte","value":"2017-02-19T05:12:45Z"}`, []string{"c1"}},
+		{1, `{"field":"d","op":"gt","value":"2017-02-19T05:12:45Z"}`, []string{"c2", "c3", "c4", "c5"}},
+		{1, `{"field":"d","op":"gt","value":"2018-08-31T04:36:38.000000000-05:30"}`, []string{"c3", "c4", "c5"}},
+		{1, `{"field":"d","op":"gte","value":"2023-02-16T17:49:02.000500Z"}`, []string{"c4"}},
+		{1, `{"field":"dn","op":"eq","value":1545198569000}`, []string{"c1"}},
+		{1, `{"field":"dn","op":"gt","value":1545198569000}`, []string{"c2", "c3"}},
+		{1, `{"field":"dn","op":"lte","value":"2018-12-19T05:49:29Z"}`, []string{"c1"}},
+		{2, `{"field":"kw","op":"exists","value":true}`, existsKW},
+		{2, `{"field":"kw","op":"ne","value":"short"}`, []string{"c2", "c3", "c4", "c5"}},
+		{2, `{"field":"kw","op":"ne","value":"ninechars"}`, []string{refused}},
+		{2, `{"field":"kw","op":"eq","value":"xy"}`, []string{"c3"}},
+		{2, `{"field":"kw","op":"nin","value":["xy","short"]}`, []string{"c2", "c4", "c5"}},
+		{3, `{"field":"headline","op":"eq","value":"short one"}`, []string{"c1"}},
+		{3, `{"field":"headline","op":"eq","value":"A considerably longer headline"}`, []string{refused}},
+		{3, `{"field":"headline","op":"contains","value":"s"}`, []string{refused}},
+		{3, `{"field":"headline","op":"exists","value":true}`, []string{"c1", "c2"}},
+		{4, `{"field":"kn","op":"in","value":["alpha ","CAFÉ","ALPHA"]}`, []string{refused}},
+		{5, `{"field":"h","op":"lte","value":7.51}`, []string{"c1", "c2", "c3"}},
+		{5, `{"field":"h","op":"gt","value":-1.01}`, []string{"c1", "c3"}},
+		{5, `{"field":"h","op":"eq","value":7.51}`, []string{"c1"}},
+		{5, `{"field":"f","op":"gt","value":0.1}`, []string{"c2"}},
+		{5, `{"field":"f","op":"lte","value":0.1}`, []string{"c1"}},
+		{9, `{"field":"plain","op":"exists","value":true}`, []string{refused}},
+	} {
+		got, err := filterIDs(ctx, e, tc.filter)
+		if tc.want[0] == refused {
+			var re *rcp.Error
+			field := "filter." + fieldOf(tc.filter)
+			if !errors.As(err, &re) || re.Code != rcp.CodeInvalidParams || re.Data == nil || re.Data.Field != field {
+				t.Errorf("class %d: filter %s: got %v (err %v), want -32602 naming %s", tc.class, tc.filter, got, err, field)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("class %d: filter %s: %v", tc.class, tc.filter, err)
+			continue
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("class %d: filter %s: %v, want %v", tc.class, tc.filter, got, tc.want)
+		}
+	}
+	fields := e.Capabilities().Filter.Fields
+	for _, name := range []string{"kn", "plain"} {
+		if _, ok := fields[name]; ok {
+			t.Errorf("field %s is advertised; no operator but exists is exact on it", name)
+		}
+	}
+}
+
+// filterIDs runs a sparse retrieve over every document with filter and
+// returns the sorted ids.
+func filterIDs(ctx context.Context, e *adapters.Engine, filter string) ([]string, error) {
+	var p rcp.RetrieveParams
+	if err := json.Unmarshal([]byte(`{"query":"class","k":50,"mode":"sparse","filter":`+filter+`}`), &p); err != nil {
+		return nil, err
+	}
+	res, err := e.Retrieve(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
+	var got []string
+	for _, h := range res.Hits {
+		got = append(got, h.ID)
+	}
+	slices.Sort(got)
+	return got, nil
+}
+
+// fieldOf returns the field a one-leaf filter names.
+func fieldOf(filter string) string {
+	var leaf struct{ Field string }
+	_ = json.Unmarshal([]byte(filter), &leaf)
+	return strings.TrimSpace(leaf.Field)
+}
