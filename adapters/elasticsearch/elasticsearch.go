@@ -16,13 +16,13 @@
 //     by the sidecar's embedder (dims must match, decided by Derive).
 //   - NativeRRF: only when the rank-rrf module is installed and the licence
 //     is enterprise or trial; otherwise the sidecar fuses.
-//   - filter fields: keyword/numeric/date/boolean/geo_point with the §8
-//     operators of their type. A text field is offered only when it has a
-//     keyword sub-field, which gives exact eq/ne/in/nin on the whole value
-//     and substring contains (an escaped wildcard); filter.operators cannot
-//     be narrowed per field, so a text field without one is not offered.
-//     Fields whose mappings conflict across the indices behind an alias
-//     are dropped and reported in Evidence.Notes.
+//   - filter fields: keyword/numeric/date/boolean/geo_point fields, and
+//     text fields through an exact keyword sub-field, each with the §8
+//     operators the mapping answers exactly (dslfilter.Analyze: ignore_above,
+//     normalizer, null_value, stored precision, …); values dropped by
+//     ignore_above stay visible to exists through _ignored. Fields whose
+//     mappings differ across the indices behind an alias are dropped and
+//     reported in Evidence.Notes.
 //   - pagination: sparse and dense pages run under a point in time (POST
 //     /<index>/_pit, keep-alive pit_keep_alive, default 1m) opened with the
 //     first page, sorted [_score, _shard_doc] and continued with

@@ -70,8 +70,9 @@
 // on such a node only `"engine": "lucene"` fields work, and indexing into a
 // faiss or nmslib field kills the node (UnsatisfiedLinkError). The adapter
 // reads faiss and nmslib mappings all the same (nmslib index creation is
-// refused from 3.0). Values longer than a keyword sub-field's
-// ignore_above are invisible to text-field filters. Document ids longer
+// refused from 3.0). Filters follow dslfilter.Analyze: OpenSearch does not
+// record values dropped by ignore_above in _ignored, so exists is not
+// offered on such fields. Document ids longer
 // than 512 bytes are rejected by the engine (-32602).
 package opensearch
 
