@@ -3,6 +3,7 @@ package elasticsearch
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
@@ -22,6 +23,12 @@ func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []
 	ev.TextFields = a.textFields(fields, ev)
 	st.content = a.contentField(fields, ev.TextFields)
 	ev.VectorFields = a.vectorFields(fields, st, ev)
+	if major(f.version) >= 9 && len(st.vectors) > 0 {
+		// 9.x omits vectors from _source by default; sidecar MMR and
+		// includeVectors need them.
+		st.vectorsOptIn = true
+		ev.Notes = append(ev.Notes, "vector fields are left out of _source by default (9.x); searches that need them ask with _source.exclude_vectors: false")
+	}
 	ev.FilterFields = filters.Filter
 	ev.Notes = append(ev.Notes, filters.Notes...)
 	for name, plan := range filters.Plan {
@@ -116,6 +123,13 @@ func similarity(es string) capability.Similarity {
 		return capability.SimDot
 	}
 	return capability.SimL2
+}
+
+// major is the major version of an Elasticsearch version string, 0 if
+// unreadable.
+func major(version string) int {
+	n, _ := strconv.Atoi(strings.SplitN(version, ".", 2)[0])
+	return n
 }
 
 // pick returns the configured field, or the first candidate mapped.

@@ -170,10 +170,11 @@ func source(cfg *Config, st *probeState, req *adapters.SearchRequest) *dsl.Sourc
 	if !req.WithText && st.content != "" {
 		ex = append(ex, st.content)
 	}
-	if len(in) == 0 && len(ex) == 0 {
+	optIn := req.WithVectors && st.vectorsOptIn && len(st.vectors) > 0
+	if len(in) == 0 && len(ex) == 0 && !optIn {
 		return nil
 	}
-	return &dsl.Source{Includes: in, Excludes: ex}
+	return &dsl.Source{Includes: in, Excludes: ex, WithVectors: optIn}
 }
 
 // highlight asks for the single best fragment of the content field, with

@@ -192,3 +192,32 @@ func TestScoreInversionRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceAsksForVectorsOn9: Elasticsearch 9 leaves vector fields out of
+// _source unless a search asks for them, so a plan that needs vectors
+// (includeVectors, sidecar MMR) says exclude_vectors: false there, and
+// only there.
+func TestSourceAsksForVectorsOn9(t *testing.T) {
+	a := probedFake(t, fixtureConfig("probe-fixture-a"))
+	st, _ := a.probed()
+	for _, tc := range []struct {
+		optIn, withVectors bool
+		want               string
+	}{
+		{false, true, `{}`},
+		{true, true, `{"exclude_vectors":false}`},
+		{true, false, `{"excludes":["vec"]}`},
+	} {
+		s := *st
+		s.vectorsOptIn = tc.optIn
+		src := source(a.cfg, &s, &adapters.SearchRequest{WithText: true, WithVectors: tc.withVectors})
+		got := "{}"
+		if src != nil {
+			b, _ := json.Marshal(src)
+			got = string(b)
+		}
+		if got != tc.want {
+			t.Errorf("opt-in %t, vectors %t: _source %s, want %s", tc.optIn, tc.withVectors, got, tc.want)
+		}
+	}
+}

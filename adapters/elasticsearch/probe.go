@@ -27,6 +27,9 @@ type probeState struct {
 	vectors map[string]field
 	// docField is the document-id field (unit "document"), "" if none.
 	docField string
+	// vectorsOptIn: the engine leaves vector fields out of _source unless
+	// a search asks for them (Elasticsearch 9+).
+	vectorsOptIn bool
 }
 
 // facts are the cluster-level probe results.

@@ -48,10 +48,13 @@ type Collapse struct {
 }
 
 // Source is `_source` filtering: false (Disabled), or includes/excludes.
+// WithVectors asks Elasticsearch 9+, which leaves vector fields out of
+// _source by default, to return them (exclude_vectors: false).
 type Source struct {
-	Disabled bool
-	Includes []string
-	Excludes []string
+	Disabled    bool
+	Includes    []string
+	Excludes    []string
+	WithVectors bool
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -60,10 +63,15 @@ func (s *Source) MarshalJSON() ([]byte, error) {
 		return []byte("false"), nil
 	}
 	type inc struct {
-		Includes []string `json:"includes,omitempty"`
-		Excludes []string `json:"excludes,omitempty"`
+		Includes       []string `json:"includes,omitempty"`
+		Excludes       []string `json:"excludes,omitempty"`
+		ExcludeVectors *bool    `json:"exclude_vectors,omitempty"`
 	}
-	return json.Marshal(inc{s.Includes, s.Excludes})
+	b := inc{Includes: s.Includes, Excludes: s.Excludes}
+	if s.WithVectors {
+		b.ExcludeVectors = new(bool)
+	}
+	return json.Marshal(b)
 }
 
 // Search is a _search request body. Zero-valued optional sections are
