@@ -166,7 +166,7 @@ func runSeed(t *testing.T, tg Target, seed uint64) {
 	}
 	st := s.stats
 	t.Logf("filterdiff %s seed=%d (%s): %d indices, %d documents; fields advertised %d, not advertised %d; (field,op) pairs %d; "+
-		"filters run %d (%d id checks, %d refusal checks of which %d legitimate); failures %d in %d classes; "+
+		"filters run %d (%d id checks, %d refusal checks, of which %d of advertised pairs RCP lets the sidecar refuse); failures %d in %d classes; "+
 		"%d retrieve calls, %s in them; %s",
 		tg.Engine, seed, s.reproduce(), st.indices, st.docs, st.advertised, st.notAdvertised, st.pairs, st.filters, st.idChecks,
 		st.refusals+st.legit, st.legit, st.failures, len(s.order), st.calls, st.wait.Round(time.Second), time.Since(start).Round(time.Second))
@@ -648,7 +648,6 @@ func (rs *roundState) kindOf(field string) string {
 // it must be. A failing tree is reduced to a leaf that fails alone, when
 // one does.
 func (rs *roundState) judge(c check) {
-	rs.stats.filters++
 	eng := c.eng
 	if eng == nil {
 		eng = rs.e
@@ -676,6 +675,7 @@ func (rs *roundState) judge(c check) {
 // -32602 on a refusable leaf's field when one is refusable (Refusable),
 // else exactly the oracle's ids.
 func (rs *roundState) verdict(eng *adapters.Engine, c check) *finding {
+	rs.stats.filters++
 	ids, err := rs.retrieveAll(eng, c.node)
 	var re *rcp.Error
 	errors.As(err, &re)
