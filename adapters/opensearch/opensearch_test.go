@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"testing"
@@ -153,7 +154,8 @@ func createIndex(ctx context.Context, base, name string, body any) error {
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("create index %s: status %d", name, res.StatusCode)
+		data, _ := io.ReadAll(res.Body)
+		return fmt.Errorf("create index %s: status %d: %s", name, res.StatusCode, data)
 	}
 	return nil
 }
