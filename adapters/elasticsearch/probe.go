@@ -158,7 +158,7 @@ func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]fiel
 		return nil, nil, nil, &Error{Op: "GET mapping", Status: 404,
 			Cause: &dsl.ErrorCause{Type: "index_not_found_exception", Reason: "no index matches the target"}}
 	}
-	filters, err := dslfilter.Analyze(body, dslfilter.Options{IgnoredField: true})
+	filters, err := dslfilter.Analyze(body, dslfilter.Options{IgnoredField: true, UnsignedLong: true})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("elasticsearch: %w", err)
 	}

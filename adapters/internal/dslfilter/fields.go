@@ -21,6 +21,10 @@ type Options struct {
 	// (Elasticsearch does; OpenSearch does not), so exists can still see
 	// such values.
 	IgnoredField bool
+	// UnsignedLong: the engine answers unsigned_long filters exactly.
+	// OpenSearch 3.5 does not: from doc values it misses the small values
+	// of a document that also holds values of 2^63 or more.
+	UnsignedLong bool
 }
 
 // Fields is the filter view of the mappings behind one target: the fields
@@ -207,6 +211,8 @@ func analyse(path string, p prop, copyTarget bool, opt Options) (verdict, bool) 
 	}
 	v := verdict{ff: capability.FilterField{Name: path, Type: t}, plan: Field{Name: path}}
 	switch {
+	case p.Type == "unsigned_long" && !opt.UnsignedLong:
+		v.refused = "this engine misses values of multi-valued unsigned_long fields when it answers from doc values"
 	case copyTarget:
 		v.refused = "receives copy_to values that are not in the document's own source"
 	case p.Index != nil && !*p.Index:
@@ -281,8 +287,12 @@ func (v *verdict) exact(p prop, opt Options) {
 		return
 	}
 	switch p.Type {
+	case "wildcard":
+		v.plan.NoEmpty = true
 	case "date":
 		v.plan.Millis = true
+	case "date_nanos":
+		v.plan.Nanos = true
 	case "float":
 		v.plan.Precision = Float32
 	case "half_float":

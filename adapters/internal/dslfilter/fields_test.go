@@ -79,7 +79,7 @@ func TestAnalyze(t *testing.T) {
 		notesIn []string
 	}{
 		{
-			name: "elasticsearch", opt: Options{IgnoredField: true},
+			name: "elasticsearch", opt: Options{IgnoredField: true, UnsignedLong: true},
 			ops: map[string]string{
 				"kw": kwAll, "kw_ia": kwAll, "kw_null": "keyword eq,ne,in,nin,contains", "kw_dv": kwAll, "wc": kwAll,
 				"src":   kwAll,
@@ -96,6 +96,7 @@ func TestAnalyze(t *testing.T) {
 				"i_bad":  {Name: "i_bad", Ints: IntRange{-1 << 31, 1<<31 - 1}, Ignored: true},
 				"s":      {Name: "s", Precision: Scaled, Scale: 100},
 				"d_sec":  {Name: "d_sec", Millis: true, NullValue: time.Unix(86400, 0).UTC()},
+				"dn":     {Name: "dn", Nanos: true},
 				"bo":     {Name: "bo", NullValue: false},
 				"i_null": {Name: "i_null", Ints: IntRange{-1 << 31, 1<<31 - 1}, NullValue: int64(0)},
 			},
@@ -118,11 +119,12 @@ func TestAnalyze(t *testing.T) {
 		},
 		{
 			name: "opensearch: dropped values are invisible to exists",
-			ops:  map[string]string{"kw_ia": "keyword eq,ne,in,nin,contains", "i_bad": "int eq,ne,gt,gte,lt,lte,in,nin", "t_dyn": "text eq,ne,in,nin,exists"},
+			ops:  map[string]string{"kw_ia": "keyword eq,ne,in,nin,contains", "i_bad": "int eq,ne,gt,gte,lt,lte,in,nin", "t_dyn": "text eq,ne,in,nin,exists", "ul": ""},
 			plans: map[string]Field{
 				"kw_ia": {Name: "kw_ia", IgnoreAbove: 8},
 			},
-			notesIn: []string{"filter field kw_ia: exists not offered: ignore_above 8: values longer than 8 characters are not indexed and the engine does not record them"},
+			notesIn: []string{"filter field kw_ia: exists not offered: ignore_above 8: values longer than 8 characters are not indexed and the engine does not record them",
+				"filter field ul: not offered: this engine misses values of multi-valued unsigned_long fields"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -52,6 +52,9 @@ type Field struct {
 	// Millis marks a date field that stores milliseconds (date, not
 	// date_nanos).
 	Millis bool
+	// Nanos marks a date_nanos field, which holds instants from 1970 to
+	// 2262 only; the engines reject a bound outside that span.
+	Nanos bool
 	// IgnoreAbove > 0: string values longer than this many UTF-16 code
 	// units are not indexed in Name, so a longer filter value is refused.
 	IgnoreAbove int
@@ -64,6 +67,9 @@ type Field struct {
 	Scale     float64
 	// Ints bounds a narrow integer type.
 	Ints IntRange
+	// NoEmpty: the engine cannot match an empty string on this field (a
+	// wildcard field indexes n-grams), so "" is refused.
+	NoEmpty bool
 	// NullValue is the mapping's null_value as the field stores it, or
 	// nil. A condition that would select it is refused: the engine cannot
 	// tell a null from it.
@@ -180,6 +186,9 @@ func (f Field) check(c *mapping.Cond) error {
 		vs = list
 	}
 	for _, v := range vs {
+		if s, ok := v.(string); ok && s == "" && f.NoEmpty {
+			return rcp.InvalidParams("filter."+c.Field, "field %q cannot match an empty string (wildcard field)", c.Field)
+		}
 		if s, ok := v.(string); ok && f.IgnoreAbove > 0 && (c.Op != mapping.OpContains || c.Type != mapping.TypeText) {
 			if n := len(utf16.Encode([]rune(s))); n > f.IgnoreAbove {
 				return rcp.InvalidParams("filter."+c.Field, "field %q does not index values longer than %d characters (ignore_above); this value has %d", c.Field, f.IgnoreAbove, n)
@@ -277,6 +286,9 @@ func holds(op mapping.Op, c int) bool {
 func (f Field) equals(v any) dsl.Query {
 	switch x := v.(type) {
 	case time.Time:
+		if !f.holdsTime(x) {
+			return &dsl.MatchNone{}
+		}
 		if m, finer := f.floor(x); finer {
 			// (m, m+1ms) holds no millisecond.
 			return &dsl.Range{Field: f.Name, Gt: stamp(m), Lt: stamp(m.Add(time.Millisecond)), Format: DateFormat}
@@ -287,7 +299,11 @@ func (f Field) equals(v any) dsl.Query {
 			return &dsl.MatchNone{}
 		}
 	case float64:
-		return &dsl.Term{Field: f.Name, Value: f.number(x)}
+		n := f.number(x)
+		if n == nil {
+			return &dsl.MatchNone{}
+		}
+		return &dsl.Term{Field: f.Name, Value: n}
 	}
 	return &dsl.Term{Field: f.Name, Value: v}
 }
@@ -312,7 +328,9 @@ func (f Field) oneOf(v any) dsl.Query {
 				continue
 			}
 		case float64:
-			x = f.number(n)
+			if x = f.number(n); x == nil {
+				continue
+			}
 		}
 		out = append(out, x)
 	}
@@ -326,6 +344,12 @@ func (f Field) rangeOf(op mapping.Op, v any) dsl.Query {
 	r := &dsl.Range{Field: f.Name}
 	switch x := v.(type) {
 	case time.Time:
+		if !f.holdsTime(x) {
+			var none bool
+			if op, x, none = f.clampTime(op, x); none {
+				return &dsl.MatchNone{}
+			}
+		}
 		if m, finer := f.floor(x); finer {
 			x = m
 			if op == mapping.OpGt || op == mapping.OpGte {
@@ -341,7 +365,10 @@ func (f Field) rangeOf(op mapping.Op, v any) dsl.Query {
 			return &dsl.MatchNone{}
 		}
 	case float64:
-		op, v = f.bound(op, x)
+		var none bool
+		if op, v, none = f.bound(op, x); none {
+			return &dsl.MatchNone{}
+		}
 	}
 	switch op {
 	case mapping.OpGt:
@@ -354,6 +381,35 @@ func (f Field) rangeOf(op mapping.Op, v any) dsl.Query {
 		r.Lte = v
 	}
 	return r
+}
+
+// nanosMin and nanosMax bound what a date_nanos field holds.
+var (
+	nanosMin = time.Unix(0, 0).UTC()
+	nanosMax = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// holdsTime reports whether the field can hold t.
+func (f Field) holdsTime(t time.Time) bool {
+	return !f.Nanos || !t.Before(nanosMin) && !t.After(nanosMax)
+}
+
+// clampTime moves a bound outside a date_nanos field's span to its edge;
+// none reports a range that selects nothing.
+func (f Field) clampTime(op mapping.Op, t time.Time) (mapping.Op, time.Time, bool) {
+	below := t.Before(nanosMin)
+	switch op {
+	case mapping.OpGt, mapping.OpGte:
+		if below {
+			return mapping.OpGte, nanosMin, false
+		}
+		return op, t, true
+	default:
+		if below {
+			return op, t, true
+		}
+		return mapping.OpLte, nanosMax, false
+	}
 }
 
 // floor returns t's millisecond, and whether t is finer than it on a field
@@ -410,11 +466,16 @@ func (f Field) stored(x float64) float64 {
 }
 
 // number is the value to send for x on an equality: x at the field's
-// precision, written so that the engine reads exactly that value.
+// precision, written so that the engine reads exactly that value; nil
+// when x rounds past every finite value the field can hold.
 func (f Field) number(x float64) any {
 	switch f.Precision {
 	case Float32, Half:
-		return floatNumber(f.stored(x))
+		r := f.stored(x)
+		if math.IsInf(r, 0) {
+			return nil
+		}
+		return floatNumber(r)
 	case Scaled:
 		return scaledNumber(f.stored(x) / f.Scale)
 	}
@@ -422,38 +483,57 @@ func (f Field) number(x float64) any {
 }
 
 // bound translates a float range bound. Float32 and half fields compare
-// the rounded bound exactly. A scaled_float engine takes ceil(b·Scale)
-// for a lower and floor(b·Scale) for an upper bound, so the bound is sent
-// half a step from the rounded integer r, where neither can slip.
-func (f Field) bound(op mapping.Op, x float64) (mapping.Op, any) {
-	if f.Precision != Scaled {
-		return op, f.number(x)
-	}
+// the rounded bound exactly; a bound that rounds past the largest finite
+// value the field holds is clamped to it, or selects nothing (none). A
+// scaled_float engine turns a bound b into an integer with ceil(b·Scale)
+// (lower) and floor(b·Scale) (upper) on Elasticsearch, with
+// round(b·Scale) on OpenSearch 3: a quarter step beside the rounded
+// integer r gives r under all three.
+func (f Field) bound(op mapping.Op, x float64) (mapping.Op, any, bool) {
 	r := f.stored(x)
-	switch op {
-	case mapping.OpGt: // > r is ≥ r+1
-		return mapping.OpGte, scaledNumber((r + 0.5) / f.Scale)
-	case mapping.OpGte:
-		return mapping.OpGte, scaledNumber((r - 0.5) / f.Scale)
-	case mapping.OpLt: // < r is ≤ r-1
-		return mapping.OpLte, scaledNumber((r - 0.5) / f.Scale)
-	default:
-		return mapping.OpLte, scaledNumber((r + 0.5) / f.Scale)
+	switch f.Precision {
+	case Scaled:
+		switch op {
+		case mapping.OpGt: // > r is ≥ r+1
+			return mapping.OpGte, scaledNumber((r + 0.75) / f.Scale), false
+		case mapping.OpGte:
+			return mapping.OpGte, scaledNumber((r - 0.25) / f.Scale), false
+		case mapping.OpLt: // < r is ≤ r-1
+			return mapping.OpLte, scaledNumber((r - 0.75) / f.Scale), false
+		default:
+			return mapping.OpLte, scaledNumber((r + 0.25) / f.Scale), false
+		}
+	case Float32, Half:
+		if !math.IsInf(r, 0) {
+			return op, floatNumber(r), false
+		}
+		// Documents hold finite values only: past the largest one, a
+		// range holds all of them or none.
+		top := f.maxFinite()
+		lower := op == mapping.OpGt || op == mapping.OpGte
+		switch {
+		case r > 0 && lower, r < 0 && !lower:
+			return op, nil, true
+		case r > 0:
+			return mapping.OpLte, floatNumber(top), false
+		default:
+			return mapping.OpGte, floatNumber(-top), false
+		}
 	}
+	return op, x, false
+}
+
+// maxFinite is the largest finite value a float32 or half field stores.
+func (f Field) maxFinite() float64 {
+	if f.Precision == Half {
+		return 65504
+	}
+	return math.MaxFloat32
 }
 
 // floatNumber writes a float32-representable value so that a float parser
-// reads it back exactly; infinities become the largest double, which the
-// engine's float parser reads as infinity.
-func floatNumber(x float64) any {
-	switch {
-	case math.IsInf(x, 1):
-		return math.MaxFloat64
-	case math.IsInf(x, -1):
-		return -math.MaxFloat64
-	}
-	return json.Number(strconv.FormatFloat(x, 'g', -1, 32))
-}
+// reads it back exactly.
+func floatNumber(x float64) any { return json.Number(strconv.FormatFloat(x, 'g', -1, 32)) }
 
 func scaledNumber(x float64) any { return json.Number(strconv.FormatFloat(x, 'g', -1, 64)) }
 

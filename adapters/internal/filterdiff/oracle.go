@@ -313,7 +313,8 @@ func (r *Round) Expected(n *Node) ([]string, error) {
 // Refusable returns why the sidecar may refuse leaf n of an advertised
 // (field, operator) pair, "" when it may not: a string longer (in UTF-16
 // units) than the field's ignore_above, on eq/ne/in/nin/contains of a
-// keyword field or eq/ne/in/nin of a text field; or a value equal, after
+// keyword field or eq/ne/in/nin of a text field; an empty string on a
+// wildcard field, which indexes n-grams; or a value equal, after
 // rounding, to the field's null_value on eq/ne/in/nin/contains, or a range
 // the null_value satisfies. Over several indices, any index's mapping
 // counts.
@@ -332,6 +333,13 @@ func refusable(f *Field, n *Node) string {
 		equality = true
 	}
 	ranged := n.Op == "gt" || n.Op == "gte" || n.Op == "lt" || n.Op == "lte"
+	if f.Kind == "wc" && equality {
+		for _, v := range n.values() {
+			if v == "" {
+				return "empty string on a wildcard field"
+			}
+		}
+	}
 	if f.IgnoreAbove > 0 && equality && (f.Class == ClassKeyword || f.Class == ClassText) {
 		for _, v := range n.values() {
 			if s, ok := v.(string); ok && UTF16Len(s) > f.IgnoreAbove {
