@@ -65,3 +65,24 @@ func TestPrintHits(t *testing.T) {
 		t.Errorf("one hit printed as:\n%s", buf.String())
 	}
 }
+
+// TestDemoStemsEnglish: the demo's engine uses the English analyzer, so
+// the plural "comets" finds the comet passage (d029), whose text says
+// only "comet", and a query of stop words alone finds nothing.
+func TestDemoStemsEnglish(t *testing.T) {
+	out, stderr, err := run(t, "", "query", "--demo", "--k", "3", "comets")
+	if err != nil {
+		t.Fatalf("query: %v\n%s", err, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 2 || !strings.Contains(lines[1], "d029") {
+		t.Errorf("comets: top hit is not the comet passage d029:\n%s", out)
+	}
+	out, stderr, err = run(t, "", "query", "--demo", "the of and")
+	if err != nil {
+		t.Fatalf("query: %v\n%s", err, stderr)
+	}
+	if strings.TrimSpace(out) != noHits {
+		t.Errorf("stop words alone matched:\n%s", out)
+	}
+}

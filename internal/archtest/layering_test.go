@@ -109,7 +109,8 @@ var layers = map[string][]string{
 	"adapters/internal/livetest":  {"std", "adapters", "rcp"},
 	"adapters":                    {"std", "rcp", "rcp/server", "capability", "mapping", "go.opentelemetry.io/"},
 	"rcp/server":                  {"std", "rcp", "rcp/jsonrpc", "rcp/internal/jsonscan", "go.opentelemetry.io/"},
-	"adapters/memory":             {"std", "adapters", "capability", "mapping", "rcp"},
+	// The memory engine's optional English analyzer stems with Snowball.
+	"adapters/memory": {"std", "adapters", "capability", "mapping", "rcp", "github.com/blevesearch/snowballstem"},
 	"adapters/elasticsearch": {"std", "adapters", "capability", "mapping", "rcp", "adapters/internal/dsl",
 		"adapters/internal/dslfilter", "github.com/elastic/"},
 	"adapters/opensearch": {"std", "adapters", "capability", "mapping", "rcp", "adapters/internal/dsl",
@@ -163,6 +164,7 @@ var owners = []struct {
 	{"github.com/elastic/", []string{"adapters/elasticsearch", "adapters/elasticsearch/"}},
 	{"github.com/opensearch-project/", []string{"adapters/opensearch", "adapters/opensearch/"}},
 	{"github.com/qdrant/", []string{"adapters/qdrant", "adapters/qdrant/"}},
+	{"github.com/blevesearch/snowballstem", []string{"adapters/memory"}},
 	{"github.com/spf13/cobra", []string{"cmd/"}},
 	{"github.com/spf13/pflag", []string{"cmd/"}},
 	{"github.com/spf13/viper", []string{"cmd/", "internal/config"}},
