@@ -105,7 +105,7 @@ var layers = map[string][]string{
 	"mapping":                     {"std", "rcp"},
 	"capability":                  {"std", "rcp", "mapping"},
 	"adapters/internal/dsl":       {"std"},
-	"adapters/internal/dslfilter": {"std", "adapters/internal/dsl", "mapping", "rcp"},
+	"adapters/internal/dslfilter": {"std", "adapters/internal/dsl", "mapping", "rcp", "capability"},
 	"adapters/internal/livetest":  {"std", "adapters", "rcp"},
 	"adapters":                    {"std", "rcp", "rcp/server", "capability", "mapping", "go.opentelemetry.io/"},
 	"rcp/server":                  {"std", "rcp", "rcp/jsonrpc", "rcp/internal/jsonscan", "go.opentelemetry.io/"},
