@@ -125,7 +125,7 @@ func (l Locator) client() *http.Client {
 	t.DialContext = (&net.Dialer{Timeout: 5 * time.Second}).DialContext
 	t.TLSHandshakeTimeout = 5 * time.Second
 	t.ResponseHeaderTimeout = 10 * time.Second
-	return &http.Client{Transport: t, Timeout: 90 * time.Second}
+	return &http.Client{Transport: t, Timeout: 60 * time.Second}
 }
 
 // modulePath is the module whose root RepoRoot looks for.
