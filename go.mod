@@ -3,6 +3,7 @@ module github.com/rcp-sidecar/rcp-sidecar
 go 1.26.0
 
 require (
+	github.com/blevesearch/snowballstem v0.9.0
 	github.com/elastic/go-elasticsearch/v8 v8.19.0
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/otlptranslator v1.0.0

@@ -49,9 +49,9 @@ func isCJK(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
-// termFreqs counts tokens of s.
-func termFreqs(s string) (map[string]int, int) {
-	toks := tokenize(s)
+// termFreqs counts the terms of s under a.
+func termFreqs(a analyzer, s string) (map[string]int, int) {
+	toks := a.terms(s)
 	tf := make(map[string]int, len(toks))
 	for _, t := range toks {
 		tf[t]++
@@ -59,10 +59,10 @@ func termFreqs(s string) (map[string]int, int) {
 	return tf, len(toks)
 }
 
-// uniqueTerms returns the distinct tokens of a query in first-seen order;
-// each query term contributes once.
-func uniqueTerms(q string) []string {
-	toks := tokenize(q)
+// uniqueTerms returns the distinct terms of a query under a in first-seen
+// order; each query term contributes once.
+func uniqueTerms(a analyzer, q string) []string {
+	toks := a.terms(q)
 	if len(toks) > 32 {
 		seen := make(map[string]bool, len(toks))
 		return slices.DeleteFunc(toks, func(t string) bool { dup := seen[t]; seen[t] = true; return dup })

@@ -24,6 +24,11 @@ type Config struct {
 	Similarity string `mapstructure:"similarity"`
 	// Writable enables index/add and index/delete.
 	Writable bool `mapstructure:"writable"`
+	// Analyzer is "standard" (default: no stemming) or "english" (Snowball
+	// English stemming, so "comets" matches "comet").
+	Analyzer string `mapstructure:"analyzer"`
+	// StopWords drops English stop words; it needs analyzer "english".
+	StopWords bool `mapstructure:"stop_words"`
 }
 
 // Validate reports the first invalid setting.
@@ -38,14 +43,23 @@ func (c *Config) Validate() error {
 	case c.Similarity != "" && c.Similarity != string(capability.SimCosine) && c.Similarity != string(capability.SimDot):
 		return fmt.Errorf("memory: similarity %q must be cosine or dot", c.Similarity)
 	}
+	a, err := parseAnalyzer(c.Analyzer)
+	if err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	if c.StopWords && a != AnalyzerEnglish {
+		return errors.New("memory: stop_words needs analyzer english")
+	}
 	return nil
 }
 
 // Factory registers the memory engine under the name "memory".
 var Factory = adapters.Factory{
-	Name:      "memory",
-	NewConfig: func() adapters.Config { return &Config{K1: 1.2, B: 0.75, Similarity: string(capability.SimCosine)} },
-	Open:      open,
+	Name: "memory",
+	NewConfig: func() adapters.Config {
+		return &Config{K1: 1.2, B: 0.75, Similarity: string(capability.SimCosine), Analyzer: string(AnalyzerStandard)}
+	},
+	Open: open,
 }
 
 func open(ctx context.Context, cfg adapters.Config, _ adapters.Deps) (adapters.Adapter, error) {
@@ -56,7 +70,8 @@ func open(ctx context.Context, cfg adapters.Config, _ adapters.Deps) (adapters.A
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	s := New(Options{K1: c.K1, B: c.B, ExplicitBM25: true, Dims: c.Dims, Similarity: capability.Similarity(c.Similarity), Writable: c.Writable})
+	s := New(Options{K1: c.K1, B: c.B, ExplicitBM25: true, Dims: c.Dims, Similarity: capability.Similarity(c.Similarity), Writable: c.Writable,
+		Analyzer: Analyzer(c.Analyzer), StopWords: c.StopWords})
 	if c.Corpus == "" {
 		return s, nil
 	}

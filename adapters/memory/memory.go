@@ -30,7 +30,12 @@
 // # Known differences
 //
 // Tokenisation is a Unicode letter/digit split with lower-casing and one
-// token per CJK character; there is no stemming and no stop-word list.
+// token per CJK character. By default there is no stemming and no
+// stop-word list; Options.Analyzer "english" strips possessive 's and
+// stems every token with the Snowball English (Porter2) stemmer, and
+// Options.StopWords then also drops Lucene's English stop words (close
+// to, not identical with, Elasticsearch's english analyzer, which stems
+// with Lucene's original Porter stemmer).
 // Document frequency and average length use every stored document.
 package memory
 
@@ -70,13 +75,21 @@ type Options struct {
 	Fields map[string]mapping.FieldType
 	// Writable enables index/add and index/delete.
 	Writable bool
+	// Analyzer turns title, text and query text into terms; "" is
+	// AnalyzerStandard (no stemming, no stop words).
+	Analyzer Analyzer
+	// StopWords drops Lucene's English stop words (those of
+	// Elasticsearch's english analyzer); it applies with AnalyzerEnglish
+	// only.
+	StopWords bool
 }
 
 // Store is the in-memory engine. It implements adapters.Adapter and
 // adapters.Writer and is safe for concurrent use.
 type Store struct {
-	opts   Options
-	scorer bm25
+	opts     Options
+	scorer   bm25
+	analyzer analyzer
 
 	mu     sync.RWMutex
 	docs   map[string]*doc
@@ -122,7 +135,8 @@ func New(opts Options) *Store {
 	if opts.TitleField == "" {
 		opts.TitleField = FieldTitle
 	}
-	s := &Store{opts: opts, scorer: bm25{k1: opts.K1, b: opts.B}, docs: map[string]*doc{}}
+	s := &Store{opts: opts, scorer: bm25{k1: opts.K1, b: opts.B}, analyzer: newAnalyzer(opts.Analyzer, opts.StopWords),
+		docs: map[string]*doc{}}
 	s.fields = map[string]*fieldIndex{FieldTitle: newFieldIndex(), FieldText: newFieldIndex()}
 	return s
 }
@@ -147,7 +161,7 @@ func (s *Store) put(d adapters.Document) {
 	}
 	nd.slot = s.takeSlot(nd)
 	for name, body := range map[string]string{FieldTitle: nd.title, FieldText: nd.text} {
-		tf, n := termFreqs(body)
+		tf, n := termFreqs(s.analyzer, body)
 		nd.tf[name], nd.length[name] = tf, n
 		s.fields[name].add(nd.slot, tf, n)
 	}

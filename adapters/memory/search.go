@@ -41,7 +41,7 @@ func (s *Store) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
 	p := &adapters.Plan{Adapter: "memory", Stage: req.Stage, Target: "memory"}
 	switch req.Stage {
 	case adapters.StageLexical:
-		body.Terms = uniqueTerms(req.Text)
+		body.Terms = uniqueTerms(s.analyzer, req.Text)
 		p.Op, p.Scale, p.Floor = "bm25", rcp.ScaleBM25, floor(0)
 	case adapters.StageDense:
 		if len(req.Vector) == 0 || s.opts.Dims == 0 {

@@ -233,7 +233,7 @@ func TestUniqueTermsOrder(t *testing.T) {
 		{"b a b c a", []string{"b", "a", "c"}},
 		{strings.Join(long, " "), want},
 	} {
-		if got := uniqueTerms(tc.q); !slices.Equal(got, tc.want) {
+		if got := uniqueTerms(analyzer{}, tc.q); !slices.Equal(got, tc.want) {
 			t.Errorf("uniqueTerms(%.30q…) = %q", tc.q, got)
 		}
 	}

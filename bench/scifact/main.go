@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -46,7 +45,7 @@ func parseFlags() *flags {
 	flag.StringVar(&f.opts.Engine, "engine", "elasticsearch", "engine kit")
 	flag.StringVar(&f.opts.URL, "url", os.Getenv("RCP_ES_URL"), "engine base URL (default per engine: $RCP_ES_URL, $RCP_OS_URL, $RCP_QDRANT_ADDR; qdrant with none: the in-process FAKE)")
 	flag.StringVar(&f.opts.Index, "index", "", "index name (default scifact, or scifact-<dim>d with vectors)")
-	flag.StringVar(&f.opts.DataDir, "data", defaultDataDir(), "SciFact directory (corpus.jsonl.gz, queries.jsonl, qrels/test.tsv)")
+	flag.StringVar(&f.opts.DataDir, "data", "", "SciFact directory (corpus.jsonl(.gz), queries.jsonl, qrels/test.tsv); default: $RCP_SCIFACT_DIR, ../shared/datasets/scifact beside the repository, the verified cache, or a download into it")
 	flag.BoolVar(&f.opts.Reindex, "reindex", false, "rebuild the index")
 	flag.IntVar(&f.opts.K, "k", 100, "hits compared per query")
 	flag.IntVar(&f.opts.Queries, "n", 0, "use only the first n test queries (0: all)")
@@ -83,15 +82,6 @@ func (f *flags) defaultURL() {
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
-// defaultDataDir is $RCP_SCIFACT_DIR, else ../shared/datasets/scifact
-// beside the repository root.
-func defaultDataDir() string {
-	if d := os.Getenv("RCP_SCIFACT_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "shared", "datasets", "scifact")
-}
-
 func main() {
 	f := parseFlags()
 	if f.cpuprofile != "" {
@@ -110,6 +100,14 @@ func main() {
 func run(ctx context.Context, f *flags, out io.Writer) error {
 	if f.opts.URL == "" && f.opts.Engine != beir.QdrantName {
 		return fmt.Errorf("-url (or RCP_ES_URL) is required")
+	}
+	if f.opts.DataDir == "" {
+		loc, err := beir.Locate(ctx)
+		if err != nil {
+			return err
+		}
+		f.opts.DataDir = loc.Dir
+		fmt.Fprintln(os.Stderr, "dataset:", loc.From)
 	}
 	emb, err := f.embedder()
 	if err != nil {

@@ -17,8 +17,8 @@ import (
 
 const demoBackend = "demo"
 
-// openDemo builds the in-memory engine over the bundled corpus: sparse
-// always, dense too when an embedder is configured (the corpus is embedded
+// openDemo builds the in-memory engine over the bundled corpus, with the
+// English analyzer (stemming and stop words): sparse always, dense too when an embedder is configured (the corpus is embedded
 // once at start-up). wrap decorates the store (telemetry: a span and
 // latency per engine call).
 func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger, wrap func(adapters.Adapter) adapters.Adapter) (*adapters.Engine, error) {
@@ -26,7 +26,10 @@ func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger, wrap
 	if err != nil {
 		return nil, err
 	}
-	opts := memory.Options{K1: 1.2, B: 0.75, Similarity: capability.SimCosine, TitleField: "title"}
+	// English analysis, as a user of the demo expects of a search box:
+	// "comets" finds the comet passage, "the" does not rank anything.
+	opts := memory.Options{K1: 1.2, B: 0.75, Similarity: capability.SimCosine, TitleField: "title",
+		Analyzer: memory.AnalyzerEnglish, StopWords: true}
 	if emb != nil {
 		log.Info("embedding the demo corpus", "docs", len(docs), "model", emb.Identity())
 		if err := embedDocuments(ctx, emb, docs); err != nil {

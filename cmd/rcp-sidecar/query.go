@@ -28,6 +28,9 @@ func newQueryCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "query [flags] TEXT",
 		Short: "Send one retrieve to a running server (--url) or to the configured backend in-process",
+		Long: "Send one retrieve to a running server (--url) or to the configured backend in-process, and print\n" +
+			"the hits as a table (or \"no hits\"). In-process logs go to stderr at warn level unless\n" +
+			"--log-level asks for more; stdout holds only the result.",
 		Example: `  rcp-sidecar query --demo --k 3 "how are comets' tails formed"` + "\n" +
 			`  rcp-sidecar query --url http://127.0.0.1:8080/rcp --filter '{"field":"year","op":"gte","value":2020}' "vector search"`,
 		Args: cobra.MinimumNArgs(1),
@@ -92,7 +95,7 @@ func queryClient(ctx context.Context, g *globals, url string) (*rpcClient, func(
 	if url != "" {
 		return newRPCClient(url, http.DefaultClient), func() {}, nil
 	}
-	a, err := loadApp(ctx, g)
+	a, err := loadApp(ctx, quietLogs(g))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -100,7 +103,32 @@ func queryClient(ctx context.Context, g *globals, url string) (*rpcClient, func(
 	return newRPCClient("http://in-process"+a.cfg.Server.HTTP.BasePath, hc), a.Close, nil
 }
 
+// queryLogLevel is the in-process log level of `query` without
+// --log-level: its output is the hit table, so the engine's INFO lines
+// (corpus loaded, one per request) stay out of the terminal while
+// warnings and errors still reach stderr. server.log_level is for serve.
+const queryLogLevel = "warn"
+
+// quietLogs returns g with the log level of `query` unless --log-level
+// asks for another; logs always go to stderr, never to the table.
+func quietLogs(g *globals) *globals {
+	if g.logLevel != "" {
+		return g
+	}
+	q := *g
+	q.logLevel = queryLogLevel
+	return &q
+}
+
+// noHits is printed instead of an empty table.
+const noHits = "no hits"
+
 func printHits(w io.Writer, res *rcp.RetrieveResult) error {
+	if len(res.Hits) == 0 {
+		fmt.Fprintln(w, noHits)
+		printNotes(w, res)
+		return nil
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RANK\tID\tSCORE\tTITLE / TEXT")
 	for i, h := range res.Hits {
@@ -109,10 +137,14 @@ func printHits(w io.Writer, res *rcp.RetrieveResult) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	printNotes(w, res)
+	return nil
+}
+
+func printNotes(w io.Writer, res *rcp.RetrieveResult) {
 	if res.Usage != nil && len(res.Usage.Notes) > 0 {
 		fmt.Fprintf(w, "notes: %s\n", strings.Join(res.Usage.Notes, "; "))
 	}
-	return nil
 }
 
 func hitLabel(h rcp.Hit) string {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Doc is one BEIR corpus document.
@@ -36,15 +37,19 @@ type Dataset struct {
 	Qrels   map[string]map[string]int
 }
 
-// Load reads corpus.jsonl.gz, queries.jsonl and qrels/test.tsv from dir
-// without copying them.
+// Load reads corpus.jsonl.gz (or BEIR's plain corpus.jsonl),
+// queries.jsonl and qrels/test.tsv from dir without copying them.
 func Load(dir string) (*Dataset, error) {
 	ds := &Dataset{}
 	var err error
 	if ds.Qrels, err = loadQrels(filepath.Join(dir, "qrels", "test.tsv")); err != nil {
 		return nil, err
 	}
-	if ds.Docs, err = loadCorpus(filepath.Join(dir, "corpus.jsonl.gz")); err != nil {
+	corpus, err := corpusPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	if ds.Docs, err = readJSONL[Doc](corpus, strings.HasSuffix(corpus, ".gz")); err != nil {
 		return nil, err
 	}
 	all, err := readJSONL[Query](filepath.Join(dir, "queries.jsonl"), false)
@@ -58,8 +63,6 @@ func Load(dir string) (*Dataset, error) {
 	}
 	return ds, nil
 }
-
-func loadCorpus(path string) ([]Doc, error) { return readJSONL[Doc](path, true) }
 
 func readJSONL[T any](path string, gz bool) ([]T, error) {
 	f, err := os.Open(path)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
@@ -15,6 +16,9 @@ import (
 // Options configure a run.
 type Options struct {
 	Engine, URL, Index, DataDir string
+	// Dataset, when set, is used instead of reading DataDir (e.g.
+	// Generated when SciFact is not available).
+	Dataset *Dataset
 	// Reindex rebuilds the index even when it holds the corpus.
 	Reindex bool
 	// K is the number of hits compared per query (nDCG uses the first 10).
@@ -64,9 +68,13 @@ func Prepare(ctx context.Context, o Options) (*Setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	ds, err := Load(o.DataDir)
-	if err != nil {
-		return nil, err
+	ds := o.Dataset
+	if ds == nil {
+		if ds, err = Load(o.DataDir); err != nil {
+			return nil, err
+		}
+	} else {
+		ds = &Dataset{Docs: ds.Docs, Queries: ds.Queries, Qrels: ds.Qrels} // the slicing below must not touch the caller's
 	}
 	if o.Queries > 0 && o.Queries < len(ds.Queries) {
 		ds.Queries = ds.Queries[:o.Queries]
@@ -184,18 +192,27 @@ type FidelityReport struct {
 	// Diffs describes the first few differing queries.
 	Diffs []string
 	// NDCGSidecar and NDCGDirect are mean nDCG@10 (direct: NaN-free 0
-	// when the mode has no direct equivalent, see HasDirect).
+	// when the mode has no direct equivalent, see HasDirect); both are 0
+	// when the dataset has no relevance judgements (see Judged).
 	NDCGSidecar, NDCGDirect float64
 	HasDirect               bool
+	// Judged reports whether the dataset has relevance judgements, so
+	// the nDCG figures mean something.
+	Judged bool
+	// SidecarTime and DirectTime are the summed latencies of the
+	// sequential sidecar and direct queries.
+	SidecarTime, DirectTime time.Duration
 }
 
 // Fidelity runs every query through the sidecar and, for sparse and
 // dense, directly, comparing the id lists.
 func (s *Setup) Fidelity(ctx context.Context, mode rcp.Mode) (*FidelityReport, error) {
-	r := &FidelityReport{Mode: mode, HasDirect: mode != rcp.ModeHybrid && !s.noDirect}
+	r := &FidelityReport{Mode: mode, HasDirect: mode != rcp.ModeHybrid && !s.noDirect, Judged: len(s.ds.Qrels) > 0}
 	side, dir := map[string][]string{}, map[string][]string{}
 	for _, q := range s.ds.Queries {
+		start := time.Now()
 		ids, err := s.sidecarIDs(ctx, q.Text, mode)
+		r.SidecarTime += time.Since(start)
 		if err != nil {
 			return nil, fmt.Errorf("sidecar %s query %s: %w", mode, q.ID, err)
 		}
@@ -204,10 +221,16 @@ func (s *Setup) Fidelity(ctx context.Context, mode rcp.Mode) (*FidelityReport, e
 		if !r.HasDirect {
 			continue
 		}
-		if dir[q.ID], err = s.directIDs(ctx, q.Text, mode); err != nil {
+		start = time.Now()
+		dir[q.ID], err = s.directIDs(ctx, q.Text, mode)
+		r.DirectTime += time.Since(start)
+		if err != nil {
 			return nil, fmt.Errorf("direct %s query %s: %w", mode, q.ID, err)
 		}
 		r.compare(q.ID, ids, dir[q.ID])
+	}
+	if !r.Judged {
+		return r, nil
 	}
 	r.NDCGSidecar = MeanNDCG10(s.ds.Queries, side, s.ds.Qrels)
 	if r.HasDirect {
