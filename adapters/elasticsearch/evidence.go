@@ -18,7 +18,8 @@ func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []
 		Pagination: true,
 		Notes:      append(slices.Clone(notes), conflicts...),
 	}
-	st := &probeState{ev: ev, fields: fields, native: map[string]string{}, vectors: map[string]field{}}
+	st := &probeState{ev: ev, fields: fields, native: map[string]string{}, vectors: map[string]field{},
+		vindex: vectorIndexes(per, f)}
 	ev.TextFields = a.textFields(fields, ev)
 	st.content = a.contentField(fields, ev.TextFields)
 	ev.VectorFields = a.vectorFields(fields, st, ev)
@@ -93,6 +94,9 @@ func (a *adapter) vectorFields(fields map[string]field, st *probeState, ev *capa
 		st.vectors[name] = f
 		vf := capability.VectorField{Name: name, Dims: f.Dims, Similarity: similarity(f.Similarity), Indexed: true,
 			Detail: map[string]string{"element_type": f.Element, "similarity": f.Similarity}}
+		if note := describeVectorIndex(&vf, st.vindex[name], ev.Version); note != "" {
+			ev.Notes = append(ev.Notes, note)
+		}
 		if name == a.cfg.VectorField {
 			out = append([]capability.VectorField{vf}, out...)
 		} else if a.cfg.VectorField == "" {

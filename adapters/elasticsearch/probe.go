@@ -21,6 +21,8 @@ type probeState struct {
 	native map[string]string
 	// vectors are the usable dense_vector fields by name.
 	vectors map[string]field
+	// vindex is how each dense_vector field is indexed (vectors.go).
+	vindex map[string]vectorIndex
 	// docField is the document-id field (unit "document"), "" if none.
 	docField string
 }
