@@ -157,6 +157,12 @@ func (s *schema) fillFields(cfg *Config, f *fields, st settingsFacts) error {
 	if err != nil {
 		return err
 	}
+	for i := range ev.VectorFields {
+		vf := &ev.VectorFields[i]
+		if note := describeQuantisation(vf, f.vectors[vf.Name], s.version, ev.Version); note != "" {
+			ev.Notes = append(ev.Notes, note)
+		}
+	}
 	ev.FilterFields = filterFields(f)
 	s.content = pick(cfg.ContentField, f.strings, []string{"text", "content", "body"}, f.text)
 	ev.TitleField = pick(cfg.TitleField, f.strings, []string{"title"}, nil)
