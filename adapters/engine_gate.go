@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -80,12 +81,17 @@ func (e *Engine) gate(p *rcp.RetrieveParams) (*retrieval, *rcp.Error) {
 }
 
 // gateQuery: query is required (-32602); non-text blocks on a text-only
-// server are -32005 naming the block type (§4.8).
+// server are -32005 naming the block type (§4.8); a query longer than
+// policy.MaxQueryChars characters (Unicode code points) in one block, or
+// in all blocks joined by single spaces, is -32602 (§15.5), before any
+// engine or embedder call.
 func (e *Engine) gateQuery(r *retrieval) *rcp.Error {
 	q := r.p.Query
 	if !q.IsSet() || len(q.Blocks) == 0 {
 		return rcp.InvalidParams("query", "query is required")
 	}
+	limit := e.policy.MaxQueryChars
+	total := len(q.Blocks) - 1 // the spaces that join the blocks
 	for i, b := range q.Blocks {
 		if b.Type == "" {
 			return rcp.InvalidParams(blockField("query", i, len(q.Blocks)), "a content block needs a type (§4.8)")
@@ -93,6 +99,14 @@ func (e *Engine) gateQuery(r *retrieval) *rcp.Error {
 		if b.Type != "text" {
 			return rcp.OptionUnsupported(b.Type, "content block type %q is not supported; this server is text-only", b.Type)
 		}
+		n := utf8.RuneCountInString(b.Text)
+		if n > limit {
+			return rcp.InvalidParams(blockField("query", i, len(q.Blocks)), "query text of %d characters exceeds this server's limit of %d (§15.5)", n, limit)
+		}
+		total += n
+	}
+	if total > limit {
+		return rcp.InvalidParams("query", "query blocks of %d characters together exceed this server's limit of %d (§15.5)", total, limit)
 	}
 	r.text, _ = q.Text()
 	return nil

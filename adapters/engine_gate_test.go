@@ -2,8 +2,11 @@ package adapters_test
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -120,4 +123,99 @@ func TestFusionGating(t *testing.T) {
 	if !hasNote(res.Usage, "convex fusion (alpha=0.7") {
 		t.Errorf("convex notes %v", res.Usage.Notes)
 	}
+}
+
+// counting is a FAKE adapter wrapper that counts the stage plans and
+// searches the Engine asks for.
+type counting struct {
+	adapters.Adapter
+	mu             sync.Mutex
+	plans, queries int
+}
+
+func (c *counting) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
+	c.mu.Lock()
+	c.plans++
+	c.mu.Unlock()
+	return c.Adapter.Plan(req)
+}
+
+func (c *counting) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candidates, error) {
+	c.mu.Lock()
+	c.queries++
+	c.mu.Unlock()
+	return c.Adapter.Search(ctx, p)
+}
+
+// TestMaxQueryChars: a query over policy.MaxQueryChars characters (code
+// points, not bytes) in one block or in all blocks joined by spaces is
+// -32602 on "query" or "query[i]" in every mode, and neither the engine
+// nor the embedder is called; at the limit it is served.
+func TestMaxQueryChars(t *testing.T) {
+	const limit = 16
+	emb := &fakeEmbedder{dim: dim}
+	backend := &counting{Adapter: newStore(emb, false, "")}
+	e, err := adapters.NewEngine(context.Background(), backend, adapters.EngineOptions{Name: "test", Version: "0",
+		Policy: capability.Policy{MaxQueryChars: limit}, Embedder: emb, CursorKey: []byte("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := strings.Repeat("é", limit) // 16 characters, 32 bytes
+	over := strings.Repeat("a", limit+1)
+	block := func(s string) string { return `{"type":"text","text":"` + s + `"}` }
+	tests := []struct {
+		name, query string
+		field       string // "" when served
+	}{
+		{"at the limit in characters", `"` + at + `"`, ""},
+		{"one character over", `"` + over + `"`, "query"},
+		{"single block over", block(over), "query"},
+		{"second block over", `[` + block("solar") + `,` + block(over) + `]`, "query[1]"},
+		{"blocks over together", `[` + block(strings.Repeat("b", 8)) + `,` + block(strings.Repeat("c", 8)) + `]`, "query"}, // 8+1+8
+		{"blocks at the limit together", `[` + block(strings.Repeat("b", 8)) + `,` + block(strings.Repeat("c", 7)) + `]`, ""},
+	}
+	for _, mode := range []string{"sparse", "dense", "hybrid"} {
+		for _, tc := range tests {
+			t.Run(mode+"/"+tc.name, func(t *testing.T) {
+				plans, embeds := backend.count(), emb.count()
+				_, err := e.Retrieve(context.Background(), params(t, `{"query":`+tc.query+`,"mode":"`+mode+`","k":3}`))
+				if tc.field == "" {
+					if err != nil {
+						t.Fatalf("served query: %v", err)
+					}
+					if backend.count() == plans || (mode != "sparse" && emb.count() == embeds) {
+						t.Error("served query reached neither the engine nor the embedder: the counters count nothing")
+					}
+					return
+				}
+				wantErr(t, err, rcp.CodeInvalidParams, "", tc.field)
+				if backend.count() != plans || emb.count() != embeds {
+					t.Errorf("rejected query reached the engine (%d plans) or the embedder (%d calls)", backend.count()-plans, emb.count()-embeds)
+				}
+			})
+		}
+	}
+}
+
+// TestMaxQueryCharsDefault: without a policy value the limit is 8192
+// characters.
+func TestMaxQueryCharsDefault(t *testing.T) {
+	e, _ := newEngine(t, setup{})
+	if _, err := e.Retrieve(context.Background(), params(t, `{"query":"`+strings.Repeat("ü", capability.DefaultMaxQueryChars)+`","k":1}`)); err != nil {
+		t.Fatalf("query of %d characters: %v", capability.DefaultMaxQueryChars, err)
+	}
+	_, err := e.Retrieve(context.Background(), params(t, `{"query":"`+strings.Repeat("x", capability.DefaultMaxQueryChars+1)+`","k":1}`))
+	wantErr(t, err, rcp.CodeInvalidParams, "", "query")
+}
+
+func (c *counting) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.plans + c.queries
+}
+
+func (f *fakeEmbedder) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
 }

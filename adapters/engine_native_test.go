@@ -369,3 +369,35 @@ func TestRecallDepth(t *testing.T) {
 		})
 	}
 }
+
+// TestApproxScoresLabelled: over a dense field whose evidence says a
+// quantised index approximates its scores (a FAKE probe), the capability
+// set advertises no cosine scale, no floor and no convex fusion, every
+// mode that runs a dense stage says so in usage.notes, and sparse does not.
+func TestApproxScoresLabelled(t *testing.T) {
+	e, _ := newNative(t, capability.Policy{}, func(ev *capability.Evidence) {
+		vf := &ev.VectorFields[0]
+		vf.ApproxScores, vf.Detail = true, map[string]string{"quantisation": "int8_hnsw"}
+	})
+	r := e.Capabilities().Retrieve
+	if r.ScoreScale != rcp.ScaleUnbounded || r.ScoreFloor != nil || slices.Contains(r.Fusion, rcp.FusionConvex) {
+		t.Fatalf("retrieve scale %s floor %v fusion %v", r.ScoreScale, r.ScoreFloor, r.Fusion)
+	}
+	tests := []struct {
+		mode string
+		note bool
+	}{{"dense", true}, {"hybrid", true}, {"sparse", false}}
+	for _, tc := range tests {
+		t.Run(tc.mode, func(t *testing.T) {
+			res := retrieve(t, e, `{"query":"solar electricity","mode":"`+tc.mode+`","k":3}`)
+			if got := hasNote(res.Usage, "dense scores on embedding are approximate (quantised index int8_hnsw"); got != tc.note {
+				t.Errorf("approximate-scores note %t, want %t: %q", got, tc.note, res.Usage.Notes)
+			}
+			if _, floor := res.Meta["scoreFloor"]; tc.mode == "dense" && (res.Meta["scoreScale"] != "unbounded" || floor) {
+				t.Errorf("dense over approximate scores labelled %v", res.Meta)
+			}
+		})
+	}
+	_, err := e.Retrieve(context.Background(), params(t, `{"query":"solar","mode":"hybrid","fusion":{"method":"convex"}}`))
+	wantErr(t, err, rcp.CodeOptionUnsupported, "convex", "")
+}

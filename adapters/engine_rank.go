@@ -17,6 +17,7 @@ import (
 func (e *Engine) combine(ctx context.Context, r *retrieval, runs []*stageRun) *ranking {
 	rep := rcp.ReporterFrom(ctx)
 	stageNotes(r, runs)
+	e.approxNote(r, runs)
 	if len(runs) == 1 {
 		rk := single(runs[0])
 		e.reportRecall(rep, r, rk)
@@ -31,6 +32,27 @@ func (e *Engine) combine(ctx context.Context, r *retrieval, runs []*stageRun) *r
 	span.End()
 	rep.Progress("fuse", 0.6, fmt.Sprintf("fused %d candidates", rk.candidates), nil)
 	return rk
+}
+
+// approxNote tells the client when a dense stage ran on a field whose
+// scores a quantised index only approximates (VectorField.ApproxScores):
+// its scores are labelled unbounded with no floor, and their order may
+// differ from the exact similarity's.
+func (e *Engine) approxNote(r *retrieval, runs []*stageRun) {
+	if e.dense == nil || !e.dense.ApproxScores {
+		return
+	}
+	for _, s := range runs {
+		if s.req.Stage == StageLexical {
+			continue
+		}
+		how := "quantised index"
+		if q := e.dense.Detail["quantisation"]; q != "" {
+			how += " " + q
+		}
+		r.note("dense scores on %s are approximate (%s, not rescored): labelled unbounded with no score floor; their order may differ from exact %s", e.dense.Name, how, e.dense.Similarity)
+		return
+	}
 }
 
 func single(s *stageRun) *ranking {

@@ -232,9 +232,13 @@ func (e *Engine) runStage(ctx context.Context, s *stageRun) (err error) {
 
 // labelScale makes sure c says what its scores are (§6.1 _meta): the
 // adapter's runtime Scale and Floor win, then the plan's, and only when
-// neither names a scale the stage's capability.ModeScale.
+// neither names a scale the stage's capability.ModeScale. Dense scores
+// the evidence calls approximate (VectorField.ApproxScores) are always
+// unbounded with no floor, whatever the adapter says.
 func (e *Engine) labelScale(st Stage, plan *Plan, c *Candidates) {
 	switch {
+	case st == StageDense && e.dense != nil && e.dense.ApproxScores:
+		c.Scale, c.Floor = capability.ModeScale(rcp.ModeDense, e.dense)
 	case c.Scale != "":
 	case plan.Scale != "":
 		c.Scale, c.Floor = plan.Scale, plan.Floor

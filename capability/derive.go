@@ -90,6 +90,8 @@ func DenseField(ev *Evidence, p Policy) *VectorField {
 // the scoring function guarantees one: BM25 ≥ 0; cosine ≥ -1; l2 and
 // manhattan distances d, which adapters return as s = 1/(1+d) ∈ (0,1], are
 // "unbounded" with floor 0; dot products and fused (hybrid) scores have none.
+// Dense scores a quantised index only approximates (VectorField.ApproxScores)
+// are "unbounded" with no floor whatever the similarity.
 func ModeScale(m rcp.Mode, vf *VectorField) (rcp.ScoreScale, *float64) {
 	switch m {
 	case rcp.ModeSparse:
@@ -102,7 +104,7 @@ func ModeScale(m rcp.Mode, vf *VectorField) (rcp.ScoreScale, *float64) {
 
 // denseScale is ModeScale for a dense stage on vf (nil: unknown field).
 func denseScale(vf *VectorField) (rcp.ScoreScale, *float64) {
-	if vf == nil {
+	if vf == nil || vf.ApproxScores {
 		return rcp.ScaleUnbounded, nil
 	}
 	switch vf.Similarity {
@@ -191,6 +193,9 @@ func (d *deriver) denseMode() bool {
 }
 
 func describeVF(vf *VectorField) string {
+	if vf.ApproxScores {
+		return fmt.Sprintf("%d-d %s, approximate scores: quantised index, labelled unbounded", vf.Dims, vf.Similarity)
+	}
 	return fmt.Sprintf("%d-d %s", vf.Dims, vf.Similarity)
 }
 
@@ -216,7 +221,11 @@ func (d *deriver) fusion(hybrid bool) {
 	_, sf := ModeScale(rcp.ModeSparse, nil)
 	dscale, df := ModeScale(rcp.ModeDense, DenseField(d.ev, d.p))
 	if sf == nil || df == nil {
-		d.note("retrieve.fusion.convex", false, "dense scale %s has no score floor (§16.3 needs one per list)", dscale)
+		why := fmt.Sprintf("dense scale %s has no score floor (§16.3 needs one per list)", dscale)
+		if vf := DenseField(d.ev, d.p); vf != nil && vf.ApproxScores {
+			why = fmt.Sprintf("dense scores on %s are approximate (quantised index), so they have no score floor (§16.3 needs one per list)", vf.Name)
+		}
+		d.note("retrieve.fusion.convex", false, "%s", why)
 		return
 	}
 	r.Fusion = append(r.Fusion, rcp.FusionConvex)

@@ -29,7 +29,14 @@ type VectorField struct {
 	Similarity Similarity `json:"similarity"`
 	// Indexed reports whether approximate kNN search is possible on it.
 	Indexed bool `json:"indexed"`
-	// Detail holds engine-specific facts (element type, HNSW engine, …).
+	// ApproxScores: the engine scores this field on quantised (compressed)
+	// vectors and the adapter cannot have them rescored with the original
+	// ones, so dense scores only approximate Similarity. Dense scores on it
+	// are labelled "unbounded" with no floor (ModeScale): a cosine label
+	// or floor would promise an exactness the scores lack.
+	ApproxScores bool `json:"approxScores,omitempty"`
+	// Detail holds engine-specific facts (element type, HNSW engine,
+	// quantisation, …).
 	Detail map[string]string `json:"detail,omitempty"`
 }
 

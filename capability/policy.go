@@ -8,6 +8,11 @@ const (
 	DefaultCandidateK      = 100
 	DefaultEmbedBatchLimit = 128
 	DefaultTrust           = "untrusted"
+	// DefaultMaxQueryChars bounds a retrieve query (§15.5): far above any
+	// search query, and well below what keeps an embedder busy for tens of
+	// seconds (measured: a 100 000-character dense query took 29 s, and
+	// the embedding server 65 s more).
+	DefaultMaxQueryChars = 8192
 )
 
 // Policy is the operator's narrowing of what the evidence allows. A policy
@@ -16,6 +21,11 @@ type Policy struct {
 	// MaxK is retrieve.maxK (default 200); DefaultCandidateK is the recall
 	// size used when a request sets none (default 100).
 	MaxK, DefaultCandidateK int
+	// MaxQueryChars is the longest retrieve query accepted, in Unicode
+	// code points (characters, not bytes) of each text block and of all
+	// blocks joined by single spaces; longer is -32602 on "query" (or
+	// "query[i]") before any engine or embedder call (§15.5). Default 8192.
+	MaxQueryChars int
 	// Writable opts in to index/add and index/delete.
 	Writable bool
 	// Fields, when non-empty, is the allow-list of filterable fields.
@@ -41,6 +51,9 @@ func (p Policy) WithDefaults() Policy {
 	}
 	if p.DefaultCandidateK <= 0 {
 		p.DefaultCandidateK = DefaultCandidateK
+	}
+	if p.MaxQueryChars <= 0 {
+		p.MaxQueryChars = DefaultMaxQueryChars
 	}
 	if p.EmbedDim > 0 && p.EmbedBatchLimit <= 0 {
 		p.EmbedBatchLimit = DefaultEmbedBatchLimit

@@ -26,6 +26,10 @@ func TestModeScale(t *testing.T) {
 		{"unknown similarity", rcp.ModeDense, vf("hamming"), rcp.ScaleUnbounded, nil},
 		{"dense without field", rcp.ModeDense, nil, rcp.ScaleUnbounded, nil},
 		{"hybrid", rcp.ModeHybrid, vf(SimCosine), rcp.ScaleUnbounded, nil},
+		{"approximate cosine", rcp.ModeDense, &VectorField{Similarity: SimCosine, ApproxScores: true}, rcp.ScaleUnbounded, nil},
+		{"approximate dot", rcp.ModeDense, &VectorField{Similarity: SimDot, ApproxScores: true}, rcp.ScaleUnbounded, nil},
+		{"approximate l2", rcp.ModeDense, &VectorField{Similarity: SimL2, ApproxScores: true}, rcp.ScaleUnbounded, nil},
+		{"approximate field, sparse mode", rcp.ModeSparse, &VectorField{Similarity: SimCosine, ApproxScores: true}, rcp.ScaleBM25, floorOf(0)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,6 +54,33 @@ func TestDeriveL2(t *testing.T) {
 	caps, _ = Derive(ev, Policy{EmbedDim: 4})
 	if r := caps.Retrieve; r.ScoreScale != rcp.ScaleUnbounded || r.ScoreFloor == nil || *r.ScoreFloor != 0 {
 		t.Errorf("dense-only l2 scale %s floor %v, want unbounded 0", r.ScoreScale, r.ScoreFloor)
+	}
+}
+
+// TestDeriveApproxScores: a dense field scored on quantised vectors is
+// never advertised as cosine/dot/l2 and has no floor, so convex fusion
+// (which needs one per list) is not offered; the reasons say why.
+func TestDeriveApproxScores(t *testing.T) {
+	for _, sim := range []Similarity{SimCosine, SimDot, SimL2} {
+		t.Run(string(sim), func(t *testing.T) {
+			ev := fullEvidence()
+			ev.VectorFields[0].Similarity, ev.VectorFields[0].ApproxScores = sim, true
+			caps, rs := Derive(ev, Policy{EmbedDim: 4})
+			if slices.Contains(caps.Retrieve.Fusion, rcp.FusionConvex) {
+				t.Errorf("convex advertised over approximate dense scores: %v", caps.Retrieve.Fusion)
+			}
+			if why := reason(t, rs, "retrieve.fusion.convex").Why; !strings.Contains(why, "approximate") {
+				t.Errorf("convex reason %q does not say the scores are approximate", why)
+			}
+			if why := reason(t, rs, "retrieve.modes.dense").Why; !strings.Contains(why, "approximate scores") {
+				t.Errorf("dense reason %q", why)
+			}
+			ev.TextFields = nil
+			caps, _ = Derive(ev, Policy{EmbedDim: 4})
+			if r := caps.Retrieve; r.ScoreScale != rcp.ScaleUnbounded || r.ScoreFloor != nil {
+				t.Errorf("dense-only approximate scale %s floor %v, want unbounded without a floor", r.ScoreScale, r.ScoreFloor)
+			}
+		})
 	}
 }
 

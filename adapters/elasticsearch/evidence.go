@@ -3,7 +3,6 @@ package elasticsearch
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
@@ -19,11 +18,12 @@ func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []
 		Pagination: true,
 		Notes:      append(slices.Clone(notes), conflicts...),
 	}
-	st := &probeState{ev: ev, fields: fields, native: map[string]string{}, filters: filters.Plan, vectors: map[string]field{}}
+	st := &probeState{ev: ev, fields: fields, native: map[string]string{}, filters: filters.Plan, vectors: map[string]field{},
+		vindex: vectorIndexes(per, f)}
 	ev.TextFields = a.textFields(fields, ev)
 	st.content = a.contentField(fields, ev.TextFields)
 	ev.VectorFields = a.vectorFields(fields, st, ev)
-	if major(f.version) >= 9 && len(st.vectors) > 0 {
+	if atLeast(f.version, [2]int{9, 0}) && len(st.vectors) > 0 {
 		// 9.x omits vectors from _source by default; sidecar MMR and
 		// includeVectors need them.
 		st.vectorsOptIn = true
@@ -104,6 +104,9 @@ func (a *adapter) vectorFields(fields map[string]field, st *probeState, ev *capa
 		st.vectors[name] = f
 		vf := capability.VectorField{Name: name, Dims: f.Dims, Similarity: similarity(f.Similarity), Indexed: true,
 			Detail: map[string]string{"element_type": f.Element, "similarity": f.Similarity}}
+		if note := describeVectorIndex(&vf, st.vindex[name], ev.Version); note != "" {
+			ev.Notes = append(ev.Notes, note)
+		}
 		if name == a.cfg.VectorField {
 			out = append([]capability.VectorField{vf}, out...)
 		} else if a.cfg.VectorField == "" {
@@ -123,13 +126,6 @@ func similarity(es string) capability.Similarity {
 		return capability.SimDot
 	}
 	return capability.SimL2
-}
-
-// major is the major version of an Elasticsearch version string, 0 if
-// unreadable.
-func major(version string) int {
-	n, _ := strconv.Atoi(strings.SplitN(version, ".", 2)[0])
-	return n
 }
 
 // pick returns the configured field, or the first candidate mapped.

@@ -101,13 +101,31 @@ func pitPlan(cfg *Config, req *adapters.SearchRequest, s *dsl.Search, op *string
 func keepAliveOf(cfg *Config) string { return (&adapter{cfg: cfg}).keepAlive() }
 
 // decayOrigin is the recency origin: the one fixed by the first page of a
-// paginated request, else "now".
-func decayOrigin(req *adapters.SearchRequest) any {
+// paginated request, else "now". On a date_nanos field ES parses the
+// origin to nanoseconds but reads the documents' dates, the scale and the
+// offset in milliseconds (verified on 8.19: every dated document scored
+// 0), so there "now" is left out (ES then takes its clock in
+// milliseconds: nil here) and a fixed origin is written as the instant
+// that many nanoseconds after the epoch (nanosOrigin).
+func decayOrigin(req *adapters.SearchRequest, nanos bool) any {
 	var ps pitState
-	if req.Resume != nil && json.Unmarshal(req.Resume, &ps) == nil && ps.Origin != 0 {
+	switch {
+	case req.Resume != nil && json.Unmarshal(req.Resume, &ps) == nil && ps.Origin != 0:
+		if nanos {
+			return nanosOrigin(ps.Origin)
+		}
 		return ps.Origin
+	case nanos:
+		return nil
 	}
 	return "now"
+}
+
+// nanosOrigin writes ms milliseconds since the epoch as the date that a
+// date_nanos field parses to the number ms: the instant ms nanoseconds
+// after the epoch, with all nine fraction digits.
+func nanosOrigin(ms int64) string {
+	return time.Unix(0, ms).UTC().Format("2006-01-02T15:04:05.000000000Z")
 }
 
 // functionScore is a function_score query with one exp decay; ES's Query
@@ -138,8 +156,11 @@ func withRecency(st *probeState, req *adapters.SearchRequest, s *dsl.Search) (an
 	if !ok || st.fields[rc.Field].Type != "date" && st.fields[rc.Field].Type != "date_nanos" {
 		return nil, fmt.Errorf("elasticsearch: recency field %q is not a date field", rc.Field)
 	}
-	decay := map[string]any{"exp": map[string]any{native: map[string]any{
-		"origin": decayOrigin(req), "scale": halfLife(rc.HalfLifeDays), "offset": "0d", "decay": 0.5}}}
+	params := map[string]any{"scale": halfLife(rc.HalfLifeDays), "offset": "0d", "decay": 0.5}
+	if origin := decayOrigin(req, st.fields[rc.Field].Type == "date_nanos"); origin != nil {
+		params["origin"] = origin
+	}
+	decay := map[string]any{"exp": map[string]any{native: params}}
 	fs := &functionScore{Query: s.Query, Functions: []any{decay}, ScoreMode: "multiply", BoostMode: "multiply"}
 	return &recencyBody{Search: s, Query: map[string]*functionScore{"function_score": fs}}, nil
 }
@@ -169,6 +190,9 @@ func (a *adapter) searchPIT(ctx context.Context, p *adapters.Plan, frag string) 
 		if body, err = fillPIT(body, id, ps.Origin); err != nil {
 			return nil, nil, err
 		}
+		if body, err = pinNanosOrigin(body, ps.Origin); err != nil {
+			return nil, nil, err
+		}
 	}
 	sr, err := a.searchBody(ctx, "/_search", body)
 	if err != nil {
@@ -195,6 +219,50 @@ func fillPIT(body json.RawMessage, id string, origin int64) (json.RawMessage, er
 	}
 	// Escaped query text cannot contain this unescaped byte sequence.
 	return []byte(strings.ReplaceAll(string(out), `"origin":"now"`, `"origin":`+strconv.FormatInt(origin, 10))), nil
+}
+
+// pinNanosOrigin gives a recency decay without an origin (a date_nanos
+// field, see decayOrigin) the first page's clock, origin ms since the
+// epoch, so later pages score alike. Every other part of the body is
+// kept byte for byte.
+func pinNanosOrigin(body json.RawMessage, origin int64) (json.RawMessage, error) {
+	path := []string{"query", "function_score", "functions"}
+	raw, ok := dsl.Lookup(body, path...)
+	if !ok {
+		return body, nil
+	}
+	var fns []map[string]map[string]map[string]json.RawMessage // [{"exp":{field:{params}}}]
+	if err := json.Unmarshal(raw, &fns); err != nil || len(fns) != 1 {
+		return body, nil
+	}
+	for _, params := range fns[0]["exp"] {
+		if _, ok := params["origin"]; ok {
+			return body, nil
+		}
+		params["origin"], _ = json.Marshal(nanosOrigin(origin))
+	}
+	fnsJSON, err := json.Marshal(fns)
+	if err != nil {
+		return nil, fmt.Errorf("elasticsearch: plan body: %w", err)
+	}
+	return setPath(body, fnsJSON, path...)
+}
+
+// setPath replaces the value at a path of object members in doc.
+func setPath(doc json.RawMessage, v json.RawMessage, path ...string) (json.RawMessage, error) {
+	if len(path) == 0 {
+		return v, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &m); err != nil {
+		return nil, fmt.Errorf("elasticsearch: plan body: %w", err)
+	}
+	inner, err := setPath(m[path[0]], v, path[1:]...)
+	if err != nil {
+		return nil, err
+	}
+	m[path[0]] = inner
+	return json.Marshal(m)
 }
 
 // openPIT opens a point in time on the target (POST /<index>/_pit).

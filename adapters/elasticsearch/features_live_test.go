@@ -28,8 +28,8 @@ func liveFeatureIndex(t *testing.T, docs []adapters.Document, edit ...func(*Conf
 		"settings": map[string]any{"number_of_shards": 2, "number_of_replicas": 0},
 		"mappings": map[string]any{"properties": map[string]any{
 			"text": map[string]any{"type": "text"}, "doc": map[string]any{"type": "keyword"},
-			"published": map[string]any{"type": "date"},
-			"vec":       map[string]any{"type": "dense_vector", "dims": 4, "similarity": "cosine", "index": true}}},
+			"published": map[string]any{"type": "date"}, "published_ns": map[string]any{"type": "date_nanos"},
+			"vec": map[string]any{"type": "dense_vector", "dims": 4, "similarity": "cosine", "index": true}}},
 	}
 	if err := createIndex(ctx, base, name, body); err != nil {
 		t.Fatal(err)
@@ -124,36 +124,74 @@ func TestLivePITPages(t *testing.T) {
 	}
 }
 
-// TestLiveRecency: bm25 × 0.5^(age/halfLife): equal texts dated 0, 30 and
-// 60 days ago score 1 : ½ : ¼ with a 30-day half-life; an undated one
-// keeps its bm25 score; the label is unbounded.
+// TestLiveRecency: bm25 × 0.5^(age/halfLife) on a date and on a
+// date_nanos field: equal texts dated 0, 30, 45 and 60 days ago score
+// their bm25 times the multiplier computed here from their dates and the
+// request time, on one page and across pages (whose origin is pinned by
+// the first); an undated one keeps its bm25 score; the label is
+// unbounded.
 func TestLiveRecency(t *testing.T) {
 	now := time.Now().UTC()
-	day := func(n int) string { return now.Add(-time.Duration(n) * 24 * time.Hour).Format(time.RFC3339Nano) }
-	docs := []adapters.Document{
-		{ID: "d0", Text: "fresh news", Meta: map[string]any{"published": day(0), "doc": "0"}},
-		{ID: "d30", Text: "fresh news", Meta: map[string]any{"published": day(30), "doc": "30"}},
-		{ID: "d60", Text: "fresh news", Meta: map[string]any{"published": day(60), "doc": "60"}},
-		{ID: "none", Text: "fresh news", Meta: map[string]any{"doc": "x"}},
+	const halfLife = 30.0
+	ages := map[string]float64{"d0": 0, "d30": 30, "d45": 45.5, "d60": 60}
+	var docs []adapters.Document
+	for id, age := range ages {
+		// a sub-millisecond part that date_nanos keeps and date drops
+		at := now.Add(-time.Duration(age*24*float64(time.Hour)) + 123456*time.Nanosecond).Format(time.RFC3339Nano)
+		docs = append(docs, adapters.Document{ID: id, Text: "fresh news", Meta: map[string]any{"published": at, "published_ns": at, "doc": id}})
 	}
+	docs = append(docs, adapters.Document{ID: "none", Text: "fresh news", Meta: map[string]any{"doc": "x"}})
 	e, _, _ := liveFeatureIndex(t, docs)
-	plain := liveRetrieve(t, e, `{"query":"news","mode":"sparse","k":4}`)
-	res := liveRetrieve(t, e, `{"query":"news","mode":"sparse","k":4,"recency":{"field":"published","halfLifeDays":30}}`)
-	if res.Meta["scoreScale"] != "unbounded" || plain.Meta["scoreScale"] != "bm25" {
-		t.Errorf("scale %v (plain %v)", res.Meta["scoreScale"], plain.Meta["scoreScale"])
-	}
+	plain := liveRetrieve(t, e, `{"query":"news","mode":"sparse","k":5}`)
 	bm25 := map[string]float64{}
 	for _, h := range plain.Hits {
 		bm25[h.ID] = h.Score
 	}
-	want := map[string]float64{"d0": 1, "d30": 0.5, "d60": 0.25, "none": 1}
-	for _, h := range res.Hits {
-		if r := h.Score / bm25[h.ID]; math.Abs(r-want[h.ID]) > 1e-3 {
-			t.Errorf("%s: multiplier %.5f, want %g", h.ID, r, want[h.ID])
-		}
+	for _, field := range []string{"published", "published_ns"} {
+		t.Run(field, func(t *testing.T) {
+			q := `{"query":"news","mode":"sparse","recency":{"field":"` + field + `","halfLifeDays":30}`
+			asked := time.Now()
+			one := liveRetrieve(t, e, q+`,"k":5}`)
+			if one.Meta["scoreScale"] != "unbounded" || plain.Meta["scoreScale"] != "bm25" {
+				t.Errorf("scale %v (plain %v)", one.Meta["scoreScale"], plain.Meta["scoreScale"])
+			}
+			checkDecay(t, "one page", one.Hits, bm25, ages, now, asked, halfLife)
+			if got := ids(one.Hits); got[len(got)-1] != "d60" {
+				t.Errorf("order %v: the oldest should rank last", got)
+			}
+			asked = time.Now()
+			res := liveRetrieve(t, e, q+`,"k":2}`)
+			pages := res.Hits
+			for res.NextCursor != "" {
+				res = liveRetrieve(t, e, q+`,"k":2,"cursor":"`+res.NextCursor+`"}`)
+				pages = append(pages, res.Hits...)
+			}
+			if len(pages) != 5 {
+				t.Fatalf("pages hold %v", ids(pages))
+			}
+			checkDecay(t, "pages", pages, bm25, ages, now, asked, halfLife)
+		})
 	}
-	if ids(res.Hits)[3] != "d60" {
-		t.Errorf("order %v: the oldest should rank last", ids(res.Hits))
+}
+
+// checkDecay compares each hit's score with its bm25 score times
+// 0.5^(age/halfLife), the age taken from the document's date (now − age
+// days + 123456 ns, truncated to milliseconds as ES compares dates) to
+// the request time asked; undated documents keep multiplier 1.
+func checkDecay(t *testing.T, what string, hits []rcp.Hit, bm25, ages map[string]float64, now, asked time.Time, halfLife float64) {
+	t.Helper()
+	for _, h := range hits {
+		want := 1.0
+		if age, ok := ages[h.ID]; ok {
+			dated := now.Add(-time.Duration(age*24*float64(time.Hour)) + 123456*time.Nanosecond).Truncate(time.Millisecond)
+			days := asked.Sub(dated).Hours() / 24
+			want = math.Exp(-math.Ln2 * days / halfLife)
+		}
+		// The engine's clock is read within a second of asked: at most
+		// 1/86400 of a day, a relative 3e-7 of the multiplier.
+		if got := h.Score / bm25[h.ID]; math.Abs(got-want) > 1e-5 {
+			t.Errorf("%s: %s multiplier %.7f, want %.7f", what, h.ID, got, want)
+		}
 	}
 }
 

@@ -17,6 +17,11 @@ type prop struct {
 	InferenceID string          `json:"inference_id"`
 	Properties  map[string]prop `json:"properties"`
 	Fields      map[string]prop `json:"fields"`
+
+	// IndexOptions is how a dense_vector field is indexed (vectors.go).
+	IndexOptions *struct {
+		Type string `json:"type"`
+	} `json:"index_options"`
 }
 
 // indexMapping is one entry of a _mapping response.
@@ -40,6 +45,10 @@ type field struct {
 	Inference   string
 	// IsSub marks multi-fields themselves.
 	IsSub bool
+
+	// IndexType is a dense_vector field's index_options.type as mapped
+	// ("" when the mapping does not name it; see vectorIndexes).
+	IndexType string
 }
 
 // signature is what must agree across indices for a field to be usable.
@@ -75,6 +84,9 @@ func leaf(name string, p prop) field {
 		Dims: p.Dims, Similarity: p.Similarity, Element: p.ElementType, Inference: p.InferenceID}
 	if p.Type == "dense_vector" {
 		f.Element, f.Similarity = vectorDefaults(p)
+		if p.IndexOptions != nil {
+			f.IndexType = p.IndexOptions.Type
+		}
 	}
 	if p.Type == "text" || p.Type == "match_only_text" {
 		for _, sub := range sortedKeys(p.Fields) {

@@ -111,7 +111,9 @@ func fieldNames(fs []capability.TextField) []string {
 
 // knn is the top-level kNN section. The filter is a pre-filter inside the
 // clause, so k hits come back whenever k documents match (§7.7 funnel:
-// num_candidates = max(candidateK, k), capped at 10 000).
+// num_candidates = max(candidateK, k), capped at 10 000). On a quantised
+// field every candidate is rescored with the original vectors where the
+// engine can (rescoreVector).
 func knn(st *probeState, req *adapters.SearchRequest, filter []dsl.Query) (*dsl.Knn, error) {
 	vf, ok := st.vectors[req.VectorField]
 	if !ok {
@@ -122,7 +124,8 @@ func knn(st *probeState, req *adapters.SearchRequest, filter []dsl.Query) (*dsl.
 	}
 	k := req.From + req.K
 	nc := min(max(req.CandidateK, k), maxWindow)
-	return &dsl.Knn{Field: vf.Name, QueryVector: req.Vector, K: k, NumCandidates: nc, Filter: filter}, nil
+	return &dsl.Knn{Field: vf.Name, QueryVector: req.Vector, K: k, NumCandidates: nc, Filter: filter,
+		RescoreVector: rescoreVector(st.vindex[vf.Name], k, nc)}, nil
 }
 
 // rrf is the native hybrid retriever (only when the probe proved it).

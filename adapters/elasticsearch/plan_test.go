@@ -29,7 +29,9 @@ var planCases = []struct {
 	name string
 	cfg  func(*Config)
 	rrf  bool
-	req  adapters.SearchRequest
+	// nanos maps the fixture's "published" as date_nanos.
+	nanos bool
+	req   adapters.SearchRequest
 }{
 	{name: "sparse_default", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: `scurvy "vitamin C" {"x":1}`, K: 10, CandidateK: 100}},
 	{name: "sparse_boosts_with_text", cfg: func(c *Config) { c.TieBreaker = f64(0.5); c.Highlight = true },
@@ -68,6 +70,11 @@ var planCases = []struct {
 	{name: "sparse_recency_fractional_resume", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 11, From: 10,
 		Recency: &adapters.Recency{Field: "published", HalfLifeDays: 0.5},
 		Resume:  json.RawMessage(`{"pit":"PIT-1","origin":1709294400000}`), After: json.RawMessage(`[3.5,17]`)}},
+	{name: "sparse_recency_nanos", nanos: true, req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 10,
+		Recency: &adapters.Recency{Field: "published", HalfLifeDays: 30}}},
+	{name: "sparse_recency_nanos_resume", nanos: true, req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 11, From: 10,
+		Recency: &adapters.Recency{Field: "published", HalfLifeDays: 30},
+		Resume:  json.RawMessage(`{"pit":"PIT-1","origin":1709294400000}`), After: json.RawMessage(`[3.5,17]`)}},
 	{name: "sparse_page_open_pit", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 100, Paginate: true}},
 	{name: "sparse_pinned_snapshot", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 10, IndexVersion: "PIT-9"}},
 	{name: "dense_page_resume", req: adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "vec", Vector: vec8(),
@@ -97,6 +104,11 @@ func TestPlan(t *testing.T) {
 			a := probedFake(t, cfg)
 			st, _ := a.probed()
 			st.ev.NativeRRF = tc.rrf
+			if tc.nanos {
+				f := st.fields["published"]
+				f.Type = "date_nanos"
+				st.fields["published"] = f
+			}
 			req := tc.req
 			if req.TextFields == nil {
 				req.TextFields = st.ev.TextFields

@@ -25,6 +25,8 @@ type probeState struct {
 	filters map[string]dslfilter.Field
 	// vectors are the usable dense_vector fields by name.
 	vectors map[string]field
+	// vindex is how each dense_vector field is indexed (vectors.go).
+	vindex map[string]vectorIndex
 	// docField is the document-id field (unit "document"), "" if none.
 	docField string
 	// vectorsOptIn: the engine leaves vector fields out of _source unless

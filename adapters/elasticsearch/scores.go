@@ -15,8 +15,8 @@ func stageScale(st *probeState, req *adapters.SearchRequest) (rcp.ScoreScale, *f
 		return capability.ModeScale(rcp.ModeSparse, nil)
 	case adapters.StageDense:
 		vf, ok := st.vectors[req.VectorField]
-		if !ok {
-			return rcp.ScaleUnbounded, nil
+		if !ok || st.vindex[req.VectorField].approximate() {
+			return rcp.ScaleUnbounded, nil // unknown, or approximate (vectors.go)
 		}
 		return denseScale(vf)
 	}

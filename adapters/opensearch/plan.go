@@ -46,8 +46,11 @@ func planFor(cfg *Config, s *schema, req *adapters.SearchRequest) (*adapters.Pla
 	case adapters.StageDense:
 		var vi vectorInfo
 		if vi, err = denseField(s, req); err == nil {
-			body = denseBody(cfg, req, filter, vi)
+			body = denseBody(cfg, s, req, filter, vi)
 			p.Scale, p.Floor = spaceScale(vi.Space)
+			if vi.approximate(s.version) {
+				p.Scale, p.Floor = rcp.ScaleUnbounded, nil // quantised, not rescored (vectors.go)
+			}
 			err = planMMR(s, req, body, vi)
 		}
 	case adapters.StageHybrid:
@@ -117,14 +120,16 @@ func denseField(s *schema, req *adapters.SearchRequest) (vectorInfo, error) {
 
 // knnClause builds the knn query with the filter inside it, so filtering
 // happens during the approximate search (§7.7 funnel: k = candidateK).
-func knnClause(cfg *Config, req *adapters.SearchRequest, vi vectorInfo, filter dsl.Query) *dsl.KnnQuery {
+// Quantised candidates are rescored where the engine can (knnRescore).
+func knnClause(cfg *Config, s *schema, req *adapters.SearchRequest, vi vectorInfo, filter dsl.Query) *dsl.KnnQuery {
 	k := min(max(req.CandidateK, req.From+req.K), maxWindow)
-	return &dsl.KnnQuery{Field: vi.Name, Vector: req.Vector, K: k, Filter: filter, EfSearch: cfg.EfSearch}
+	return &dsl.KnnQuery{Field: vi.Name, Vector: req.Vector, K: k, Filter: filter, EfSearch: cfg.EfSearch,
+		Rescore: knnRescore(vi, s.version)}
 }
 
-func denseBody(cfg *Config, req *adapters.SearchRequest, filter dsl.Query, vi vectorInfo) *dsl.OSSearch {
+func denseBody(cfg *Config, s *schema, req *adapters.SearchRequest, filter dsl.Query, vi vectorInfo) *dsl.OSSearch {
 	body := &dsl.OSSearch{Search: window(req)}
-	body.Query = knnClause(cfg, req, vi, filter)
+	body.Query = knnClause(cfg, s, req, vi, filter)
 	if req.MinScore != nil {
 		ms := forward(vi.Space, *req.MinScore)
 		body.MinScore = &ms
@@ -153,7 +158,7 @@ func hybridBody(cfg *Config, s *schema, req *adapters.SearchRequest, filter dsl.
 	}
 	body := &dsl.OSSearch{Search: window(req), SearchPipeline: dsl.RRFPipeline(rrfK, nil)}
 	depth := min(max(req.CandidateK, req.From+req.K), maxWindow)
-	body.Query = &dsl.Hybrid{Queries: []dsl.Query{mm, knnClause(cfg, req, vi, nil)}, Filter: filter,
+	body.Query = &dsl.Hybrid{Queries: []dsl.Query{mm, knnClause(cfg, s, req, vi, nil)}, Filter: filter,
 		PaginationDepth: depth}
 	return body, nil
 }

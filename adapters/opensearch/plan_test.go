@@ -45,6 +45,16 @@ func filterOf(t *testing.T, s *schema, raw string) mapping.Filter {
 	return f
 }
 
+// quantised edits the recorded lucene field "embedding" to use encoder,
+// compression level and mode.
+func quantised(encoder, compression, mode string) func(*schema) {
+	return func(s *schema) {
+		vi := s.vectors["embedding"]
+		vi.Encoder, vi.Compression, vi.Mode = encoder, compression, mode
+		s.vectors["embedding"] = vi
+	}
+}
+
 var vec8 = []float32{0.5, -0.25, 0, 1, 0.125, 0, 0, 0.75}
 
 const everyOp = `{"and":[
@@ -84,6 +94,10 @@ func TestPlan(t *testing.T) {
 			req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "espresso", TextFields: text, K: 5, CandidateK: 5, WithText: true}},
 		{name: "dense_meta_fields_vectors", cfg: func(c *Config) { c.MetaFields = []string{"lang"} }, req: adapters.SearchRequest{
 			Stage: adapters.StageDense, Vector: vec8, VectorField: "embedding", K: 5, CandidateK: 5, WithVectors: true}},
+		{name: "dense_quantised_rescore", edit: quantised("sq", "", ""), req: adapters.SearchRequest{Stage: adapters.StageDense,
+			Vector: vec8, K: 10, CandidateK: 100}},
+		{name: "dense_quantised_approximate", edit: quantised("sq", "4x", ""), req: adapters.SearchRequest{Stage: adapters.StageDense,
+			Vector: vec8, K: 10, CandidateK: 100, MinScore: &half}},
 		{name: "hybrid_rrf", edit: func(s *schema) { s.hybrid = true }, req: adapters.SearchRequest{Stage: adapters.StageHybrid,
 			Text: "espresso", TextFields: text, Vector: vec8, K: 10, CandidateK: 100, RRFK: 60},
 			filter: `{"field":"year","op":"gte","value":2018}`},

@@ -163,6 +163,12 @@ func (s *schema) fillFields(cfg *Config, f *fields, st settingsFacts) error {
 	if err != nil {
 		return err
 	}
+	for i := range ev.VectorFields {
+		vf := &ev.VectorFields[i]
+		if note := describeQuantisation(vf, f.vectors[vf.Name], s.version, ev.Version); note != "" {
+			ev.Notes = append(ev.Notes, note)
+		}
+	}
 	s.content = pick(cfg.ContentField, f.strings, []string{"text", "content", "body"}, f.text)
 	ev.TitleField = pick(cfg.TitleField, f.strings, []string{"title"}, nil)
 	ev.URIField = pick(cfg.URIField, f.strings, []string{"url", "uri"}, nil)

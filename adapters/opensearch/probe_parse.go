@@ -64,6 +64,10 @@ type vectorInfo struct {
 	DataType string // float, byte, binary
 	Mode     string
 	ModelID  string
+
+	// Encoder and Compression describe vector quantisation (vectors.go).
+	Encoder     string // method.parameters.encoder: name and type, e.g. "sq", "sq fp16"
+	Compression string // compression_level, e.g. "1x", "32x"
 }
 
 // mappingProp is one node of a mapping's properties tree.
@@ -84,7 +88,13 @@ type mappingProp struct {
 		Name      string `json:"name"`
 		Engine    string `json:"engine"`
 		SpaceType string `json:"space_type"`
+
+		Parameters struct {
+			Encoder *knnEncoder `json:"encoder"`
+		} `json:"parameters"`
 	} `json:"method"`
+
+	CompressionLevel string `json:"compression_level"`
 }
 
 // indexMapping is one index's entry in GET /<index>/_mapping.
@@ -153,7 +163,7 @@ func (f *fields) add(path string, p mappingProp, seen map[string]string) {
 	kind := p.Type
 	if p.Type == "knn_vector" {
 		vi := knnInfo(p)
-		kind = fmt.Sprintf("knn_vector/%d/%s/%s/%s", vi.Dims, vi.Space, vi.Engine, vi.DataType)
+		kind = fmt.Sprintf("knn_vector/%d/%s/%s/%s/%s", vi.Dims, vi.Space, vi.Engine, vi.DataType, vi.quantKey())
 		f.vectors[path] = vi
 	}
 	if prev, ok := seen[path]; ok {
@@ -200,7 +210,9 @@ func knnInfo(p mappingProp) vectorInfo {
 		if p.Method.SpaceType != "" {
 			vi.Space = strings.ToLower(p.Method.SpaceType)
 		}
+		vi.Encoder = p.Method.Parameters.Encoder.String()
 	}
+	vi.Compression = strings.ToLower(p.CompressionLevel)
 	if vi.DataType == "" {
 		vi.DataType = "float"
 	}

@@ -53,7 +53,7 @@ func TestBuildSchemaRecorded(t *testing.T) {
 		t.Errorf("text fields (-want +got):\n%s", diff)
 	}
 	wantVec := []capability.VectorField{{Name: "embedding", Dims: 8, Similarity: capability.SimCosine, Indexed: true,
-		Detail: map[string]string{"space_type": "cosinesimil", "engine": "lucene", "method": "hnsw", "data_type": "float"}}}
+		Detail: map[string]string{"space_type": "cosinesimil", "engine": "lucene", "method": "hnsw", "data_type": "float", "scores": "exact"}}}
 	if diff := cmp.Diff(wantVec, ev.VectorFields); diff != "" {
 		t.Errorf("vector fields (-want +got):\n%s", diff)
 	}

@@ -62,16 +62,20 @@ func incomplete(sr *dsl.SearchResponse, op string) error {
 }
 
 // stageSpace names the space whose inversion applies to a plan's scores;
-// the plan's scale identifies it (spaceScale is one-to-one on these).
-func stageSpace(p *adapters.Plan) string {
+// the plan's scale identifies it (spaceScale is one-to-one on these),
+// except on a field with approximate scores (unbounded, no floor), whose
+// space the plan's knn field names.
+func stageSpace(s *schema, p *adapters.Plan) string {
 	if p.Stage != adapters.StageDense {
 		return ""
 	}
-	switch p.Scale {
-	case rcp.ScaleCosine:
+	switch {
+	case p.Scale == rcp.ScaleCosine:
 		return "cosinesimil"
-	case rcp.ScaleDot:
+	case p.Scale == rcp.ScaleDot:
 		return "innerproduct"
+	case p.Scale == rcp.ScaleUnbounded && p.Floor == nil:
+		return s.vectors[planKnnField(p.Body)].Space
 	}
 	return ""
 }
@@ -81,7 +85,7 @@ func decodeHits(s *schema, p *adapters.Plan, sr *dsl.SearchResponse) (*adapters.
 	if sr.Hits.Total != nil && sr.Hits.Total.Relation == "eq" {
 		c.Total = sr.Hits.Total.Value
 	}
-	space := stageSpace(p)
+	space := stageSpace(s, p)
 	for _, h := range sr.Hits.Hits {
 		cand, err := candidate(s, h)
 		if err != nil {

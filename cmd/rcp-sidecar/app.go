@@ -112,7 +112,7 @@ func engineOptions(p config.Policy, emb adapters.Embedder, log *slog.Logger) ada
 		Embedder: emb,
 		Logger:   log,
 		Policy: capability.Policy{
-			MaxK: p.MaxK, DefaultCandidateK: p.DefaultCandidateK, Writable: p.Writable,
+			MaxK: p.MaxK, DefaultCandidateK: p.DefaultCandidateK, MaxQueryChars: p.MaxQueryChars, Writable: p.Writable,
 			Fields: p.Fields, Operators: p.Ops(), Trust: p.Trust,
 			Streaming: true, Log: true,
 		},

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 )
@@ -244,6 +245,7 @@ func TestConfigCheck(t *testing.T) {
 	}{
 		{good, false, `"api_key": "<secret>"`, "ok (1 backend(s): a)"},
 		{good, false, `"model": "model-from-env"`, "ok (1 backend(s): a)"},
+		{good, false, `"max_query_chars": 8192`, "ok (1 backend(s): a)"},
 		{bad, true, "", `unknown key "server.listen_adress"`},
 	}
 	for _, tt := range tests {
@@ -270,6 +272,25 @@ func TestExampleConfigLoads(t *testing.T) {
 	for _, b := range cfg.Backends {
 		if _, ok := newRegistry().Lookup(b.Engine); !ok {
 			t.Errorf("backend %s uses unknown engine %s", b.Name, b.Engine)
+		}
+	}
+}
+
+// TestQueryLengthDefault: with no policy.max_query_chars a retrieve
+// query of 8192 characters (16 384 bytes) is served and one of 8193 is
+// -32602 in every mode, even a mode the demo (which has no embedder)
+// does not advertise: the length is checked first.
+func TestQueryLengthDefault(t *testing.T) {
+	if d := config.DefaultPolicy().MaxQueryChars; d != capability.DefaultMaxQueryChars {
+		t.Fatalf("config default %d, engine default %d", d, capability.DefaultMaxQueryChars)
+	}
+	if _, stderr, err := run(t, "", "query", "--demo", "--mode", "sparse", "--k", "1", strings.Repeat("ö", 8192)); err != nil {
+		t.Errorf("8192 characters: %v\n%s", err, stderr)
+	}
+	for _, mode := range []string{"sparse", "dense", "hybrid"} {
+		_, stderr, err := run(t, "", "query", "--demo", "--mode", mode, "--k", "1", strings.Repeat("a", 8193))
+		if err == nil || !strings.Contains(stderr, "InvalidParams: query text of 8193 characters exceeds this server's limit of 8192") {
+			t.Errorf("%s: 8193 characters: err=%v\n%s", mode, err, stderr)
 		}
 	}
 }

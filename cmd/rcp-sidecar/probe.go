@@ -93,9 +93,25 @@ func textFields(fs []capability.TextField) string {
 func vectorFields(fs []capability.VectorField) string {
 	parts := make([]string, len(fs))
 	for i, f := range fs {
-		parts[i] = fmt.Sprintf("%s(%d,%s,indexed=%t)", f.Name, f.Dims, f.Similarity, f.Indexed)
+		parts[i] = fmt.Sprintf("%s(%d,%s,indexed=%t%s)", f.Name, f.Dims, f.Similarity, f.Indexed, quantisation(f))
 	}
 	return orNone(parts)
+}
+
+// quantisation names a quantised field's compression and whether its
+// scores are rescored (exact) or approximate; "" for a field scored on
+// its original vectors.
+func quantisation(f capability.VectorField) string {
+	q := f.Detail["quantisation"]
+	switch {
+	case f.ApproxScores && q != "":
+		return ",quantised=" + q + ",approximate scores"
+	case f.ApproxScores:
+		return ",approximate scores"
+	case q != "":
+		return ",quantised=" + q + "," + f.Detail["scores"]
+	}
+	return ""
 }
 
 func filterFields(fs []capability.FilterField) string {

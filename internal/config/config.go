@@ -101,6 +101,10 @@ type Policy struct {
 	Fields            []string `mapstructure:"fields" json:"fields,omitempty"`
 	Operators         []string `mapstructure:"operators" json:"operators,omitempty"`
 	Trust             string   `mapstructure:"trust" json:"trust,omitempty"`
+	// MaxQueryChars caps a retrieve query, in characters (Unicode code
+	// points) of each text block and of the blocks joined by spaces;
+	// longer queries are -32602 before any engine or embedder call (§15.5).
+	MaxQueryChars int `mapstructure:"max_query_chars" json:"max_query_chars"`
 }
 
 // Default returns the configuration used for absent keys.
@@ -126,7 +130,7 @@ func DefaultEmbedder() Embedder {
 
 // DefaultPolicy returns the defaults applied to each backend's policy.
 func DefaultPolicy() Policy {
-	return Policy{MaxK: 200, DefaultCandidateK: 100}
+	return Policy{MaxK: 200, DefaultCandidateK: 100, MaxQueryChars: 8192}
 }
 
 // Backend returns the backend named name, or the only backend when name

@@ -69,6 +69,7 @@ func TestLoadCorpus(t *testing.T) {
 		{"bad_operator.bad.yaml", `unknown operator "like"`},
 		{"bad_candidate_k.bad.yaml", "policy.default_candidate_k"},
 		{"bad_trust.bad.yaml", "policy.trust"},
+		{"bad_max_query_chars.bad.yaml", "backends[0].policy.max_query_chars: must be at least 1"},
 		{"unset_env.bad.yaml", "backends[0].settings.url: environment variable RCP_TEST_SURELY_UNSET_VAR is not set"},
 		{"bad_yaml.bad.yaml", "parse yaml"},
 	}
@@ -112,7 +113,8 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("embedder = %+v, want nil when absent", cfg.Embedder)
 	}
 	b := cfg.Backends[0]
-	if d := config.DefaultPolicy(); b.Policy.MaxK != d.MaxK || b.Policy.DefaultCandidateK != d.DefaultCandidateK {
+	if d := config.DefaultPolicy(); b.Policy.MaxK != d.MaxK || b.Policy.DefaultCandidateK != d.DefaultCandidateK ||
+		b.Policy.MaxQueryChars != 8192 || d.MaxQueryChars != 8192 {
 		t.Errorf("policy defaults = %+v", b.Policy)
 	}
 	fc := b.Config.(*fakeConfig)
@@ -133,7 +135,7 @@ func TestFullDecode(t *testing.T) {
 		t.Fatalf("embedder = %+v", e)
 	}
 	p := cfg.Backends[0].Policy
-	if p.MaxK != 50 || p.DefaultCandidateK != 40 || !p.Writable || p.Trust != "community" || len(p.Ops()) != 4 {
+	if p.MaxK != 50 || p.DefaultCandidateK != 40 || !p.Writable || p.Trust != "community" || len(p.Ops()) != 4 || p.MaxQueryChars != 2000 {
 		t.Errorf("policy = %+v", p)
 	}
 	fc := cfg.Backends[0].Config.(*fakeConfig)

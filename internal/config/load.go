@@ -158,6 +158,9 @@ func applyPolicyDefaults(p *Policy) {
 	if p.DefaultCandidateK == 0 {
 		p.DefaultCandidateK = min(d.DefaultCandidateK, p.MaxK)
 	}
+	if p.MaxQueryChars == 0 {
+		p.MaxQueryChars = d.MaxQueryChars
+	}
 }
 
 // decodeSettings is phase two (ARCHITECTURE §2.4): the engine owns its

@@ -114,6 +114,8 @@ func (p *Policy) validate(path string) error {
 		return fmt.Errorf("%s.max_k: must be at least 1", path)
 	case p.DefaultCandidateK < 1 || p.DefaultCandidateK > p.MaxK:
 		return fmt.Errorf("%s.default_candidate_k: must be in [1, max_k=%d]", path, p.MaxK)
+	case p.MaxQueryChars < 1:
+		return fmt.Errorf("%s.max_query_chars: must be at least 1 (characters)", path)
 	case p.Trust != "" && !slices.Contains(TrustLevels, p.Trust):
 		return fmt.Errorf("%s.trust: %q is not one of %v", path, p.Trust, TrustLevels)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -85,7 +86,7 @@ func (t *Telemetry) logRequest(ctx context.Context, method, engine string, err e
 // by default only the query's length and the hit count and ids.
 func (t *Telemetry) retrieveAttrs(p *rcp.RetrieveParams, res *rcp.RetrieveResult) []slog.Attr {
 	text, _ := p.Query.Text()
-	as := []slog.Attr{slog.String("mode", string(p.Mode)), slog.Int("query_chars", len(text))}
+	as := []slog.Attr{slog.String("mode", string(p.Mode)), slog.Int("query_chars", utf8.RuneCountInString(text))}
 	if t.logBodies {
 		as = append(as, slog.String("query", text))
 	}

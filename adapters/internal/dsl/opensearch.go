@@ -25,6 +25,16 @@ type KnnQuery struct {
 	MaxDistance *float64
 	// EfSearch sets method_parameters.ef_search (HNSW) when > 0.
 	EfSearch int
+	// Rescore re-scores quantised candidates with the original vectors.
+	Rescore *KnnRescore
+}
+
+// KnnRescore is the knn query's rescore option (k-NN 2.17+; the lucene
+// engine from 3.1): the first pass gathers ceil(k·OversampleFactor)
+// candidates (OversampleFactor in [1, 100]; at least 100, at most 10 000),
+// re-scores them with the original vectors and keeps the best k.
+type KnnRescore struct {
+	OversampleFactor float64 `json:"oversample_factor"`
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -36,8 +46,9 @@ func (q *KnnQuery) MarshalJSON() ([]byte, error) {
 		MinScore    *float64       `json:"min_score,omitempty"`
 		MaxDistance *float64       `json:"max_distance,omitempty"`
 		Method      map[string]int `json:"method_parameters,omitempty"`
+		Rescore     *KnnRescore    `json:"rescore,omitempty"`
 	}
-	b := body{Vector: q.Vector, K: q.K, Filter: q.Filter, MinScore: q.MinScore, MaxDistance: q.MaxDistance}
+	b := body{Vector: q.Vector, K: q.K, Filter: q.Filter, MinScore: q.MinScore, MaxDistance: q.MaxDistance, Rescore: q.Rescore}
 	if b.Vector == nil {
 		b.Vector = []float32{}
 	}

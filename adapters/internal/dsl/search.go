@@ -25,6 +25,16 @@ type Knn struct {
 	Filter        []Query   `json:"filter,omitempty"`
 	Similarity    *float64  `json:"similarity,omitempty"`
 	Boost         *float64  `json:"boost,omitempty"`
+	// RescoreVector re-scores the top candidates of a quantised field
+	// with the original vectors (Elasticsearch 8.18+).
+	RescoreVector *RescoreVector `json:"rescore_vector,omitempty"`
+}
+
+// RescoreVector is the kNN rescore_vector option: the top
+// ceil(k·Oversample) candidates per shard (Oversample ≥ 1) are re-scored
+// with the original float vectors and the best k returned.
+type RescoreVector struct {
+	Oversample float64 `json:"oversample"`
 }
 
 // Highlight asks for highlighted fragments of the named fields.
