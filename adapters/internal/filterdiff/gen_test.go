@@ -8,9 +8,9 @@ import (
 
 // engineFeatures are the feature sets the live tests declare.
 var engineFeatures = map[string]Feature{
-	"elasticsearch": FeatureFlattened | FeatureRuntime,
+	"elasticsearch": FeatureFlattened | FeatureRuntime | FeatureEpochFractionNumbers,
 	"opensearch": FeatureMapperExtras | FeatureWildcard | FeatureConstantKeyword | FeatureUnsignedLong |
-		FeatureFlatObject | FeatureDerived,
+		FeatureFlatObject | FeatureDerived | FeatureEpochFractionNumbers,
 }
 
 // TestRounds: every kind yields documents the oracle can read, a seed

@@ -24,6 +24,11 @@ const (
 	FeatureRuntime
 	// FeatureDerived: a derived section in the mapping (OpenSearch 3.x).
 	FeatureDerived
+	// FeatureEpochFractionNumbers: the engine indexes an epoch_second date
+	// given as a JSON number with a fraction correctly. Elasticsearch
+	// 9.2.0 does not: the number's value also lands in the next numeric
+	// field of the document. Without it such dates are sent as strings.
+	FeatureEpochFractionNumbers
 )
 
 // kind is one row of the field-kind table: a mapping whose parameters

@@ -29,6 +29,7 @@ func newGen(seed uint64, i int) *gen {
 // newRound generates the indices and documents of one round: a field of
 // every kind feats allows, plus body, named prefix-<n>.
 func newRound(g *gen, plan roundPlan, feats Feature, prefix string) *Round {
+	g.feats = feats
 	parts := []*part{bodyPart()}
 	for _, k := range kindsFor(feats) {
 		parts = append(parts, k.build(g, k.name))

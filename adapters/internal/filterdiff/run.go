@@ -55,6 +55,9 @@ const (
 	EnvSeed = "RCP_FILTERDIFF_SEED"
 	// EnvLong runs seed after fresh seed for a duration such as 10m.
 	EnvLong = "RCP_FILTERDIFF_LONG"
+	// EnvKeep, when set, leaves the generated indices in place for
+	// inspection.
+	EnvKeep = "RCP_FILTERDIFF_KEEP"
 )
 
 // DefaultSeed is the seed of a run without EnvSeed.
@@ -220,7 +223,9 @@ func (s *suite) round(i int, plan roundPlan) {
 		if err := s.tg.CreateIndex(s.ctx, ix.Name, ix.Body); err != nil {
 			t.Fatalf("round %d: create index %s: %v", i, ix.Name, err)
 		}
-		defer s.tg.DeleteIndex(ix.Name)
+		if os.Getenv(EnvKeep) == "" {
+			defer s.tg.DeleteIndex(ix.Name)
+		}
 	}
 	if r.Alias {
 		var actions []any

@@ -14,6 +14,8 @@ import (
 // seed reproduces the indices, documents and filters exactly.
 type gen struct {
 	r *rand.Rand
+	// feats are the engine's features (newRound sets them).
+	feats Feature
 }
 
 func (g *gen) pick(list []any) any     { return list[g.r.IntN(len(list))] }
@@ -257,10 +259,11 @@ func dateInstants(nanos, epochSeconds bool) []time.Time {
 func (g *gen) renderSourceDate(t time.Time, format string) any {
 	if format == formatEpochSecond {
 		s := strconv.FormatInt(t.Unix(), 10)
-		if ns := t.Nanosecond(); ns != 0 {
+		ns := t.Nanosecond()
+		if ns != 0 {
 			s += "." + strings.TrimRight(fmt9(ns), "0")
 		}
-		if g.chance(30) {
+		if g.chance(30) || ns != 0 && g.feats&FeatureEpochFractionNumbers == 0 {
 			return s
 		}
 		return json.Number(s)
