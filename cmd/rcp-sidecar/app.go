@@ -142,14 +142,7 @@ func openEmbedder(ctx context.Context, e *config.Embedder) (adapters.Embedder, e
 }
 
 // newServer applies the server section to an RCP server over the engine.
-func (a *app) newServer() *server.Server {
-	s := a.cfg.Server
-	return server.New(a.observe(a.engine), server.Options{
-		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: a.log, Observe: a.observer(a.backend),
-		BasePath: s.HTTP.BasePath, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
-		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
-	})
-}
+func (a *app) newServer() *server.Server { return a.serverFor(a.engine) }
 
 func (a *app) Close() {
 	if a.engine != nil {

@@ -246,6 +246,7 @@ func (fa *fedApp) serverOptions(base, engine string) server.Options {
 		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: fa.log, Observe: fa.obs.observer(engine),
 		BasePath: base, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
 		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
+		Authorize: access.AuthorizeMethod,
 	}
 }
 

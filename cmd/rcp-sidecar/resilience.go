@@ -16,6 +16,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient/standby"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 )
 
@@ -222,18 +223,27 @@ func (rs *resilience) serveStdio(ctx context.Context, in io.Reader, out io.Write
 	return rs.gate.ServeStdio(ctx, in, out, rs.drain())
 }
 
-// readyHTTP is secureHTTP behind the gate: the TLS listener now, the
-// access-controlled server once the engine is up.
+// readyHTTP serves the access section around the gate: the TLS listener
+// and the key guard now, in front of the gate, so that every caller is
+// authenticated (401/403, -32012) and shed before readiness is looked at
+// (§5.2: auth before initialize); behind it, the server scoped per key
+// once the engine is up. While not ready, shutdown needs an admin key as
+// it does afterwards.
 func (rs *resilience) readyHTTP(ctx context.Context, ln net.Listener) (net.Listener, http.Handler, error) {
 	tln, err := tlsListener(ln, rs.a.cfg.Access.TLS)
 	if err != nil {
 		return nil, nil, err
 	}
+	g, err := rs.a.accessGuard()
+	if err != nil {
+		return nil, nil, err
+	}
+	rs.gate.Authorize(access.AuthorizeMethod)
 	err = rs.start(ctx, func() (http.Handler, standby.StdioFunc, error) {
-		_, h, err := rs.a.secureHTTP(ln) // its own TLS wrapping of ln is discarded
+		h, err := rs.a.accessHandler(g)
 		return h, nil, err
 	})
-	return tln, rs.gate.Handler(), err
+	return tln, guarded(g, rs.gate.Handler()), err
 }
 
 // serveHTTP serves until ctx ends (or the real server cannot be built),

@@ -21,6 +21,8 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // Key is one API key and its scope, as compiled from configuration.
@@ -33,6 +35,8 @@ type Key struct {
 	Engines []string
 	// Write allows index/add and index/delete.
 	Write bool
+	// Admin allows shutdown over HTTP (AuthorizeMethod).
+	Admin bool
 	// Filter is ANDed into every retrieve and enforced on writes; nil
 	// means the key sees the whole corpus.
 	Filter json.RawMessage
@@ -73,6 +77,7 @@ type Principal struct {
 	digest    [32]byte
 	engines   []string
 	write     bool
+	admin     bool
 	filter    json.RawMessage
 	prefix    string
 	bucket    *bucket
@@ -108,7 +113,7 @@ func newPrincipal(i int, k Key, secret []byte) *Principal {
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte("rcp-sidecar cursor\x00" + k.ID))
 	return &Principal{
-		idx: i, id: k.ID, digest: k.Digest, engines: slices.Clone(k.Engines), write: k.Write,
+		idx: i, id: k.ID, digest: k.Digest, engines: slices.Clone(k.Engines), write: k.Write, admin: k.Admin,
 		filter: nullToNil(k.Filter), prefix: k.IDPrefix, bucket: newBucket(k.RPS, k.Burst), cursorKey: m.Sum(nil),
 	}
 }
@@ -153,6 +158,18 @@ func FromContext(ctx context.Context) *Principal {
 		return st.p
 	}
 	return nil
+}
+
+// AuthorizeMethod is server.Options.Authorize: it refuses shutdown to an
+// authenticated caller whose key lacks admin, with -32012 (§15.6). Every
+// other method is authorised per call by Guard.Backend; a context without
+// a caller (authentication off, or stdio) may call anything.
+func AuthorizeMethod(ctx context.Context, method string) error {
+	p := FromContext(ctx)
+	if p == nil || p.admin || method != rcp.MethodShutdown {
+		return nil
+	}
+	return rcp.NewError(rcp.CodeUnauthorized, "unauthorized")
 }
 
 // EngineAllowed reports whether the caller of ctx may use engine id; true

@@ -37,6 +37,9 @@ type AccessKey struct {
 	Engines []string `mapstructure:"engines" json:"engines,omitempty"`
 	// Write allows index/add and index/delete.
 	Write bool `mapstructure:"write" json:"write"`
+	// Admin allows the lifecycle method shutdown over HTTP; other keys
+	// get -32012 for it. Without keys every caller may call it.
+	Admin bool `mapstructure:"admin" json:"admin,omitempty"`
 	// Filter is an RCP filter (§8) ANDed into every retrieve and enforced
 	// on every document this key writes (tenant isolation).
 	Filter map[string]any `mapstructure:"filter" json:"filter,omitempty"`

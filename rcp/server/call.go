@@ -78,7 +78,7 @@ func (sess *session) acceptMember(ctx context.Context, m jsonrpc.Member, emit fu
 	if obs := sess.srv.opts.Observe; obs != nil {
 		ctx, done = obs(ctx, req.Method, req.Params)
 	}
-	e, gerr := sess.checkRequest(req)
+	e, gerr := sess.checkRequest(ctx, req)
 	if gerr == nil && m.Err != nil {
 		gerr = decodeErr(m.Err)
 	}

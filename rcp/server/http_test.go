@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -169,4 +170,27 @@ func TestHTTPStateful(t *testing.T) {
 			t.Errorf("expired session: code %d, want -32001", c)
 		}
 	})
+}
+
+// TestHTTPAuthorizeBeforeGating: Options.Authorize answers a request
+// before any gate, so an unauthorised caller gets -32012 for an unknown
+// method and an unadvertised one alike (§15.6), and the methods it allows
+// are served as usual.
+func TestHTTPAuthorizeBeforeGating(t *testing.T) {
+	b := rcptest.NewStubBackend(3)
+	b.Caps.Embed = nil
+	h := server.New(b, server.Options{Authorize: func(_ context.Context, method string) error {
+		if method == rcp.MethodPing {
+			return nil
+		}
+		return rcp.NewError(rcp.CodeUnauthorized, "unauthorized")
+	}}).Handler()
+	for _, tc := range []struct{ method, want string }{
+		{"ping", "0"}, {"shutdown", "-32012"}, {"embed", "-32012"}, {"no/such", "-32012"},
+	} {
+		w := do(t, h, httpReq{method: "POST", path: "/rcp", body: `{"jsonrpc":"2.0","id":1,"method":"` + tc.method + `","params":{}}`})
+		if got := rpcCode(t, w.Body.String()); w.Code != http.StatusOK || strconv.Itoa(got) != tc.want {
+			t.Errorf("%s: HTTP %d %s, want 200 with code %s", tc.method, w.Code, w.Body, tc.want)
+		}
+	}
 }

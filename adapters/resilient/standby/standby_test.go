@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 type wireResp struct {
@@ -76,6 +78,49 @@ func TestPendingAnswers(t *testing.T) {
 		t.Errorf("batch answer %s, want [result, -32010]", out)
 	}
 }
+
+// TestPendingAuthorize: while not ready, every request passes the
+// Authorize check first, as it does once the real server is open.
+func TestPendingAuthorize(t *testing.T) {
+	g := New(nil)
+	g.Authorize(func(ctx context.Context, method string) error {
+		if method == "shutdown" && ctx.Value(adminCtx{}) == nil {
+			return rcp.NewError(rcp.CodeUnauthorized, "unauthorized")
+		}
+		return nil
+	})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Admin") != "" {
+			r = r.WithContext(context.WithValue(r.Context(), adminCtx{}, true))
+		}
+		g.Handler().ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	for _, tc := range []struct {
+		admin bool
+		want  int // 0: a result
+	}{{false, -32012}, {true, 0}} {
+		req, _ := http.NewRequest("POST", ts.URL+"/rcp/shutdown", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"shutdown"}`))
+		if tc.admin {
+			req.Header.Set("X-Admin", "1")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := 0
+		if r := decode(t, b); r.Error != nil {
+			got = r.Error.Code
+		}
+		if got != tc.want {
+			t.Errorf("admin=%v: %s, want code %d", tc.admin, b, tc.want)
+		}
+	}
+}
+
+type adminCtx struct{}
 
 func TestHTTPReadinessAndSwap(t *testing.T) {
 	g := New(nil)
