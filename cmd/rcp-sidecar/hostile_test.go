@@ -7,9 +7,11 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -147,5 +149,59 @@ func TestHostileAuthBeforeEverything(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHostileSSEPartialIDs: a key with an id namespace streams a retrieve.
+// Attack: progress frames leaked the namespaced ids the engine stores
+// ("b/d0") while the final result carried the client's ids ("d0"), which
+// exposes the namespace scheme and breaks clients that match partial hits
+// against the final ones. Guarantee: every id in an SSE progress frame's
+// partial.hits is an id of the final result.
+func TestHostileSSEPartialIDs(t *testing.T) {
+	corpus := filepath.Join(t.TempDir(), "corpus.jsonl")
+	writeFile(t, corpus, `{"_id":"b/d0","title":"Comets","text":"comets grow tails near the sun"}`+"\n"+
+		`{"_id":"b/d1","title":"Sun","text":"the sun is a star"}`+"\n")
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	t.Setenv("TEST_TENANT_KEY", readerKey)
+	writeFile(t, cfg, "backends:\n  - {name: docs, engine: memory, settings: {corpus: "+corpus+"}}\n"+
+		"access:\n  keys:\n    - {id: b, env: TEST_TENANT_KEY, id_prefix: \"b/\"}\n")
+	base := startServe(t, "--config", cfg)
+	req, _ := http.NewRequest(http.MethodPost, base+"/retrieve", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"sun","k":2,"mode":"sparse","_meta":{"progressToken":"p"}}}`))
+	req.Header.Set("Authorization", "Bearer "+readerKey)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var partial, final []string
+	for _, ev := range strings.Split(strings.TrimSpace(string(raw)), "\n\n") {
+		var f struct {
+			Method string
+			Params struct {
+				Partial struct{ Hits []struct{ ID string } }
+			}
+			Result struct{ Hits []struct{ ID string } }
+		}
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(ev, "data: ")), &f); err != nil {
+			t.Fatalf("SSE event %q: %v", ev, err)
+		}
+		for _, h := range f.Params.Partial.Hits {
+			partial = append(partial, h.ID)
+		}
+		for _, h := range f.Result.Hits {
+			final = append(final, h.ID)
+		}
+	}
+	if len(partial) == 0 || len(final) == 0 {
+		t.Fatalf("want progress with partial hits and a final result, got:\n%s", raw)
+	}
+	for _, id := range partial {
+		if !slices.Contains(final, id) {
+			t.Errorf("partial hit id %q is not among the final ids %v", id, final)
+		}
 	}
 }
