@@ -28,7 +28,8 @@ func (a *app) accessGuard() (*access.Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.log.Info("access control on", "keys", len(ac.Keys), "max_inflight", ac.MaxInflight, "tls", ac.TLS.Enabled(), "mtls", ac.TLS.ClientCAFile != "")
+	a.log.Info("access control on", "keys", len(ac.Keys), "max_inflight", ac.MaxInflight,
+		"max_inflight_per_key", ac.MaxInflightPerKey, "tls", ac.TLS.Enabled(), "mtls", ac.TLS.ClientCAFile != "")
 	return g, nil
 }
 
@@ -69,7 +70,8 @@ func newGuard(ac config.Access, a *app) (*access.Guard, error) {
 		keys[i] = access.Key{ID: k.ID, Digest: d, Engines: k.Engines, Write: k.Write, Admin: k.Admin, Filter: f,
 			IDPrefix: k.IDPrefix, RPS: k.Rate.RPS, Burst: k.Rate.Burst}
 	}
-	return access.New(access.Options{Keys: keys, MaxInflight: ac.MaxInflight, DefaultEngine: a.backend, Logger: a.log})
+	return access.New(access.Options{Keys: keys, MaxInflight: ac.MaxInflight, MaxInflightPerKey: ac.MaxInflightPerKey,
+		MaxBodyBytes: a.cfg.Server.HTTP.MaxBodyBytes, DefaultEngine: a.backend, Logger: a.log})
 }
 
 // serverFor applies the server section to an RCP server over b (the

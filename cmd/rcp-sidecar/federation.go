@@ -89,7 +89,7 @@ func runFederation(cmd *cobra.Command, g *globals, f *serveFlags, cfg *config.Co
 	base := cfg.Server.HTTP.BasePath
 	fa.log.Info("serving an RCP federation over HTTP", "addr", ln.Addr().String(), "base", base,
 		"engines", strings.Join(fa.ids, ","), "per_engine", enginesPrefix+"<id>/rcp")
-	return serveHTTP(ctx, ln, h)
+	return serveHTTP(ctx, ln, h, &cfg.Server)
 }
 
 // secure applies the access section (§5.2, §15) as for a single engine:
@@ -115,7 +115,8 @@ func (fa *fedApp) secure(ln net.Listener) (net.Listener, http.Handler, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	fa.log.Info("access control on", "keys", len(ac.Keys), "max_inflight", ac.MaxInflight, "tls", ac.TLS.Enabled())
+	fa.log.Info("access control on", "keys", len(ac.Keys), "max_inflight", ac.MaxInflight,
+		"max_inflight_per_key", ac.MaxInflightPerKey, "tls", ac.TLS.Enabled())
 	return ln, g.Middleware(h), nil
 }
 

@@ -1,8 +1,9 @@
 // Package access is the sidecar's inbound access control (§5.2, §15):
 // API-key authentication applied to HTTP before any RCP processing (so
 // before initialize and capability gating), per-key scopes (engines, read
-// or write, a mandatory tenant filter, an id namespace), per-key token-bucket
-// rate limits and a global concurrency limit that sheds load.
+// or write, admin, a mandatory tenant filter, an id namespace), per-key
+// token-bucket rate limits, and global and per-key concurrency limits that
+// shed load.
 //
 // The HTTP side is Guard.Middleware; the data side is Guard.Backend, a
 // server.Backend decorator that reads the caller from the request context.
@@ -23,6 +24,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
 
 // Key is one API key and its scope, as compiled from configuration.
@@ -53,6 +55,14 @@ type Options struct {
 	Keys []Key
 	// MaxInflight caps concurrent RCP requests (0: no cap).
 	MaxInflight int
+	// MaxInflightPerKey caps one key's concurrent RCP requests (0: no
+	// cap), so that one key cannot take every MaxInflight slot.
+	MaxInflightPerKey int
+	// MaxBodyBytes bounds the request body the middleware reads before it
+	// takes a concurrency slot (the server's own limit; 0: the server
+	// default). A larger body reaches the server cut just past it, and the
+	// server answers -32013.
+	MaxBodyBytes int64
 	// DefaultEngine is the engine served at the base path, for the
 	// per-key engine check; "" when the base path is an aggregator.
 	DefaultEngine string
@@ -66,6 +76,7 @@ type Options struct {
 type Guard struct {
 	keys          []*Principal
 	sem           chan struct{}
+	maxBody       int64
 	defaultEngine string
 	log           *slog.Logger
 }
@@ -81,12 +92,16 @@ type Principal struct {
 	filter    json.RawMessage
 	prefix    string
 	bucket    *bucket
+	sem       chan struct{} // the key's own concurrency limit; nil: none
 	cursorKey []byte
 }
 
 // New compiles o. Keys must have distinct ids.
 func New(o Options) (*Guard, error) {
-	g := &Guard{defaultEngine: o.DefaultEngine, log: o.Logger}
+	g := &Guard{defaultEngine: o.DefaultEngine, log: o.Logger, maxBody: o.MaxBodyBytes}
+	if g.maxBody <= 0 {
+		g.maxBody = server.DefaultMaxBodyBytes
+	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -104,7 +119,11 @@ func New(o Options) (*Guard, error) {
 		if k.ID == "" || slices.ContainsFunc(g.keys, func(p *Principal) bool { return p.id == k.ID }) {
 			return nil, fmt.Errorf("access: key %d: empty or duplicate id %q", i, k.ID)
 		}
-		g.keys = append(g.keys, newPrincipal(i, k, secret))
+		p := newPrincipal(i, k, secret)
+		if o.MaxInflightPerKey > 0 {
+			p.sem = make(chan struct{}, o.MaxInflightPerKey)
+		}
+		g.keys = append(g.keys, p)
 	}
 	return g, nil
 }
