@@ -6,14 +6,19 @@ package main
 // loopback and stop by themselves within seconds.
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Keys of the hostile suite's access section (passed through the
@@ -204,4 +209,194 @@ func TestHostileSSEPartialIDs(t *testing.T) {
 			t.Errorf("partial hit id %q is not among the final ids %v", id, final)
 		}
 	}
+}
+
+// hostAddr is the host:port of a base URL.
+func hostAddr(base string) string {
+	return strings.TrimPrefix(strings.TrimSuffix(base, "/rcp"), "http://")
+}
+
+// rawRequest is an HTTP/1.1 POST of body to path with key (none when
+// empty), as bytes on the wire; size overrides Content-Length when set.
+func rawRequest(path, key, body string, size int) string {
+	if size == 0 {
+		size = len(body)
+	}
+	auth := ""
+	if key != "" {
+		auth = "Authorization: Bearer " + key + "\r\n"
+	}
+	return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + auth +
+		"Content-Length: " + strconv.Itoa(size) + "\r\n\r\n" + body
+}
+
+// slowExchange is what a slow client saw: the status the server answered
+// (0: none) and when the server ended the exchange.
+type slowExchange struct {
+	status int
+	took   time.Duration
+}
+
+// trickle sends a retrieve whose headers announce a 200-byte body, then
+// sends the body a byte every 100ms — until the server answers or drops
+// the connection, or for at most budget.
+func trickle(t *testing.T, addr, key string, budget time.Duration) slowExchange {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Error(err)
+		return slowExchange{}
+	}
+	defer c.Close()
+	start := time.Now()
+	_ = c.SetDeadline(start.Add(budget))
+	if _, err := io.WriteString(c, rawRequest("/rcp/retrieve", key, "", 200)); err != nil {
+		t.Error(err)
+		return slowExchange{}
+	}
+	go func() {
+		for range 200 {
+			time.Sleep(100 * time.Millisecond)
+			if _, err := c.Write([]byte(" ")); err != nil {
+				return
+			}
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return slowExchange{took: time.Since(start)}
+	}
+	resp.Body.Close()
+	return slowExchange{status: resp.StatusCode, took: time.Since(start)}
+}
+
+// TestHostileSlowBodies: a key trickles request bodies. Attack: four
+// connections sending a byte a second each kept their request open past
+// any deadline, and with max_inflight 4 they held every slot, so 16 of 16
+// requests of another tenant were shed with 429 for as long as the bodies
+// trickled. Guarantee: a request takes a concurrency slot only once its
+// whole body is read, so the other tenant is served throughout; and a body
+// not received within server.http.body_timeout is answered 408 and its
+// connection closed.
+func TestHostileSlowBodies(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	writeFile(t, cfg, "server:\n  http:\n    body_timeout: 3s\n"+memoryBackend(t, "")+hostileAccess(t, "  max_inflight: 4\n"))
+	base := startServe(t, "--config", cfg)
+	slow := make(chan slowExchange, 4)
+	for range 4 {
+		go func() { slow <- trickle(t, hostAddr(base), readerKey, 10*time.Second) }()
+	}
+	time.Sleep(300 * time.Millisecond) // the four are trickling their bodies now
+	var shed, failed atomic.Int32
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 4 {
+				st, body := rpcPost(t, base+"/retrieve", adminKey, `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"sun","k":2}}`)
+				switch {
+				case st == http.StatusTooManyRequests:
+					shed.Add(1)
+				case st != http.StatusOK || !strings.Contains(string(body), `"hits"`):
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(slow) > 0 {
+		t.Fatal("a slow body ended before the other tenant's requests did; the test proves nothing")
+	}
+	if n := shed.Load(); n > 0 {
+		t.Errorf("%d of 16 requests of another tenant were shed (429) while four slow bodies were in flight", n)
+	}
+	if n := failed.Load(); n > 0 {
+		t.Errorf("%d of 16 requests of another tenant failed", n)
+	}
+	for range 4 {
+		ex := <-slow
+		if ex.status != http.StatusRequestTimeout || ex.took > 7*time.Second {
+			t.Errorf("slow body: HTTP %d after %v, want 408 soon after the 3s body timeout", ex.status, ex.took.Round(time.Millisecond))
+		}
+	}
+}
+
+// TestHostileIdleConnections: a stranger opens many connections and keeps
+// them. Attacks: 50 keep-alive connections, each after one (401) request,
+// stayed open indefinitely; and nothing capped how many connections one
+// could open. Guarantees: a keep-alive connection idle for
+// server.http.idle_timeout is closed, and beyond server.http.max_conns
+// further connections wait to be accepted until the header timeout (or
+// the idle timeout) frees one.
+func TestHostileIdleConnections(t *testing.T) {
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	t.Run("idle keep-alive connections are closed", func(t *testing.T) {
+		cfg := filepath.Join(t.TempDir(), "c.yaml")
+		writeFile(t, cfg, "server:\n  http:\n    idle_timeout: 1s\n"+memoryBackend(t, "")+hostileAccess(t, ""))
+		addr := hostAddr(startServe(t, "--config", cfg))
+		var open atomic.Int32
+		var wg sync.WaitGroup
+		for range 50 {
+			wg.Go(func() {
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(8 * time.Second))
+				br := bufio.NewReader(c)
+				if _, err := io.WriteString(c, rawRequest("/rcp/ping", "", ping, 0)); err != nil {
+					t.Error(err)
+					return
+				}
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusUnauthorized {
+					t.Errorf("ping without a key: HTTP %d, want 401", resp.StatusCode)
+				}
+				if _, err := br.ReadByte(); err != io.EOF {
+					open.Add(1) // the read deadline passed: still open
+				}
+			})
+		}
+		wg.Wait()
+		if n := open.Load(); n > 0 {
+			t.Errorf("%d of 50 idle keep-alive connections still open 8s after their request (idle_timeout 1s)", n)
+		}
+	})
+	t.Run("connections beyond max_conns wait", func(t *testing.T) {
+		cfg := filepath.Join(t.TempDir(), "c.yaml")
+		writeFile(t, cfg, "server:\n  http:\n    max_conns: 4\n    read_header_timeout: 1s\n"+memoryBackend(t, "")+hostileAccess(t, ""))
+		addr := hostAddr(startServe(t, "--config", cfg))
+		for range 4 { // silent connections: closed by the header timeout
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+		}
+		time.Sleep(200 * time.Millisecond)
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		start := time.Now()
+		_ = c.SetDeadline(start.Add(8 * time.Second))
+		if _, err := io.WriteString(c, rawRequest("/rcp/ping", "", ping, 0)); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("fifth connection: %v after %v", err, time.Since(start))
+		}
+		resp.Body.Close()
+		if took := time.Since(start); took < 400*time.Millisecond {
+			t.Errorf("a fifth connection was served after %v while four were open (max_conns 4)", took)
+		}
+	})
 }

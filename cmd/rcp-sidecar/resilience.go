@@ -258,18 +258,17 @@ func (rs *resilience) serveHTTP(ctx context.Context, ln net.Listener, h http.Han
 		case <-ctx.Done():
 		}
 	}()
-	err := serveHTTPDrain(ctx, ln, h, rs.drain())
+	err := serveHTTPDrain(ctx, ln, h, rs.drain(), rs.a.cfg.Server.HTTP)
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause
 	}
 	return err
 }
 
-// serveHTTPDrain serves h on ln until ctx ends, then shuts down
-// gracefully within d (standby.ServeHTTP).
-func serveHTTPDrain(ctx context.Context, ln net.Listener, h http.Handler, d standby.Drain) error {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	return standby.ServeHTTP(ctx, hs, ln, d)
+// serveHTTPDrain serves h on ln, within the connection limits of c, until
+// ctx ends, then shuts down gracefully within d (standby.ServeHTTP).
+func serveHTTPDrain(ctx context.Context, ln net.Listener, h http.Handler, d standby.Drain, c config.HTTP) error {
+	return standby.ServeHTTP(ctx, newHTTPServer(h, c), limitConns(ln, c.MaxConns), d)
 }
 
 // Close stops the background loops, then closes the engine (or, when it
@@ -283,5 +282,6 @@ func (rs *resilience) Close() {
 	rs.a.Close()
 }
 
-// defaultDrain is the shutdown drain when no engine is known (federation).
-func defaultDrain() standby.Drain { return standby.Drain{Grace: config.DefaultShutdownGrace} }
+// serverDrain is the shutdown drain when no single engine is known
+// (federation): server.shutdown_grace for requests in flight.
+func serverDrain(s *config.Server) standby.Drain { return standby.Drain{Grace: s.Grace()} }

@@ -150,7 +150,9 @@ func (a *app) serveMetrics(ctx context.Context) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET "+tc.MetricsPath, a.tel().MetricsHandler())
-	a.obs.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hc := a.cfg.Server.HTTP
+	a.obs.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: hc.ReadHeaderTimeout, IdleTimeout: hc.IdleTimeout,
+		WriteTimeout: hc.WriteTimeout} // a scrape is one short answer: a whole-response bound fits
 	a.log.Info("serving metrics", "addr", ln.Addr().String(), "path", tc.MetricsPath)
 	srv := a.obs.metrics
 	go func() {

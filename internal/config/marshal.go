@@ -22,8 +22,13 @@ func (h HTTP) MarshalJSON() ([]byte, error) {
 	type plain HTTP
 	return marshal(struct {
 		plain
-		SessionTTL string `json:"session_ttl"`
-	}{plain(h), h.SessionTTL.String()})
+		SessionTTL        string `json:"session_ttl"`
+		ReadHeaderTimeout string `json:"read_header_timeout"`
+		BodyTimeout       string `json:"body_timeout"`
+		WriteTimeout      string `json:"write_timeout"`
+		IdleTimeout       string `json:"idle_timeout"`
+	}{plain(h), h.SessionTTL.String(), h.ReadHeaderTimeout.String(), h.BodyTimeout.String(),
+		h.WriteTimeout.String(), h.IdleTimeout.String()})
 }
 
 // MarshalJSON implements json.Marshaler.
