@@ -89,7 +89,7 @@ func runFederation(cmd *cobra.Command, g *globals, f *serveFlags, cfg *config.Co
 	base := cfg.Server.HTTP.BasePath
 	fa.log.Info("serving an RCP federation over HTTP", "addr", ln.Addr().String(), "base", base,
 		"engines", strings.Join(fa.ids, ","), "per_engine", enginesPrefix+"<id>/rcp")
-	return serveHTTP(ctx, ln, h, &cfg.Server)
+	return serveHTTP(ctx, ln, h, &cfg.Server, fa.log)
 }
 
 // secure applies the access section (§5.2, §15) as for a single engine:

@@ -11,12 +11,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -399,4 +402,84 @@ func TestHostileIdleConnections(t *testing.T) {
 			t.Errorf("a fifth connection was served after %v while four were open (max_conns 4)", took)
 		}
 	})
+}
+
+// lockedBuffer collects a process's stderr while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// serveProcess starts `serve --http 127.0.0.1:0 --config cfg` and returns
+// the process, its base URL and its stderr so far (kept up to date).
+func serveProcess(t *testing.T, cfg string) (*exec.Cmd, string, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(binary, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	logs := &lockedBuffer{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	re := regexp.MustCompile(`addr=(\S+) base=(\S+)`)
+	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(20 * time.Millisecond) {
+		if m := re.FindStringSubmatch(logs.String()); m != nil {
+			return cmd, "http://" + m[1] + m[2], logs
+		}
+	}
+	t.Fatalf("serve logged no address:\n%s", logs)
+	return nil, "", nil
+}
+
+// TestHostileSIGTERMExitsZero: a client holds a request past the grace
+// period. Attack: the process then exited with status 1 on a normal
+// SIGTERM, which orchestrators read as a crash (restart loops, alerts).
+// Guarantee: after server.shutdown_grace (and the settle period) the
+// connections still open are closed, a WARN line counts them, and the
+// process exits 0.
+func TestHostileSIGTERMExitsZero(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	writeFile(t, cfg, "server:\n  shutdown_grace: 1s\n  http:\n    body_timeout: 60s\n"+memoryBackend(t, ""))
+	cmd, base, logs := serveProcess(t, cfg)
+	c, err := net.Dial("tcp", hostAddr(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, rawRequest("/rcp/ping", "", `{"jsonrpc":`, 100)); err != nil {
+		t.Fatal(err) // the rest of the body never comes
+	}
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("serve exited with %v after a graceful SIGTERM, want status 0\n%s", err, logs)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("serve still running 15s after SIGTERM\n%s", logs)
+	}
+	if el := time.Since(start); el > 8*time.Second {
+		t.Errorf("shutdown took %v, want about the 1s grace plus the settle period", el)
+	}
+	if !regexp.MustCompile(`level=WARN msg="shutdown: closed connections[^\n]*connections=1`).MatchString(logs.String()) {
+		t.Errorf("no WARN line counting the closed connection:\n%s", logs)
+	}
 }

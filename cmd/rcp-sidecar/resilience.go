@@ -205,7 +205,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // drain is the graceful shutdown: server.shutdown_grace for requests in
 // flight, then their engine calls are answered -32010.
 func (rs *resilience) drain() standby.Drain {
-	d := standby.Drain{Grace: rs.a.cfg.Server.Grace()}
+	d := serverDrain(&rs.a.cfg.Server, rs.a.log)
 	if rs.ra != nil {
 		d.Abort = rs.ra.Abort
 	}
@@ -282,6 +282,12 @@ func (rs *resilience) Close() {
 	rs.a.Close()
 }
 
-// serverDrain is the shutdown drain when no single engine is known
-// (federation): server.shutdown_grace for requests in flight.
-func serverDrain(s *config.Server) standby.Drain { return standby.Drain{Grace: s.Grace()} }
+// serverDrain is the shutdown drain without an engine to abort
+// (federation, and the base of drain): server.shutdown_grace for requests
+// in flight; connections still open after it are closed with a warning,
+// and the exit status stays 0 (the shutdown was graceful, the client slow).
+func serverDrain(s *config.Server, log *slog.Logger) standby.Drain {
+	return standby.Drain{Grace: s.Grace(), Closed: func(n int) {
+		log.Warn("shutdown: closed connections still open after the grace period", "connections", n, "grace", s.Grace())
+	}}
+}

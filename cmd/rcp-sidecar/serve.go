@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -96,8 +97,8 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 
 // serveHTTP serves within the limits of s.HTTP until ctx is done, then
 // drains in-flight requests within s.ShutdownGrace (resilience.go).
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, s *config.Server) error {
-	return serveHTTPDrain(ctx, ln, h, serverDrain(s), s.HTTP)
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, s *config.Server, log *slog.Logger) error {
+	return serveHTTPDrain(ctx, ln, h, serverDrain(s, log), s.HTTP)
 }
 
 func startCPUProfile(path string) (func(), error) {

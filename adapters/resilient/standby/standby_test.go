@@ -276,3 +276,48 @@ func TestHTTPDrain(t *testing.T) {
 		t.Error("the listener still accepts after shutdown")
 	}
 }
+
+// TestHTTPDrainClosesHeldConnections: a request that outlives the grace
+// and settle periods has its connection closed; the shutdown is still
+// graceful (nil) and the closed connections are counted to Drain.Closed.
+func TestHTTPDrainClosesHeldConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-r.Context().Done() // held until its connection is closed
+	})}
+	ctx, cancel := context.WithCancel(context.Background())
+	closed := make(chan int, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- ServeHTTP(ctx, hs, ln, Drain{Grace: 100 * time.Millisecond, Settle: 100 * time.Millisecond,
+			Closed: func(n int) { closed <- n }})
+	}()
+	go func() {
+		if resp, err := http.Get("http://" + ln.Addr().String() + "/"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-started
+	cancel()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("ServeHTTP = %v, want nil: the shutdown was graceful, the client held on", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeHTTP did not return 5s after the drain ran out")
+	}
+	select {
+	case n := <-closed:
+		if n != 1 {
+			t.Errorf("Closed(%d), want 1 connection", n)
+		}
+	default:
+		t.Error("Drain.Closed was not called")
+	}
+}
