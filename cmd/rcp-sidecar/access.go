@@ -76,14 +76,15 @@ func newGuard(ac config.Access, a *app) (*access.Guard, error) {
 
 // serverFor applies the server section to an RCP server over b (the
 // engine, or the engine scoped per key). shutdown needs an admin key over
-// HTTP (access.AuthorizeMethod).
+// HTTP (access.AuthorizeMethod); configured secrets are scrubbed from what
+// the server relays.
 func (a *app) serverFor(b server.Backend) *server.Server {
 	s := a.cfg.Server
 	return server.New(a.observe(b), server.Options{
 		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: a.log, Observe: a.observer(a.backend),
 		BasePath: s.HTTP.BasePath, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
 		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
-		Authorize: access.AuthorizeMethod,
+		Authorize: access.AuthorizeMethod, Redact: redactFunc(a.redact),
 	})
 }
 

@@ -141,7 +141,8 @@ func openFederation(ctx context.Context, g *globals, cfg *config.Config, id stri
 	if g.logLevel != "" {
 		level = g.logLevel
 	}
-	log, err := newConfigLogger(stderr, level, cfg)
+	redact := secretsRedactor(cfg)
+	log, err := newConfigLogger(stderr, level, cfg, redact)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +150,7 @@ func openFederation(ctx context.Context, g *globals, cfg *config.Config, id stri
 	if err != nil {
 		return nil, err
 	}
-	fa := &fedApp{cfg: cfg, log: log, obs: &app{cfg: cfg, log: log, backend: "federation"}}
+	fa := &fedApp{cfg: cfg, log: log, obs: &app{cfg: cfg, log: log, backend: "federation", redact: redact}}
 	var runCtx context.Context
 	runCtx, fa.stop = context.WithCancel(context.WithoutCancel(ctx))
 	var es []federation.Engine
@@ -247,7 +248,7 @@ func (fa *fedApp) serverOptions(base, engine string) server.Options {
 		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: fa.log, Observe: fa.obs.observer(engine),
 		BasePath: base, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
 		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
-		Authorize: access.AuthorizeMethod,
+		Authorize: access.AuthorizeMethod, Redact: redactFunc(fa.obs.redact),
 	}
 }
 

@@ -7,10 +7,12 @@ package main
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -423,8 +425,9 @@ func (l *lockedBuffer) String() string {
 }
 
 // serveProcess starts `serve --http 127.0.0.1:0 --config cfg` and returns
-// the process, its base URL and its stderr so far (kept up to date).
-func serveProcess(t *testing.T, cfg string) (*exec.Cmd, string, *lockedBuffer) {
+// the process, its base URL, its stderr so far (kept up to date) and a
+// wait that returns its exit once it ended.
+func serveProcess(t *testing.T, cfg string) (*exec.Cmd, string, *lockedBuffer, func() error) {
 	t.Helper()
 	cmd := exec.Command(binary, "serve", "--http", "127.0.0.1:0", "--config", cfg)
 	logs := &lockedBuffer{}
@@ -432,15 +435,29 @@ func serveProcess(t *testing.T, cfg string) (*exec.Cmd, string, *lockedBuffer) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var once sync.Once
+	var exit error
+	wait := func() error {
+		once.Do(func() { exit = <-exited })
+		return exit
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = wait() })
 	re := regexp.MustCompile(`addr=(\S+) base=(\S+)`)
 	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(20 * time.Millisecond) {
 		if m := re.FindStringSubmatch(logs.String()); m != nil {
-			return cmd, "http://" + m[1] + m[2], logs
+			return cmd, "http://" + m[1] + m[2], logs, wait
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("serve exited (%v) before serving:\n%s", err, logs)
+		default:
 		}
 	}
 	t.Fatalf("serve logged no address:\n%s", logs)
-	return nil, "", nil
+	return nil, "", nil, nil
 }
 
 // TestHostileSIGTERMExitsZero: a client holds a request past the grace
@@ -452,7 +469,7 @@ func serveProcess(t *testing.T, cfg string) (*exec.Cmd, string, *lockedBuffer) {
 func TestHostileSIGTERMExitsZero(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
 	writeFile(t, cfg, "server:\n  shutdown_grace: 1s\n  http:\n    body_timeout: 60s\n"+memoryBackend(t, ""))
-	cmd, base, logs := serveProcess(t, cfg)
+	cmd, base, logs, wait := serveProcess(t, cfg)
 	c, err := net.Dial("tcp", hostAddr(base))
 	if err != nil {
 		t.Fatal(err)
@@ -467,7 +484,7 @@ func TestHostileSIGTERMExitsZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() { exited <- wait() }()
 	select {
 	case err := <-exited:
 		if err != nil {
@@ -482,4 +499,92 @@ func TestHostileSIGTERMExitsZero(t *testing.T) {
 	if !regexp.MustCompile(`level=WARN msg="shutdown: closed connections[^\n]*connections=1`).MatchString(logs.String()) {
 		t.Errorf("no WARN line counting the closed connection:\n%s", logs)
 	}
+}
+
+// embedKey is the embedding server's credential in the redaction test.
+const embedKey = "emb-apikey-7f3a9c1e5b2d4068"
+
+// echoingEmbedder is a FAKE OpenAI-compatible embedding server that fails
+// every request and echoes the request's Authorization header in its
+// error body, as some misconfigured gateways do: 400 when an input says
+// "bad-request", else 500.
+func echoingEmbedder(t *testing.T) string {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		status := http.StatusInternalServerError
+		if strings.Contains(string(body), "bad-request") {
+			status = http.StatusBadRequest
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, `{"error":{"message":"upstream rejected request with Authorization: `+r.Header.Get("Authorization")+`"}}`)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// echoingEngine is a FAKE Elasticsearch that answers every request 401
+// with the request's Authorization header in a plain-text body.
+func echoingEngine(t *testing.T) string {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, "credentials rejected: "+r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// TestHostileEchoedCredentialRedacted: upstreams echo the sidecar's
+// credentials. Attack: an embedding server that echoes the Authorization
+// header in its error body put "Bearer emb-apikey-…" in the ERROR log; an
+// engine that does the same puts its Basic credential in the reason a
+// federation gives clients for skipping it; and a client can send a key in
+// a query that log_bodies writes out. Guarantee: no configured secret
+// (embedder key, engine password, access keys) reaches a log line — at
+// debug level, whatever the upstream status — or an answer to a client.
+func TestHostileEchoedCredentialRedacted(t *testing.T) {
+	t.Setenv("TEST_EMBED_KEY", embedKey)
+	t.Setenv("TEST_ES_PASSWORD", "es-password-0123")
+	basic := base64.StdEncoding.EncodeToString([]byte("elastic:es-password-0123"))
+	secrets := []string{embedKey, readerKey, adminKey, "es-password-0123", basic}
+	check := func(t *testing.T, what, text string) {
+		t.Helper()
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("a secret reached %s:\n%s", what, text)
+			}
+		}
+	}
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	writeFile(t, cfg, "server:\n  log_level: debug\ntelemetry: {log_bodies: true}\n"+
+		"embedder: {url: "+echoingEmbedder(t)+", model: m, dimension: 8, api_key: \"${TEST_EMBED_KEY}\", timeout: 2s}\n"+
+		"backends:\n  - {name: docs, engine: memory, settings: {dims: 8, writable: true}, policy: {writable: true}}\n"+
+		"  - name: es\n    engine: elasticsearch\n    settings: {urls: ["+echoingEngine(t)+"], index: docs, username: elastic, password: \"${TEST_ES_PASSWORD}\"}\n"+
+		hostileAccess(t, ""))
+	cmd, base, logs, wait := serveProcess(t, cfg)
+	requests := []struct{ path, body string }{
+		{"/engines/docs/rcp/retrieve", `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"sun","k":2,"mode":"dense"}}`},
+		{"/engines/docs/rcp/retrieve", `{"jsonrpc":"2.0","id":2,"method":"retrieve","params":{"query":"bad-request","k":2,"mode":"hybrid"}}`},
+		{"/engines/docs/rcp/embed", `{"jsonrpc":"2.0","id":3,"method":"embed","params":{"inputs":["bad-request"]}}`},
+		{"/engines/docs/rcp/embed", `{"jsonrpc":"2.0","id":4,"method":"embed","params":{"inputs":["sun"]}}`},
+		{"/engines/docs/rcp/index/add", `{"jsonrpc":"2.0","id":5,"method":"index/add","params":{"documents":[{"id":"n1","text":"bad-request"}]}}`},
+		{"/rcp/retrieve", `{"jsonrpc":"2.0","id":6,"method":"retrieve","params":{"query":"sun ` + readerKey + `","k":2,"mode":"sparse"}}`},
+	}
+	for _, r := range requests {
+		st, body := rpcPost(t, strings.TrimSuffix(base, "/rcp")+r.path, adminKey, r.body)
+		if st != http.StatusOK {
+			t.Errorf("%s: HTTP %d %s", r.path, st, body)
+		}
+		check(t, "an answer to "+r.path, string(body))
+	}
+	_, body := rpcPost(t, base+"/retrieve", adminKey, `{"jsonrpc":"2.0","id":7,"method":"retrieve","params":{"query":"sun","k":2,"mode":"sparse"}}`)
+	if !strings.Contains(string(body), "credentials rejected") {
+		t.Errorf("the federation does not say why it skipped the engine, so it proves nothing: %s", body)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = wait()
+	out := logs.String()
+	if !strings.Contains(out, "upstream") || !strings.Contains(out, "credentials rejected") {
+		t.Fatalf("the log never mentions the upstream errors, so it proves nothing:\n%s", out)
+	}
+	check(t, "the log", out)
 }

@@ -194,3 +194,28 @@ func TestHTTPAuthorizeBeforeGating(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPRedact: Options.Redact scrubs a backend's error message and
+// detail and a retrieve's usage notes before they reach the client.
+func TestHTTPRedact(t *testing.T) {
+	const secret = "s3cret-token"
+	b := rcptest.NewStubBackend(3)
+	b.RetrieveFunc = func(_ context.Context, p *rcp.RetrieveParams) (*rcp.RetrieveResult, error) {
+		if q, _ := p.Query.Text(); q == "fail" {
+			e := rcp.NewError(rcp.CodeBackendUnavailable, "upstream said Bearer %s", secret)
+			e.Data = &rcp.ErrorData{Detail: "echo: " + secret}
+			return nil, e
+		}
+		return &rcp.RetrieveResult{Hits: []rcp.Hit{}, Usage: &rcp.Usage{Notes: []string{"engine x: failed: " + secret, "fine"}}}, nil
+	}
+	h := server.New(b, server.Options{Redact: func(s string) string { return strings.ReplaceAll(s, secret, "[redacted]") }}).Handler()
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"fail","k":1}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"q","k":1}}`,
+	} {
+		w := do(t, h, httpReq{method: "POST", path: "/rcp", body: body})
+		if out := w.Body.String(); strings.Contains(out, secret) || !strings.Contains(out, "[redacted]") {
+			t.Errorf("answer %s: want the secret redacted", out)
+		}
+	}
+}
