@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -587,4 +588,119 @@ func TestHostileEchoedCredentialRedacted(t *testing.T) {
 		t.Fatalf("the log never mentions the upstream errors, so it proves nothing:\n%s", out)
 	}
 	check(t, "the log", out)
+}
+
+// vectorEmbedder is a FAKE OpenAI-compatible embedding server answering
+// every input with the same 8-d vector (the engine under test is real).
+func vectorEmbedder(t *testing.T) string {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Input []string }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		data := make([]map[string]any, len(req.Input))
+		for i := range data {
+			data[i] = map[string]any{"index": i, "embedding": []float64{1, 0.5, 0.25, 0.125, 1, 0.5, 0.25, 0.125}}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// esVectorIndex creates an index with text and an 8-d dense_vector on the
+// real engine and deletes it at cleanup.
+func esVectorIndex(t *testing.T, base string) string {
+	t.Helper()
+	name := fmt.Sprintf("rcp-hostile-%d", time.Now().UnixNano())
+	do := func(method, path, body string) {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+		}
+	}
+	do("PUT", "/"+name, `{"mappings":{"properties":{"title":{"type":"text"},"text":{"type":"text"},`+
+		`"embedding":{"type":"dense_vector","dims":8,"index":true,"similarity":"cosine"}}}}`)
+	t.Cleanup(func() { do("DELETE", "/"+name, "") })
+	do("POST", "/"+name+"/_bulk?refresh=true",
+		`{"index":{"_id":"r1"}}`+"\n"+`{"title":"comets","text":"why comets have tails","embedding":[1,0.5,0.25,0.125,1,0.5,0.25,0.125]}`+"\n"+
+			`{"index":{"_id":"r2"}}`+"\n"+`{"title":"sun","text":"the sun is a star","embedding":[0.125,0.25,0.5,1,0.125,0.25,0.5,1]}`+"\n")
+	return name
+}
+
+// TestHostileBreakerRecoversLive replays the report against the real
+// Elasticsearch: the engine (behind a local TCP proxy that refuses
+// connections while "down") is killed under traffic, the breaker opens,
+// the engine comes back. Attack: under hybrid traffic alone, whose two
+// stage calls raced for the single half-open trial, 40 of 40 retrieves over
+// 40s answered -32010 after the restart. Guarantee: in every mode, and
+// through a federation, the first request after the 1s open period
+// recovers; the test reports the time from the restart to the first full
+// answer.
+func TestHostileBreakerRecoversLive(t *testing.T) {
+	es := esURL(t)
+	p := newSwitchProxy(t, strings.TrimPrefix(es, "http://"))
+	p.up.Store(true)
+	engine := "  - name: docs\n    engine: elasticsearch\n" +
+		"    settings: {urls: [" + p.URL() + "], index: " + esVectorIndex(t, es) + "}\n" +
+		"    resilience: {timeout: 2s, retries: 0, breaker_failures: 2, breaker_open_for: 1s, reprobe_interval: 1h}\n"
+	head := "server:\n  deadline: 5s\nembedder: {url: " + vectorEmbedder(t) + ", model: m, dimension: 8}\nbackends:\n"
+	cases := []struct {
+		name, backends string
+		modes          []string
+	}{
+		{"single engine", engine, []string{"sparse", "dense", "hybrid"}},
+		{"federation", engine + "  - {name: notes, engine: memory, settings: {dims: 8}}\n", []string{"hybrid"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "c.yaml")
+			writeFile(t, cfg, head+tc.backends)
+			url := startServe(t, "--config", cfg) + "/retrieve"
+			// answered is whether the engine answered the retrieve: no
+			// error and, through the federation, not skipped as failed.
+			answered := func(mode string) (bool, string) {
+				_, body := rpcPost(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"comets","k":2,"mode":"`+mode+`"}}`)
+				var a struct {
+					Result struct {
+						Meta struct{ Degraded []struct{ Engine string } } `json:"_meta"`
+					}
+					Error *struct{ Code int }
+				}
+				_ = json.Unmarshal(body, &a)
+				return a.Error == nil && len(a.Result.Meta.Degraded) == 0, string(body)
+			}
+			for _, mode := range tc.modes {
+				if ok, body := answered(mode); !ok {
+					t.Fatalf("%s with the engine up: %s", mode, body)
+				}
+				p.up.Store(false)
+				p.closeAll()
+				for range 4 { // two failures open the breaker; the rest are refused
+					if ok, body := answered(mode); ok {
+						t.Fatalf("%s with the engine down: %s", mode, body)
+					}
+				}
+				p.up.Store(true)
+				restored := time.Now()
+				var requests int
+				for ok, body := answered(mode); !ok; ok, body = answered(mode) {
+					requests++
+					if time.Since(restored) > 10*time.Second {
+						t.Fatalf("%s: %d requests over %v after the engine came back, still %s",
+							mode, requests, time.Since(restored).Round(time.Millisecond), body)
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				t.Logf("%s %s: answered %v after the engine came back (breaker open for 1s), %d requests refused meanwhile",
+					tc.name, mode, time.Since(restored).Round(time.Millisecond), requests)
+			}
+		})
+	}
 }
