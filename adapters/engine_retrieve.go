@@ -277,11 +277,13 @@ func (e *Engine) queryVector(ctx context.Context, text string) (_ []float32, err
 
 // runAll runs fns concurrently under a shared ctx that is cancelled on the
 // first error, waits for all, and returns that first error (errgroup-like).
+// Concurrent calls share a CallGroup, so that a decorator admitting calls
+// one at a time admits them together.
 func runAll(ctx context.Context, fns ...func(context.Context) error) error {
 	if len(fns) == 1 {
 		return fns[0](ctx)
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
+	ctx, cancel := context.WithCancelCause(WithCallGroup(ctx))
 	defer cancel(nil)
 	var (
 		wg    sync.WaitGroup

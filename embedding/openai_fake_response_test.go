@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -158,5 +159,24 @@ func TestCodeOfPlainErrors(t *testing.T) {
 				t.Errorf("Code = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestFakeEchoedKeyScrubbed: a FAKE server echoes the request's
+// Authorization header in its error body, straddling the 256-byte cut of
+// the snippet kept for logs: the error holds neither the key nor the
+// prefix of it the cut would have left.
+func TestFakeEchoedKeyScrubbed(t *testing.T) {
+	const key = "sk-echoed-0123456789abcdef"
+	f := newFake(t)
+	f.respond = func(_ int, w http.ResponseWriter, _ embedRequest) bool {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, strings.Repeat("x", 217)+" Authorization: Bearer "+key)
+		return true
+	}
+	o := newClient(t, f.URL, func(p *OpenAIOptions) { p.APIKey = key })
+	_, err := o.Embed(context.Background(), texts(1), "")
+	if err == nil || strings.Contains(err.Error(), key[:12]) {
+		t.Fatalf("err = %v, want an error without the key or its prefix", err)
 	}
 }

@@ -111,7 +111,7 @@ func (o *OpenAI) attempt(ctx context.Context, body []byte, n int) ([][]float32, 
 	}
 	if resp.StatusCode/100 != 2 {
 		ra := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-		return nil, statusError(resp.StatusCode, ra, snippet(raw))
+		return nil, statusError(resp.StatusCode, ra, snippet(o.scrub(raw)))
 	}
 	return o.decode(raw, n)
 }
@@ -125,6 +125,18 @@ func ctxErrOr(ctx context.Context, err error) error {
 	return err
 }
 
+// scrub removes the embedder's own API key from an upstream body (some
+// gateways echo the request's Authorization header in their errors). It
+// runs before snippet cuts the body, so no prefix of the key survives at
+// the cut either.
+func (o *OpenAI) scrub(b []byte) []byte {
+	if len(o.opts.APIKey) < 4 { // shorter keys would mangle any text
+		return b
+	}
+	return bytes.ReplaceAll(b, []byte(o.opts.APIKey), []byte("[redacted]"))
+}
+
+// snippet keeps the start of an upstream body for logs.
 func snippet(b []byte) string {
 	const n = 256
 	if len(b) > n {

@@ -55,10 +55,11 @@ func (r *Adapter) do(ctx context.Context, op string, timeout time.Duration, retr
 	}
 }
 
-// once is one attempt: admitted by the breaker, bounded by timeout and by
-// Abort, its outcome recorded.
+// once is one attempt: admitted by the breaker (with the other calls of
+// its request's adapters.CallGroup), bounded by timeout and by Abort, its
+// outcome recorded.
 func (r *Adapter) once(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
-	trial, wait, ok := r.br.allow()
+	trial, wait, ok := r.br.allow(adapters.CallGroupOf(ctx))
 	if !ok {
 		return &Error{Code: rcp.CodeBackendUnavailable, RetryAfter: wait, msg: "circuit open"}
 	}
@@ -90,7 +91,7 @@ func translate(ctx, tctx context.Context, err error) error {
 	return &Error{Code: rcp.CodeTimeout, msg: "engine call timed out: " + err.Error()}
 }
 
-func (r *Adapter) recordOutcome(ctx context.Context, trial bool, err error) {
+func (r *Adapter) recordOutcome(ctx context.Context, trial uint64, err error) {
 	before := r.br.current()
 	r.br.record(trial, r.outcome(ctx, err))
 	if after := r.br.current(); after != before {

@@ -14,29 +14,45 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
 
-// secureHTTP applies the access section to HTTP serving (§5.2, §15): the
-// engine is wrapped with each key's scope, the handler with authentication
-// and limits, and the listener with TLS (mTLS with a client CA). Without
-// keys, max_inflight or TLS it returns the plain server's handler.
-func (a *app) secureHTTP(ln net.Listener) (net.Listener, http.Handler, error) {
+// accessGuard builds the access section's guard (§5.2, §15): API-key
+// authentication, per-key limits and the concurrency limit. It needs no
+// engine, so it stands in front of the standby gate and callers are
+// authenticated before readiness is even looked at. nil when the section
+// has neither keys nor max_inflight.
+func (a *app) accessGuard() (*access.Guard, error) {
 	ac := a.cfg.Access
-	ln, err := tlsListener(ln, ac.TLS)
-	if err != nil {
-		return nil, nil, err
-	}
 	if len(ac.Keys) == 0 && ac.MaxInflight == 0 {
-		return ln, a.newServer().Handler(), nil
+		return nil, nil
 	}
 	g, err := newGuard(ac, a)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	a.log.Info("access control on", "keys", len(ac.Keys), "max_inflight", ac.MaxInflight,
+		"max_inflight_per_key", ac.MaxInflightPerKey, "tls", ac.TLS.Enabled(), "mtls", ac.TLS.ClientCAFile != "")
+	return g, nil
+}
+
+// accessHandler is the RCP server over the engine, each call scoped to
+// its caller's key by g (nil: unscoped). The guard's middleware goes in
+// front of it separately (readyHTTP).
+func (a *app) accessHandler(g *access.Guard) (http.Handler, error) {
+	if g == nil {
+		return a.newServer().Handler(), nil
 	}
 	b, err := g.Backend(a.backend, a.engine)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	a.log.Info("access control on", "keys", len(ac.Keys), "max_inflight", ac.MaxInflight, "tls", ac.TLS.Enabled(), "mtls", ac.TLS.ClientCAFile != "")
-	return ln, g.Middleware(a.serverFor(b).Handler()), nil
+	return a.serverFor(b).Handler(), nil
+}
+
+// guarded puts g's middleware in front of h; a nil g leaves h as it is.
+func guarded(g *access.Guard, h http.Handler) http.Handler {
+	if g == nil {
+		return h
+	}
+	return g.Middleware(h)
 }
 
 func newGuard(ac config.Access, a *app) (*access.Guard, error) {
@@ -51,19 +67,24 @@ func newGuard(ac config.Access, a *app) (*access.Guard, error) {
 		if err != nil {
 			return nil, fmt.Errorf("access.keys[%d] (%s).filter: %w", i, k.ID, err)
 		}
-		keys[i] = access.Key{ID: k.ID, Digest: d, Engines: k.Engines, Write: k.Write, Filter: f,
+		keys[i] = access.Key{ID: k.ID, Digest: d, Engines: k.Engines, Write: k.Write, Admin: k.Admin, Filter: f,
 			IDPrefix: k.IDPrefix, RPS: k.Rate.RPS, Burst: k.Rate.Burst}
 	}
-	return access.New(access.Options{Keys: keys, MaxInflight: ac.MaxInflight, DefaultEngine: a.backend, Logger: a.log})
+	return access.New(access.Options{Keys: keys, MaxInflight: ac.MaxInflight, MaxInflightPerKey: ac.MaxInflightPerKey,
+		MaxBodyBytes: a.cfg.Server.HTTP.MaxBodyBytes, DefaultEngine: a.backend, Logger: a.log})
 }
 
-// serverFor is newServer over another backend (the scoped engine).
+// serverFor applies the server section to an RCP server over b (the
+// engine, or the engine scoped per key). shutdown needs an admin key over
+// HTTP (access.AuthorizeMethod); configured secrets are scrubbed from what
+// the server relays.
 func (a *app) serverFor(b server.Backend) *server.Server {
 	s := a.cfg.Server
 	return server.New(a.observe(b), server.Options{
 		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: a.log, Observe: a.observer(a.backend),
 		BasePath: s.HTTP.BasePath, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
 		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
+		Authorize: access.AuthorizeMethod, Redact: redactFunc(a.redact),
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/embedding"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/telemetry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
 
@@ -21,6 +22,8 @@ type app struct {
 	backend string
 	engine  *adapters.Engine
 	obs     observability // traces, metrics, request logs (telemetry.go)
+	// redact scrubs the configuration's secrets from logs and answers.
+	redact *telemetry.Redactor
 }
 
 // newBareApp loads the configuration and its logger (the --log-level flag
@@ -34,11 +37,12 @@ func newBareApp(g *globals) (*app, error) {
 	if g.logLevel != "" {
 		level = g.logLevel
 	}
-	log, err := newConfigLogger(stderr, level, cfg)
+	redact := secretsRedactor(cfg)
+	log, err := newConfigLogger(stderr, level, cfg, redact)
 	if err != nil {
 		return nil, err
 	}
-	return &app{cfg: cfg, log: log}, nil
+	return &app{cfg: cfg, log: log, redact: redact}, nil
 }
 
 // loadApp reads the configuration (or builds the demo one), then opens the
@@ -142,14 +146,7 @@ func openEmbedder(ctx context.Context, e *config.Embedder) (adapters.Embedder, e
 }
 
 // newServer applies the server section to an RCP server over the engine.
-func (a *app) newServer() *server.Server {
-	s := a.cfg.Server
-	return server.New(a.observe(a.engine), server.Options{
-		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: a.log, Observe: a.observer(a.backend),
-		BasePath: s.HTTP.BasePath, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
-		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
-	})
-}
+func (a *app) newServer() *server.Server { return a.serverFor(a.engine) }
 
 func (a *app) Close() {
 	if a.engine != nil {

@@ -89,7 +89,7 @@ func runFederation(cmd *cobra.Command, g *globals, f *serveFlags, cfg *config.Co
 	base := cfg.Server.HTTP.BasePath
 	fa.log.Info("serving an RCP federation over HTTP", "addr", ln.Addr().String(), "base", base,
 		"engines", strings.Join(fa.ids, ","), "per_engine", enginesPrefix+"<id>/rcp")
-	return serveHTTP(ctx, ln, h)
+	return serveHTTP(ctx, ln, h, &cfg.Server, fa.log)
 }
 
 // secure applies the access section (§5.2, §15) as for a single engine:
@@ -115,7 +115,8 @@ func (fa *fedApp) secure(ln net.Listener) (net.Listener, http.Handler, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	fa.log.Info("access control on", "keys", len(ac.Keys), "max_inflight", ac.MaxInflight, "tls", ac.TLS.Enabled())
+	fa.log.Info("access control on", "keys", len(ac.Keys), "max_inflight", ac.MaxInflight,
+		"max_inflight_per_key", ac.MaxInflightPerKey, "tls", ac.TLS.Enabled())
 	return ln, g.Middleware(h), nil
 }
 
@@ -140,7 +141,8 @@ func openFederation(ctx context.Context, g *globals, cfg *config.Config, id stri
 	if g.logLevel != "" {
 		level = g.logLevel
 	}
-	log, err := newConfigLogger(stderr, level, cfg)
+	redact := secretsRedactor(cfg)
+	log, err := newConfigLogger(stderr, level, cfg, redact)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +150,7 @@ func openFederation(ctx context.Context, g *globals, cfg *config.Config, id stri
 	if err != nil {
 		return nil, err
 	}
-	fa := &fedApp{cfg: cfg, log: log, obs: &app{cfg: cfg, log: log, backend: "federation"}}
+	fa := &fedApp{cfg: cfg, log: log, obs: &app{cfg: cfg, log: log, backend: "federation", redact: redact}}
 	var runCtx context.Context
 	runCtx, fa.stop = context.WithCancel(context.WithoutCancel(ctx))
 	var es []federation.Engine
@@ -246,6 +248,7 @@ func (fa *fedApp) serverOptions(base, engine string) server.Options {
 		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: fa.log, Observe: fa.obs.observer(engine),
 		BasePath: base, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
 		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
+		Authorize: access.AuthorizeMethod, Redact: redactFunc(fa.obs.redact),
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient/standby"
 	"github.com/rcp-sidecar/rcp-sidecar/federation"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
@@ -212,6 +213,7 @@ func (fa *fedApp) await(runCtx context.Context, l *lateBackend, ra *resilient.Ad
 // capability set when it is created (§13.2).
 func (fa *fedApp) lateRoute(e federation.Engine, v *lateView, path string) http.Handler {
 	gate := standby.New(v.l.retryAfter)
+	gate.Authorize(access.AuthorizeMethod)
 	v.l.whenOpen(func(server.Backend) {
 		b, err := v.resolve()
 		if err != nil {

@@ -20,7 +20,7 @@ func main() {
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "rcp-sidecar:", err)
+		fmt.Fprintln(os.Stderr, "rcp-sidecar:", processRedactor.Load().Redact(err.Error()))
 		os.Exit(1)
 	}
 }

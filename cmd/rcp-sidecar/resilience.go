@@ -16,6 +16,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient/standby"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 )
 
@@ -204,7 +205,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // drain is the graceful shutdown: server.shutdown_grace for requests in
 // flight, then their engine calls are answered -32010.
 func (rs *resilience) drain() standby.Drain {
-	d := standby.Drain{Grace: rs.a.cfg.Server.Grace()}
+	d := serverDrain(&rs.a.cfg.Server, rs.a.log)
 	if rs.ra != nil {
 		d.Abort = rs.ra.Abort
 	}
@@ -222,18 +223,27 @@ func (rs *resilience) serveStdio(ctx context.Context, in io.Reader, out io.Write
 	return rs.gate.ServeStdio(ctx, in, out, rs.drain())
 }
 
-// readyHTTP is secureHTTP behind the gate: the TLS listener now, the
-// access-controlled server once the engine is up.
+// readyHTTP serves the access section around the gate: the TLS listener
+// and the key guard now, in front of the gate, so that every caller is
+// authenticated (401/403, -32012) and shed before readiness is looked at
+// (§5.2: auth before initialize); behind it, the server scoped per key
+// once the engine is up. While not ready, shutdown needs an admin key as
+// it does afterwards.
 func (rs *resilience) readyHTTP(ctx context.Context, ln net.Listener) (net.Listener, http.Handler, error) {
 	tln, err := tlsListener(ln, rs.a.cfg.Access.TLS)
 	if err != nil {
 		return nil, nil, err
 	}
+	g, err := rs.a.accessGuard()
+	if err != nil {
+		return nil, nil, err
+	}
+	rs.gate.Authorize(access.AuthorizeMethod)
 	err = rs.start(ctx, func() (http.Handler, standby.StdioFunc, error) {
-		_, h, err := rs.a.secureHTTP(ln) // its own TLS wrapping of ln is discarded
+		h, err := rs.a.accessHandler(g)
 		return h, nil, err
 	})
-	return tln, rs.gate.Handler(), err
+	return tln, guarded(g, rs.gate.Handler()), err
 }
 
 // serveHTTP serves until ctx ends (or the real server cannot be built),
@@ -248,18 +258,17 @@ func (rs *resilience) serveHTTP(ctx context.Context, ln net.Listener, h http.Han
 		case <-ctx.Done():
 		}
 	}()
-	err := serveHTTPDrain(ctx, ln, h, rs.drain())
+	err := serveHTTPDrain(ctx, ln, h, rs.drain(), rs.a.cfg.Server.HTTP)
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause
 	}
 	return err
 }
 
-// serveHTTPDrain serves h on ln until ctx ends, then shuts down
-// gracefully within d (standby.ServeHTTP).
-func serveHTTPDrain(ctx context.Context, ln net.Listener, h http.Handler, d standby.Drain) error {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	return standby.ServeHTTP(ctx, hs, ln, d)
+// serveHTTPDrain serves h on ln, within the connection limits of c, until
+// ctx ends, then shuts down gracefully within d (standby.ServeHTTP).
+func serveHTTPDrain(ctx context.Context, ln net.Listener, h http.Handler, d standby.Drain, c config.HTTP) error {
+	return standby.ServeHTTP(ctx, newHTTPServer(h, c), limitConns(ln, c.MaxConns), d)
 }
 
 // Close stops the background loops, then closes the engine (or, when it
@@ -273,5 +282,12 @@ func (rs *resilience) Close() {
 	rs.a.Close()
 }
 
-// defaultDrain is the shutdown drain when no engine is known (federation).
-func defaultDrain() standby.Drain { return standby.Drain{Grace: config.DefaultShutdownGrace} }
+// serverDrain is the shutdown drain without an engine to abort
+// (federation, and the base of drain): server.shutdown_grace for requests
+// in flight; connections still open after it are closed with a warning,
+// and the exit status stays 0 (the shutdown was graceful, the client slow).
+func serverDrain(s *config.Server, log *slog.Logger) standby.Drain {
+	return standby.Drain{Grace: s.Grace(), Closed: func(n int) {
+		log.Warn("shutdown: closed connections still open after the grace period", "connections", n, "grace", s.Grace())
+	}}
+}

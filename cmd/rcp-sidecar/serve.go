@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"runtime/pprof"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 )
 
 // stderr receives logs; tests may redirect it.
@@ -92,10 +95,10 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	return rs.serveHTTP(ctx, ln, h)
 }
 
-// serveHTTP serves until ctx is done, then drains in-flight requests
-// within the default grace period (resilience.go).
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
-	return serveHTTPDrain(ctx, ln, h, defaultDrain())
+// serveHTTP serves within the limits of s.HTTP until ctx is done, then
+// drains in-flight requests within s.ShutdownGrace (resilience.go).
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, s *config.Server, log *slog.Logger) error {
+	return serveHTTPDrain(ctx, ln, h, serverDrain(s, log), s.HTTP)
 }
 
 func startCPUProfile(path string) (func(), error) {

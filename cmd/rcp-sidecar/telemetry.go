@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
@@ -28,9 +29,33 @@ type observability struct {
 
 // newConfigLogger is the process logger: server.log_format (text or
 // json), with request_id and trace_id on records logged with a request's
-// context.
-func newConfigLogger(w io.Writer, level string, cfg *config.Config) (*slog.Logger, error) {
-	return telemetry.NewLogger(w, level, cfg.Server.LogFormat)
+// context, and r's secrets scrubbed from every record (§15.6).
+func newConfigLogger(w io.Writer, level string, cfg *config.Config, r *telemetry.Redactor) (*slog.Logger, error) {
+	l, err := telemetry.NewLogger(w, level, cfg.Server.LogFormat)
+	if err != nil {
+		return nil, err
+	}
+	return slog.New(r.Handler(l.Handler())), nil
+}
+
+// secretsRedactor scrubs every secret cfg holds or points to (§15.6) from
+// logs and client messages. It also becomes the process's, which main
+// applies to a fatal error before printing it.
+func secretsRedactor(cfg *config.Config) *telemetry.Redactor {
+	r := telemetry.NewRedactor(cfg.Secrets())
+	processRedactor.Store(r)
+	return r
+}
+
+// processRedactor is the last secretsRedactor built (nil: none).
+var processRedactor atomic.Pointer[telemetry.Redactor]
+
+// redactFunc is r as server.Options.Redact (nil: nothing to scrub).
+func redactFunc(r *telemetry.Redactor) func(string) string {
+	if r == nil {
+		return nil
+	}
+	return r.Redact
 }
 
 // validTelemetry rejects a configuration whose telemetry section is invalid.
@@ -150,7 +175,9 @@ func (a *app) serveMetrics(ctx context.Context) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET "+tc.MetricsPath, a.tel().MetricsHandler())
-	a.obs.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hc := a.cfg.Server.HTTP
+	a.obs.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: hc.ReadHeaderTimeout, IdleTimeout: hc.IdleTimeout,
+		WriteTimeout: hc.WriteTimeout} // a scrape is one short answer: a whole-response bound fits
 	a.log.Info("serving metrics", "addr", ln.Addr().String(), "path", tc.MetricsPath)
 	srv := a.obs.metrics
 	go func() {

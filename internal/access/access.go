@@ -1,8 +1,9 @@
 // Package access is the sidecar's inbound access control (§5.2, §15):
 // API-key authentication applied to HTTP before any RCP processing (so
 // before initialize and capability gating), per-key scopes (engines, read
-// or write, a mandatory tenant filter, an id namespace), per-key token-bucket
-// rate limits and a global concurrency limit that sheds load.
+// or write, admin, a mandatory tenant filter, an id namespace), per-key
+// token-bucket rate limits, and global and per-key concurrency limits that
+// shed load.
 //
 // The HTTP side is Guard.Middleware; the data side is Guard.Backend, a
 // server.Backend decorator that reads the caller from the request context.
@@ -21,6 +22,9 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
 
 // Key is one API key and its scope, as compiled from configuration.
@@ -33,6 +37,8 @@ type Key struct {
 	Engines []string
 	// Write allows index/add and index/delete.
 	Write bool
+	// Admin allows shutdown over HTTP (AuthorizeMethod).
+	Admin bool
 	// Filter is ANDed into every retrieve and enforced on writes; nil
 	// means the key sees the whole corpus.
 	Filter json.RawMessage
@@ -49,6 +55,14 @@ type Options struct {
 	Keys []Key
 	// MaxInflight caps concurrent RCP requests (0: no cap).
 	MaxInflight int
+	// MaxInflightPerKey caps one key's concurrent RCP requests (0: no
+	// cap), so that one key cannot take every MaxInflight slot.
+	MaxInflightPerKey int
+	// MaxBodyBytes bounds the request body the middleware reads before it
+	// takes a concurrency slot (the server's own limit; 0: the server
+	// default). A larger body reaches the server cut just past it, and the
+	// server answers -32013.
+	MaxBodyBytes int64
 	// DefaultEngine is the engine served at the base path, for the
 	// per-key engine check; "" when the base path is an aggregator.
 	DefaultEngine string
@@ -62,6 +76,7 @@ type Options struct {
 type Guard struct {
 	keys          []*Principal
 	sem           chan struct{}
+	maxBody       int64
 	defaultEngine string
 	log           *slog.Logger
 }
@@ -73,15 +88,20 @@ type Principal struct {
 	digest    [32]byte
 	engines   []string
 	write     bool
+	admin     bool
 	filter    json.RawMessage
 	prefix    string
 	bucket    *bucket
+	sem       chan struct{} // the key's own concurrency limit; nil: none
 	cursorKey []byte
 }
 
 // New compiles o. Keys must have distinct ids.
 func New(o Options) (*Guard, error) {
-	g := &Guard{defaultEngine: o.DefaultEngine, log: o.Logger}
+	g := &Guard{defaultEngine: o.DefaultEngine, log: o.Logger, maxBody: o.MaxBodyBytes}
+	if g.maxBody <= 0 {
+		g.maxBody = server.DefaultMaxBodyBytes
+	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -99,7 +119,11 @@ func New(o Options) (*Guard, error) {
 		if k.ID == "" || slices.ContainsFunc(g.keys, func(p *Principal) bool { return p.id == k.ID }) {
 			return nil, fmt.Errorf("access: key %d: empty or duplicate id %q", i, k.ID)
 		}
-		g.keys = append(g.keys, newPrincipal(i, k, secret))
+		p := newPrincipal(i, k, secret)
+		if o.MaxInflightPerKey > 0 {
+			p.sem = make(chan struct{}, o.MaxInflightPerKey)
+		}
+		g.keys = append(g.keys, p)
 	}
 	return g, nil
 }
@@ -108,7 +132,7 @@ func newPrincipal(i int, k Key, secret []byte) *Principal {
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte("rcp-sidecar cursor\x00" + k.ID))
 	return &Principal{
-		idx: i, id: k.ID, digest: k.Digest, engines: slices.Clone(k.Engines), write: k.Write,
+		idx: i, id: k.ID, digest: k.Digest, engines: slices.Clone(k.Engines), write: k.Write, admin: k.Admin,
 		filter: nullToNil(k.Filter), prefix: k.IDPrefix, bucket: newBucket(k.RPS, k.Burst), cursorKey: m.Sum(nil),
 	}
 }
@@ -153,6 +177,18 @@ func FromContext(ctx context.Context) *Principal {
 		return st.p
 	}
 	return nil
+}
+
+// AuthorizeMethod is server.Options.Authorize: it refuses shutdown to an
+// authenticated caller whose key lacks admin, with -32012 (§15.6). Every
+// other method is authorised per call by Guard.Backend; a context without
+// a caller (authentication off, or stdio) may call anything.
+func AuthorizeMethod(ctx context.Context, method string) error {
+	p := FromContext(ctx)
+	if p == nil || p.admin || method != rcp.MethodShutdown {
+		return nil
+	}
+	return rcp.NewError(rcp.CodeUnauthorized, "unauthorized")
 }
 
 // EngineAllowed reports whether the caller of ctx may use engine id; true

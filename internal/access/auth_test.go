@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -202,5 +203,47 @@ func TestConcurrencyLimitSheds(t *testing.T) {
 	r.wantError(t, http.StatusTooManyRequests, rcp.CodeRateLimited)
 	if r.header.Get("Retry-After") == "" || time.Since(start) > time.Second {
 		t.Fatalf("shed without Retry-After or after queueing %v", time.Since(start))
+	}
+}
+
+// TestPerKeyConcurrencyShare: with max_inflight_per_key 2 a key holding
+// two requests in flight is shed on its third, while another key is still
+// admitted; and the body is read before a slot is taken, so the handler
+// receives it whole.
+func TestPerKeyConcurrencyShare(t *testing.T) {
+	g, err := access.New(access.Options{Keys: testKeys(), MaxInflight: 4, MaxInflightPerKey: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan string), make(chan struct{})
+	ts := httptest.NewServer(g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		entered <- string(body)
+		<-release
+	})))
+	defer ts.Close()
+	defer close(release)
+	for range 2 {
+		go postQuietly(ts, readerKey, `{"held":true}`)
+		if body := <-entered; body != `{"held":true}` {
+			t.Fatalf("the handler got body %q", body)
+		}
+	}
+	post(t, ts, "/rcp/ping", readerKey, []byte(`{}`)).wantError(t, http.StatusTooManyRequests, rcp.CodeRateLimited)
+	go postQuietly(ts, adminKey, `{}`)
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("another key was not admitted while the first held its share")
+	}
+}
+
+// postQuietly posts body to /rcp/ping with secret from a goroutine other
+// than the test's (which must not call t.Fatal).
+func postQuietly(ts *httptest.Server, secret, body string) {
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/rcp/ping", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	if resp, err := ts.Client().Do(req); err == nil {
+		resp.Body.Close()
 	}
 }

@@ -40,11 +40,11 @@ func tenantKey(id, secret, tenant string) access.Key {
 	return k
 }
 
-// testKeys: an unrestricted admin, two writable tenants, a read-only key
+// testKeys: an unrestricted admin (write and admin scopes), two writable tenants, a read-only key
 // and a key scoped to another engine.
 func testKeys() []access.Key {
 	admin := key("admin", adminKey)
-	admin.Write = true
+	admin.Write, admin.Admin = true, true
 	other := key("other", otherKey)
 	other.Engines = []string{"elsewhere"}
 	return []access.Key{admin, tenantKey("acme", acmeKey, "acme"), tenantKey("globex", globexKey, "globex"),
@@ -94,7 +94,7 @@ func newHandler(t testing.TB, opts access.Options) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g.Middleware(server.New(b, server.Options{}).Handler())
+	return g.Middleware(server.New(b, server.Options{Authorize: access.AuthorizeMethod}).Handler())
 }
 
 // reply is one HTTP exchange.

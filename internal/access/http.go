@@ -1,10 +1,14 @@
 package access
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -24,33 +28,90 @@ const shedRetryMs = 100
 
 // Middleware guards next. Order: /healthz, /readyz and CORS preflight pass
 // untouched; then authentication (401), the key's engine scope (403), the
-// key's rate limit (429) and the global concurrency limit (429), all
-// before next decodes anything (§5.2: auth before initialize; §15.6:
-// before capability gating). Every rejection carries a JSON-RPC error
-// with id null: -32012 for auth, saying nothing about methods or
-// documents, and -32011 with retryAfterMs for shedding.
+// key's rate limit (429), and — once the whole body has been read — the
+// key's and the global concurrency limits (429), all before next decodes
+// anything (§5.2: auth before initialize; §15.6: before capability
+// gating). A slot is only ever held by a request ready to run: a client
+// trickling its body holds a connection (until the server's body deadline
+// cuts it, 408), never a slot other callers need. Every rejection but 408
+// carries a JSON-RPC error with id null: -32012 for auth, saying nothing
+// about methods or documents, and -32011 with retryAfterMs for shedding.
 func (g *Guard) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r)
 			return
 		}
+		var p *Principal
 		if g.Authenticating() {
-			p, ok := g.admit(w, r)
-			if !ok {
+			var ok bool
+			if p, ok = g.admit(w, r); !ok {
 				return
 			}
 			r = r.WithContext(withState(r.Context(), p))
 		}
-		release, ok := tryAcquire(g.sem)
+		if g.sem != nil || p != nil && p.sem != nil {
+			if !g.readBody(w, r) {
+				return
+			}
+		}
+		release, ok := g.acquire(w, r, p)
 		if !ok {
-			g.log.Warn("shedding request: concurrency limit reached", "path", r.URL.Path, "limit", cap(g.sem))
-			shed(w, shedRetryMs, "server is at its concurrency limit")
 			return
 		}
 		defer release()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// readBody reads r's body into memory, at most maxBody+1 bytes (the
+// server rejects a longer one from that much), and hands it on in place of
+// the connection's. A body that does not arrive before the connection's
+// read deadline is answered 408 and the connection closed.
+func (g *Guard) readBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody {
+		return true
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, g.maxBody+1))
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		g.log.Info("rejected request: body not received in time", "remote", r.RemoteAddr, "path", r.URL.Path, "read", len(body))
+		w.Header().Set("Connection", "close")
+		http.Error(w, "request body not received in time", http.StatusRequestTimeout)
+		return false
+	case err != nil:
+		http.Error(w, "cannot read body", http.StatusBadRequest)
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return true
+}
+
+// acquire takes a slot of the key's and of the global concurrency limit
+// without waiting, or sheds the request; the returned release must be
+// called once.
+func (g *Guard) acquire(w http.ResponseWriter, r *http.Request, p *Principal) (release func(), ok bool) {
+	var mine func()
+	if p != nil {
+		if mine, ok = tryAcquire(p.sem); !ok {
+			g.log.Warn("shedding request: the key's concurrency limit reached", "key", p.id, "path", r.URL.Path, "limit", cap(p.sem))
+			shed(w, shedRetryMs, "this key is at its concurrency limit")
+			return nil, false
+		}
+	}
+	all, ok := tryAcquire(g.sem)
+	if !ok {
+		if mine != nil {
+			mine()
+		}
+		g.log.Warn("shedding request: concurrency limit reached", "path", r.URL.Path, "limit", cap(g.sem))
+		shed(w, shedRetryMs, "server is at its concurrency limit")
+		return nil, false
+	}
+	if mine == nil {
+		return all, true
+	}
+	return func() { all(); mine() }, true
 }
 
 // admit authenticates r and applies the key's engine scope and rate limit,

@@ -21,6 +21,7 @@ func (s *scoped) Retrieve(ctx context.Context, p *rcp.RetrieveParams) (*rcp.Retr
 	}
 	q := *p
 	q.Filter = s.merge(pr, p.Filter)
+	ctx = pr.unprefixProgress(ctx)
 	if p.Cursor != "" {
 		if q.Cursor, err = pr.openCursor(p.Cursor); err != nil {
 			return nil, err
@@ -183,6 +184,46 @@ func (p *Principal) unprefixHits(hits []rcp.Hit) []rcp.Hit {
 		out[i] = h
 	}
 	return out
+}
+
+// unprefixProgress returns ctx whose rcp.Reporter strips the key's id
+// prefix from partial hits, so that the ids streamed in progress
+// notifications are the ids of the final result (§9). A context without a
+// reporter, or a key without a prefix, is returned as is.
+func (p *Principal) unprefixProgress(ctx context.Context) context.Context {
+	rep := rcp.ReporterFrom(ctx)
+	if p.prefix == "" || rep == noReporter {
+		return ctx
+	}
+	return rcp.WithReporter(ctx, unprefixing{Reporter: rep, p: p})
+}
+
+// noReporter is what rcp.ReporterFrom returns for a context without one.
+var noReporter = rcp.ReporterFrom(context.Background())
+
+// unprefixing is a request's rcp.Reporter seen through a key's id
+// namespace.
+type unprefixing struct {
+	rcp.Reporter
+	p *Principal
+}
+
+// Progress implements rcp.Reporter with the partial hits' ids unprefixed.
+func (r unprefixing) Progress(stage string, progress float64, message string, partial []rcp.Hit) {
+	r.Reporter.Progress(stage, progress, message, r.p.unprefixHits(partial))
+}
+
+// ProgressEnabled forwards the inner reporter's gate, so that the Engine
+// still skips building partial hits nobody receives.
+func (r unprefixing) ProgressEnabled() bool {
+	g, ok := r.Reporter.(interface{ ProgressEnabled() bool })
+	return !ok || g.ProgressEnabled()
+}
+
+// LogEnabled forwards the inner reporter's log gate.
+func (r unprefixing) LogEnabled(level string) bool {
+	g, ok := r.Reporter.(interface{ LogEnabled(string) bool })
+	return !ok || g.LogEnabled(level)
 }
 
 // mintID returns a random RFC 4122 version-4 UUID string (as the engine

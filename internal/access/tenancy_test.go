@@ -1,6 +1,8 @@
 package access_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -133,6 +135,44 @@ func TestWriteNeedsWriteScope(t *testing.T) {
 	}
 	if n := tenantsOf(retrieve(t, ts, readerKey, map[string]any{"query": "rocket", "k": 50, "mode": "sparse"}).Hits)["acme"]; n != 6 {
 		t.Fatalf("reader's denied delete removed something: acme has %d", n)
+	}
+}
+
+// TestShutdownNeedsAdminScope: over HTTP only a key with admin may call
+// shutdown; any other key gets -32012 (HTTP 200, a JSON-RPC answer), as
+// does a shutdown inside a batch, while the batch's other members run.
+func TestShutdownNeedsAdminScope(t *testing.T) {
+	ts := newServer(t, access.Options{Keys: testKeys()})
+	for _, tc := range []struct {
+		name, secret string
+		want         rcp.Code // 0: a result
+	}{
+		{"admin", adminKey, 0},
+		{"reader", readerKey, rcp.CodeUnauthorized},
+		{"writable tenant", acmeKey, rcp.CodeUnauthorized},
+	} {
+		r := call(t, ts, tc.secret, "shutdown", map[string]any{})
+		if tc.want == 0 {
+			r.result(t, &map[string]any{})
+			continue
+		}
+		r.wantError(t, http.StatusOK, tc.want)
+	}
+	batch := []byte(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"shutdown"}]`)
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/rcp", bytes.NewReader(batch))
+	req.Header.Set("Authorization", "Bearer "+readerKey)
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out []struct {
+		Result json.RawMessage
+		Error  *rcp.Error
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out) != 2 || out[0].Error != nil ||
+		out[1].Error == nil || out[1].Error.Code != rcp.CodeUnauthorized {
+		t.Fatalf("batch [ping, shutdown] with a reader key: %+v (%v), want [result, -32012]", out, err)
 	}
 }
 

@@ -19,7 +19,10 @@ type Access struct {
 	// MaxInflight caps concurrent RCP requests; excess is shed with HTTP
 	// 429 and -32011 instead of queueing (§15.5). 0 means no limit.
 	MaxInflight int `mapstructure:"max_inflight" json:"max_inflight"`
-	TLS         TLS `mapstructure:"tls" json:"tls"`
+	// MaxInflightPerKey caps one key's concurrent RCP requests the same
+	// way, so that one key cannot take every slot. 0 means no per-key cap.
+	MaxInflightPerKey int `mapstructure:"max_inflight_per_key" json:"max_inflight_per_key,omitempty"`
+	TLS               TLS `mapstructure:"tls" json:"tls"`
 }
 
 // AccessKey is one API key and what it may do. Exactly one of Hash, File
@@ -37,6 +40,9 @@ type AccessKey struct {
 	Engines []string `mapstructure:"engines" json:"engines,omitempty"`
 	// Write allows index/add and index/delete.
 	Write bool `mapstructure:"write" json:"write"`
+	// Admin allows the lifecycle method shutdown over HTTP; other keys
+	// get -32012 for it. Without keys every caller may call it.
+	Admin bool `mapstructure:"admin" json:"admin,omitempty"`
 	// Filter is an RCP filter (§8) ANDed into every retrieve and enforced
 	// on every document this key writes (tenant isolation).
 	Filter map[string]any `mapstructure:"filter" json:"filter,omitempty"`
@@ -116,6 +122,8 @@ func (a *Access) validate(backends []string) error {
 	switch {
 	case a.MaxInflight < 0:
 		return errors.New("access.max_inflight: must not be negative")
+	case a.MaxInflightPerKey < 0:
+		return errors.New("access.max_inflight_per_key: must not be negative")
 	case (a.TLS.CertFile == "") != (a.TLS.KeyFile == ""):
 		return errors.New("access.tls: cert_file and key_file go together")
 	case a.TLS.ClientCAFile != "" && !a.TLS.Enabled():

@@ -37,7 +37,8 @@ type Server struct {
 	ShutdownGrace time.Duration `mapstructure:"shutdown_grace" json:"shutdown_grace,omitempty"`
 }
 
-// HTTP holds the HTTP transport settings (§5.2).
+// HTTP holds the HTTP transport settings (§5.2), including the limits
+// that keep slow and idle clients from holding connections (§15.5).
 type HTTP struct {
 	Listen       string        `mapstructure:"listen" json:"listen"`
 	BasePath     string        `mapstructure:"base_path" json:"base_path"`
@@ -45,7 +46,36 @@ type HTTP struct {
 	CORSOrigins  []string      `mapstructure:"cors_origins" json:"cors_origins"`
 	Stateful     bool          `mapstructure:"stateful" json:"stateful"`
 	SessionTTL   time.Duration `mapstructure:"session_ttl" json:"session_ttl"`
+	// ReadHeaderTimeout bounds reading a request's headers.
+	ReadHeaderTimeout time.Duration `mapstructure:"read_header_timeout" json:"read_header_timeout"`
+	// BodyTimeout bounds reading a request's whole body, from the end of
+	// its headers: a client trickling bytes is cut when it expires, not
+	// when one read stalls.
+	BodyTimeout time.Duration `mapstructure:"body_timeout" json:"body_timeout"`
+	// WriteTimeout bounds each write of a response (the JSON body, each
+	// SSE frame), so a client that stops reading is disconnected while a
+	// stream may last as long as its request runs.
+	WriteTimeout time.Duration `mapstructure:"write_timeout" json:"write_timeout"`
+	// IdleTimeout closes a keep-alive connection that carries no request
+	// for this long.
+	IdleTimeout time.Duration `mapstructure:"idle_timeout" json:"idle_timeout"`
+	// MaxConns caps open connections; more wait to be accepted. 0: no cap.
+	MaxConns int `mapstructure:"max_conns" json:"max_conns"`
 }
+
+// Defaults of the HTTP connection limits (server.http).
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultBodyTimeout       = 10 * time.Second
+	DefaultWriteTimeout      = 10 * time.Second
+	// DefaultIdleTimeout keeps a connection for a client that sends a
+	// request every few seconds, so it pays no new TCP or TLS handshake,
+	// and drops one left open and silent within a minute. It is shorter
+	// than Go's client idle pool (90s), which retries a request the server
+	// closed the connection under before sending anything.
+	DefaultIdleTimeout = 60 * time.Second
+	DefaultMaxConns    = 1024
+)
 
 // Embedder configures an OpenAI-compatible embedding endpoint. It is
 // optional; without it only engines that embed queries themselves serve
@@ -116,6 +146,12 @@ func Default() *Config {
 			MaxBodyBytes: 4 << 20,
 			CORSOrigins:  []string{},
 			SessionTTL:   30 * time.Minute,
+
+			ReadHeaderTimeout: DefaultReadHeaderTimeout,
+			BodyTimeout:       DefaultBodyTimeout,
+			WriteTimeout:      DefaultWriteTimeout,
+			IdleTimeout:       DefaultIdleTimeout,
+			MaxConns:          DefaultMaxConns,
 		},
 		Deadline: 10 * time.Second,
 		MaxBatch: 64,

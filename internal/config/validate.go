@@ -57,6 +57,16 @@ func (s *Server) validate() error {
 		return errors.New("server.http.max_body_bytes: must be positive")
 	case s.HTTP.Stateful && s.HTTP.SessionTTL <= 0:
 		return errors.New("server.http.session_ttl: must be positive when stateful")
+	case s.HTTP.ReadHeaderTimeout <= 0:
+		return errors.New("server.http.read_header_timeout: must be positive")
+	case s.HTTP.BodyTimeout <= 0:
+		return errors.New("server.http.body_timeout: must be positive")
+	case s.HTTP.WriteTimeout <= 0:
+		return errors.New("server.http.write_timeout: must be positive")
+	case s.HTTP.IdleTimeout <= 0:
+		return errors.New("server.http.idle_timeout: must be positive")
+	case s.HTTP.MaxConns < 0:
+		return errors.New("server.http.max_conns: must not be negative")
 	case s.Deadline <= 0:
 		return errors.New("server.deadline: must be positive")
 	case s.MaxBatch < 1:

@@ -78,7 +78,7 @@ func (sess *session) acceptMember(ctx context.Context, m jsonrpc.Member, emit fu
 	if obs := sess.srv.opts.Observe; obs != nil {
 		ctx, done = obs(ctx, req.Method, req.Params)
 	}
-	e, gerr := sess.checkRequest(req)
+	e, gerr := sess.checkRequest(ctx, req)
 	if gerr == nil && m.Err != nil {
 		gerr = decodeErr(m.Err)
 	}
@@ -182,9 +182,57 @@ func (c *call) execute() []byte {
 	}
 	c.observed(o.err)
 	if o.err != nil {
-		return errorFrame(c.id, o.err)
+		return errorFrame(c.id, c.sess.srv.redactError(o.err))
 	}
-	return resultFrame(c.id, o.v)
+	return resultFrame(c.id, c.sess.srv.redactResult(o.v))
+}
+
+// redactError applies Options.Redact to the message and data.detail of
+// err, returning err itself when nothing changes.
+func (s *Server) redactError(err error) error {
+	red := s.opts.Redact
+	if red == nil {
+		return err
+	}
+	e := rcp.AsError(err)
+	msg, detail := red(e.Message), ""
+	if e.Data != nil {
+		detail = red(e.Data.Detail)
+	}
+	if msg == e.Message && (e.Data == nil || detail == e.Data.Detail) {
+		return err
+	}
+	out := *e
+	out.Message = msg
+	if e.Data != nil {
+		d := *e.Data
+		d.Detail = detail
+		out.Data = &d
+	}
+	return &out
+}
+
+// redactResult applies Options.Redact to a retrieve's usage notes (a
+// federation reports there why an engine failed), copying the result only
+// when something changes.
+func (s *Server) redactResult(v any) any {
+	res, ok := v.(*rcp.RetrieveResult)
+	if s.opts.Redact == nil || !ok || res.Usage == nil {
+		return v
+	}
+	notes := make([]string, len(res.Usage.Notes))
+	changed := false
+	for i, n := range res.Usage.Notes {
+		notes[i] = s.opts.Redact(n)
+		changed = changed || notes[i] != n
+	}
+	if !changed {
+		return v
+	}
+	out, usage := *res, *res.Usage
+	usage.Notes = notes
+	out.Usage = &usage
+	return &out
 }
 
 // observed reports the call's answer to Options.Observe.

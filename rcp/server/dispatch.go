@@ -74,8 +74,14 @@ func (s *Server) methodTable() map[string]*entry {
 }
 
 // checkRequest applies the §13/§7 gates before any decoding, in the order
-// initialized (-32001), defined (-32004), advertised (-32003).
-func (sess *session) checkRequest(req *jsonrpc.Request) (*entry, *rcp.Error) {
+// authorised (Options.Authorize), initialized (-32001), defined (-32004),
+// advertised (-32003).
+func (sess *session) checkRequest(ctx context.Context, req *jsonrpc.Request) (*entry, *rcp.Error) {
+	if auth := sess.srv.opts.Authorize; auth != nil {
+		if err := auth(ctx, req.Method); err != nil {
+			return nil, rcp.AsError(err)
+		}
+	}
 	e, defined := sess.srv.methods[req.Method]
 	if !(defined && e.preInit) && !sess.isInitialized() {
 		return nil, rcp.NewError(rcp.CodeNotInitialized, "not initialized: send initialize first")

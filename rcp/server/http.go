@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +26,8 @@ const SessionHeader = "RCP-Session"
 // response, errors included — also for an oversized body (-32013, id null)
 // and invalid JSON (-32700), because a well-formed JSON-RPC response can
 // still be produced and §5.2 requires 200 for those; 204 when the frame
-// held only notifications; 400 only when the body cannot be read at all;
+// held only notifications; 400 only when the body cannot be read at all,
+// 408 when it did not arrive before the connection's read deadline;
 // 403 for a disallowed browser Origin; 404 outside the endpoints; 405 for
 // methods other than POST (and OPTIONS preflight).
 type httpHandler struct{ s *Server }
@@ -83,6 +85,10 @@ func (h *httpHandler) endpoint(w http.ResponseWriter, r *http.Request, pathMetho
 	switch {
 	case errors.As(err, &tooBig):
 		writeJSON(w, errorFrame(jsonrpc.NullID, rcp.NewError(rcp.CodePayloadTooLarge, "body exceeds %d bytes", h.s.opts.MaxBodyBytes)))
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.Header().Set("Connection", "close")
+		http.Error(w, "request body not received in time", http.StatusRequestTimeout)
 		return
 	case err != nil:
 		http.Error(w, "cannot read body", http.StatusBadRequest)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -169,4 +170,52 @@ func TestHTTPStateful(t *testing.T) {
 			t.Errorf("expired session: code %d, want -32001", c)
 		}
 	})
+}
+
+// TestHTTPAuthorizeBeforeGating: Options.Authorize answers a request
+// before any gate, so an unauthorised caller gets -32012 for an unknown
+// method and an unadvertised one alike (§15.6), and the methods it allows
+// are served as usual.
+func TestHTTPAuthorizeBeforeGating(t *testing.T) {
+	b := rcptest.NewStubBackend(3)
+	b.Caps.Embed = nil
+	h := server.New(b, server.Options{Authorize: func(_ context.Context, method string) error {
+		if method == rcp.MethodPing {
+			return nil
+		}
+		return rcp.NewError(rcp.CodeUnauthorized, "unauthorized")
+	}}).Handler()
+	for _, tc := range []struct{ method, want string }{
+		{"ping", "0"}, {"shutdown", "-32012"}, {"embed", "-32012"}, {"no/such", "-32012"},
+	} {
+		w := do(t, h, httpReq{method: "POST", path: "/rcp", body: `{"jsonrpc":"2.0","id":1,"method":"` + tc.method + `","params":{}}`})
+		if got := rpcCode(t, w.Body.String()); w.Code != http.StatusOK || strconv.Itoa(got) != tc.want {
+			t.Errorf("%s: HTTP %d %s, want 200 with code %s", tc.method, w.Code, w.Body, tc.want)
+		}
+	}
+}
+
+// TestHTTPRedact: Options.Redact scrubs a backend's error message and
+// detail and a retrieve's usage notes before they reach the client.
+func TestHTTPRedact(t *testing.T) {
+	const secret = "s3cret-token"
+	b := rcptest.NewStubBackend(3)
+	b.RetrieveFunc = func(_ context.Context, p *rcp.RetrieveParams) (*rcp.RetrieveResult, error) {
+		if q, _ := p.Query.Text(); q == "fail" {
+			e := rcp.NewError(rcp.CodeBackendUnavailable, "upstream said Bearer %s", secret)
+			e.Data = &rcp.ErrorData{Detail: "echo: " + secret}
+			return nil, e
+		}
+		return &rcp.RetrieveResult{Hits: []rcp.Hit{}, Usage: &rcp.Usage{Notes: []string{"engine x: failed: " + secret, "fine"}}}, nil
+	}
+	h := server.New(b, server.Options{Redact: func(s string) string { return strings.ReplaceAll(s, secret, "[redacted]") }}).Handler()
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"fail","k":1}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"q","k":1}}`,
+	} {
+		w := do(t, h, httpReq{method: "POST", path: "/rcp", body: body})
+		if out := w.Body.String(); strings.Contains(out, secret) || !strings.Contains(out, "[redacted]") {
+			t.Errorf("answer %s: want the secret redacted", out)
+		}
+	}
 }

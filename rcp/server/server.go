@@ -45,6 +45,18 @@ type Options struct {
 	SessionTTL time.Duration
 	// AllowOrigins lists the browser origins allowed by CORS ("*" for any).
 	AllowOrigins []string
+	// Authorize, when set, is asked whether the caller of ctx may call
+	// method, for every request (batch members included) before any
+	// gating, so that an unauthorised caller cannot tell an advertised
+	// method from an unadvertised one (§15.6). Its error answers the
+	// request (it should be -32012). Authentication itself happens in the
+	// transport, before the Server sees the request (§5.2).
+	Authorize func(ctx context.Context, method string) error
+	// Redact, when set, scrubs the text a server passes on without having
+	// written it — a backend's error messages and data.detail, a
+	// retrieve's usage.notes — so that a credential an upstream echoed
+	// never reaches a client (§15.6).
+	Redact func(string) string
 	// ReadyFunc backs GET /readyz; nil means always ready.
 	ReadyFunc func(ctx context.Context) error
 	// Observe, when set, sees every request (not notifications) that

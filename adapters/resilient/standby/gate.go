@@ -29,6 +29,7 @@ const maxPendingBody = 1 << 20
 // It is safe for concurrent use.
 type Gate struct {
 	retryAfter func() time.Duration
+	authorize  func(ctx context.Context, method string) error
 	h          atomic.Pointer[http.Handler]
 	stdio      atomic.Pointer[StdioFunc]
 	once       sync.Once
@@ -57,6 +58,12 @@ func (g *Gate) Open(h http.Handler, stdio StdioFunc) {
 		close(g.ready)
 	})
 }
+
+// Authorize sets the check every request answered while not ready passes
+// first, as server.Options.Authorize does once open: its error answers the
+// request, so that shutdown needs the same scope before and after the
+// backend is up. Call it before serving.
+func (g *Gate) Authorize(f func(ctx context.Context, method string) error) { g.authorize = f }
 
 // Ready reports whether Open was called.
 func (g *Gate) Ready() bool {
@@ -104,7 +111,7 @@ func (g *Gate) postPending(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		body = nil // answered as a parse error below
 	}
-	out, _ := g.Pending(body)
+	out, _ := g.pending(r.Context(), body)
 	if out == nil {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -117,13 +124,17 @@ func (g *Gate) postPending(w http.ResponseWriter, r *http.Request) {
 // notifications get nothing, every other request -32010 with
 // retryAfterMs. shutdown reports that a shutdown request was answered.
 func (g *Gate) Pending(frame []byte) (out []byte, shutdown bool) {
+	return g.pending(context.Background(), frame)
+}
+
+func (g *Gate) pending(ctx context.Context, frame []byte) (out []byte, shutdown bool) {
 	fr, derr := jsonrpc.DecodeFrame(frame)
 	if derr != nil {
 		return errorFrame(jsonrpc.NullID, rcp.NewError(rcp.Code(derr.Code), "%s", derr.Message)), false
 	}
 	var outs [][]byte
 	for _, m := range fr.Members {
-		b, sd := g.pendingMember(m)
+		b, sd := g.pendingMember(ctx, m)
 		shutdown = shutdown || sd
 		if b != nil {
 			outs = append(outs, b)
@@ -138,7 +149,7 @@ func (g *Gate) Pending(frame []byte) (out []byte, shutdown bool) {
 	return jsonrpc.EncodeBatch(outs), shutdown
 }
 
-func (g *Gate) pendingMember(m jsonrpc.Member) ([]byte, bool) {
+func (g *Gate) pendingMember(ctx context.Context, m jsonrpc.Member) ([]byte, bool) {
 	switch {
 	case m.Response != nil:
 		return nil, false
@@ -146,6 +157,11 @@ func (g *Gate) pendingMember(m jsonrpc.Member) ([]byte, bool) {
 		return errorFrame(m.ID, rcp.NewError(rcp.Code(m.Err.Code), "%s", m.Err.Message)), false
 	case m.Request.IsNotification():
 		return nil, false
+	}
+	if g.authorize != nil {
+		if err := g.authorize(ctx, m.Request.Method); err != nil {
+			return errorFrame(m.ID, rcp.AsError(err)), false
+		}
 	}
 	switch m.Request.Method {
 	case rcp.MethodPing:

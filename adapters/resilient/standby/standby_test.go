@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 type wireResp struct {
@@ -76,6 +78,49 @@ func TestPendingAnswers(t *testing.T) {
 		t.Errorf("batch answer %s, want [result, -32010]", out)
 	}
 }
+
+// TestPendingAuthorize: while not ready, every request passes the
+// Authorize check first, as it does once the real server is open.
+func TestPendingAuthorize(t *testing.T) {
+	g := New(nil)
+	g.Authorize(func(ctx context.Context, method string) error {
+		if method == "shutdown" && ctx.Value(adminCtx{}) == nil {
+			return rcp.NewError(rcp.CodeUnauthorized, "unauthorized")
+		}
+		return nil
+	})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Admin") != "" {
+			r = r.WithContext(context.WithValue(r.Context(), adminCtx{}, true))
+		}
+		g.Handler().ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	for _, tc := range []struct {
+		admin bool
+		want  int // 0: a result
+	}{{false, -32012}, {true, 0}} {
+		req, _ := http.NewRequest("POST", ts.URL+"/rcp/shutdown", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"shutdown"}`))
+		if tc.admin {
+			req.Header.Set("X-Admin", "1")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := 0
+		if r := decode(t, b); r.Error != nil {
+			got = r.Error.Code
+		}
+		if got != tc.want {
+			t.Errorf("admin=%v: %s, want code %d", tc.admin, b, tc.want)
+		}
+	}
+}
+
+type adminCtx struct{}
 
 func TestHTTPReadinessAndSwap(t *testing.T) {
 	g := New(nil)
@@ -229,5 +274,50 @@ func TestHTTPDrain(t *testing.T) {
 	}
 	if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
 		t.Error("the listener still accepts after shutdown")
+	}
+}
+
+// TestHTTPDrainClosesHeldConnections: a request that outlives the grace
+// and settle periods has its connection closed; the shutdown is still
+// graceful (nil) and the closed connections are counted to Drain.Closed.
+func TestHTTPDrainClosesHeldConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-r.Context().Done() // held until its connection is closed
+	})}
+	ctx, cancel := context.WithCancel(context.Background())
+	closed := make(chan int, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- ServeHTTP(ctx, hs, ln, Drain{Grace: 100 * time.Millisecond, Settle: 100 * time.Millisecond,
+			Closed: func(n int) { closed <- n }})
+	}()
+	go func() {
+		if resp, err := http.Get("http://" + ln.Addr().String() + "/"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-started
+	cancel()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("ServeHTTP = %v, want nil: the shutdown was graceful, the client held on", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeHTTP did not return 5s after the drain ran out")
+	}
+	select {
+	case n := <-closed:
+		if n != 1 {
+			t.Errorf("Closed(%d), want 1 connection", n)
+		}
+	default:
+		t.Error("Drain.Closed was not called")
 	}
 }

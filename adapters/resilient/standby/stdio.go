@@ -18,6 +18,10 @@ import (
 type Drain struct {
 	Grace, Settle time.Duration
 	Abort         func()
+	// Closed, when set, is told how many HTTP connections were still open
+	// when the drain ran out and closed them (a client holding a request
+	// past the grace period). The shutdown still counts as graceful.
+	Closed func(conns int)
 }
 
 // DefaultSettle is the time between Abort and the hard stop.
