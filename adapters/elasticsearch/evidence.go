@@ -28,6 +28,10 @@ func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []
 	ev.NativeRRF = nativeRRF(f, ev)
 	ev.Notes = append(ev.Notes, unusedFieldNotes(fields)...)
 	ev.Writable = a.writable(per, ev)
+	ev.MappedFields = mappedFields(per)
+	if st.content != "" {
+		ev.ReservedFields = []string{st.content}
+	}
 	a.featureEvidence(fields, st)
 	ev.Notes = append(ev.Notes, fmt.Sprintf("elasticsearch %s (%s), licence %q, %d node(s), modules %s",
 		f.version, f.flavor, f.licence, f.nodes, strings.Join(f.modules, ",")))
@@ -177,6 +181,23 @@ func (a *adapter) writable(per map[string]map[string]field, ev *capability.Evide
 		return false
 	}
 	return true
+}
+
+// mappedFields lists the leaf fields of every index behind the target
+// (multi-fields excluded): what a write can add to without growing the
+// mapping. Fields under nested objects are left out, so writing them
+// counts as new.
+func mappedFields(per map[string]map[string]field) []string {
+	out := []string{}
+	for _, fs := range per {
+		for name, f := range fs {
+			if !f.IsSub {
+				out = append(out, name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // unusedFieldNotes names fields whose retrieval needs engine-side

@@ -158,7 +158,9 @@ func (s *schema) fillFields(cfg *Config, f *fields, st settingsFacts) error {
 		return err
 	}
 	ev.FilterFields = filterFields(f)
+	ev.MappedFields = f.leaves
 	s.content = pick(cfg.ContentField, f.strings, []string{"text", "content", "body"}, f.text)
+	ev.ReservedFields = []string{contentField(s)}
 	ev.TitleField = pick(cfg.TitleField, f.strings, []string{"title"}, nil)
 	ev.URIField = pick(cfg.URIField, f.strings, []string{"url", "uri"}, nil)
 	ev.Notes = append(ev.Notes, f.notes...)

@@ -108,6 +108,9 @@ type fields struct {
 	// strings are all keyword and text fields, indexed or not (citation
 	// title and URI candidates).
 	strings map[string]mapping.FieldType
+	// leaves are every leaf field of the mapping (multi-fields and
+	// nested objects excluded), sorted.
+	leaves []string
 	// notes are facts found while reading the mapping.
 	notes     []string
 	conflicts []string
@@ -136,6 +139,7 @@ func parseMappings(raw []byte) (*fields, error) {
 	}
 	f.dropConflicts()
 	sort.Strings(f.text)
+	sort.Strings(f.leaves)
 	return f, nil
 }
 
@@ -182,6 +186,9 @@ func (f *fields) add(path string, p mappingProp, seen map[string]string) {
 		return
 	}
 	seen[path] = kind
+	if p.Type != "" && p.Type != "object" && p.Type != "nested" {
+		f.leaves = append(f.leaves, path)
+	}
 	if p.Type == "keyword" || p.Type == "text" {
 		f.strings[path] = filterTypes[p.Type]
 	}

@@ -37,17 +37,22 @@ func sourceOf(s *schema, d adapters.Document) map[string]any {
 	for k, v := range d.Meta {
 		src[k] = v
 	}
-	content := s.content
-	if content == "" {
-		content = "text"
-	}
-	src[content] = d.Text
+	src[contentField(s)] = d.Text
 	if len(d.Vector) > 0 {
 		if vf := queriedField(s, &adapters.SearchRequest{}); vf != "" {
 			src[vf] = d.Vector
 		}
 	}
 	return src
+}
+
+// contentField is where writes put a document's text: the probed content
+// field, else "text".
+func contentField(s *schema) string {
+	if s.content == "" {
+		return "text"
+	}
+	return s.content
 }
 
 // Delete implements adapters.Writer: _bulk `delete` actions; a missing id
