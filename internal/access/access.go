@@ -1,7 +1,7 @@
 // Package access is the sidecar's inbound access control (§5.2, §15):
 // API-key authentication applied to HTTP before any RCP processing (so
 // before initialize and capability gating), per-key scopes (engines, read
-// or write, a mandatory tenant filter, an id namespace), per-key token-bucket
+// or write, a tenant filter or tenant index, an id namespace), per-key token-bucket
 // rate limits and a global concurrency limit that sheds load.
 //
 // The HTTP side is Guard.Middleware; the data side is Guard.Backend, a
@@ -38,6 +38,10 @@ type Key struct {
 	Filter json.RawMessage
 	// IDPrefix namespaces the ids the key writes, deletes and reads back.
 	IDPrefix string
+	// Tenant is the key's tenant value: on a backend that keeps each
+	// tenant in an index of its own (Options.IndexIsolated) it selects the
+	// key's index. "" for none.
+	Tenant string
 	// RPS and Burst configure the key's token bucket; RPS 0 is unlimited.
 	RPS   float64
 	Burst int
@@ -56,6 +60,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Secret roots the per-key cursor keys; random when empty.
 	Secret []byte
+	// IndexIsolated lists the engines that keep each tenant in an index of
+	// its own (tenancy mode "index"): a key's Tenant selects its index
+	// there, so a tenant key needs one.
+	IndexIsolated []string
 }
 
 // Guard enforces Options over HTTP (Middleware) and on backends (Backend).
@@ -64,6 +72,7 @@ type Guard struct {
 	sem           chan struct{}
 	defaultEngine string
 	log           *slog.Logger
+	isolated      []string
 }
 
 // Principal is an authenticated caller.
@@ -75,13 +84,14 @@ type Principal struct {
 	write     bool
 	filter    json.RawMessage
 	prefix    string
+	tenant    string
 	bucket    *bucket
 	cursorKey []byte
 }
 
 // New compiles o. Keys must have distinct ids.
 func New(o Options) (*Guard, error) {
-	g := &Guard{defaultEngine: o.DefaultEngine, log: o.Logger}
+	g := &Guard{defaultEngine: o.DefaultEngine, log: o.Logger, isolated: slices.Clone(o.IndexIsolated)}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -109,7 +119,7 @@ func newPrincipal(i int, k Key, secret []byte) *Principal {
 	m.Write([]byte("rcp-sidecar cursor\x00" + k.ID))
 	return &Principal{
 		idx: i, id: k.ID, digest: k.Digest, engines: slices.Clone(k.Engines), write: k.Write,
-		filter: nullToNil(k.Filter), prefix: k.IDPrefix, bucket: newBucket(k.RPS, k.Burst), cursorKey: m.Sum(nil),
+		filter: nullToNil(k.Filter), prefix: k.IDPrefix, tenant: k.Tenant, bucket: newBucket(k.RPS, k.Burst), cursorKey: m.Sum(nil),
 	}
 }
 
