@@ -120,16 +120,22 @@ func (a *adapter) refresh() string {
 	return a.cfg.Refresh
 }
 
-// itemError returns the first failed item as *Error.
+// itemError returns the first failed item as *Error, or, when the item's
+// document would grow the mapping past a limit, as the -32602 naming it
+// (items are in document order).
 func itemError(br *dsl.BulkResponse) error {
 	if !br.Errors {
 		return nil
 	}
-	for _, it := range br.Items {
+	for i, it := range br.Items {
 		op, r := dsl.Item(it)
-		if r.Error != nil {
-			return &Error{Op: "bulk " + op + " " + r.ID, Status: r.Status, Cause: r.Error}
+		if r.Error == nil {
+			continue
 		}
+		if setting, ok := dsl.MappingLimit(r.Error); ok {
+			return adapters.MappingLimitError(i, setting)
+		}
+		return &Error{Op: "bulk " + op + " " + r.ID, Status: r.Status, Cause: r.Error}
 	}
 	return nil
 }

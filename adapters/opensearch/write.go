@@ -100,7 +100,8 @@ func refresh(r string) string {
 	return r
 }
 
-// bulkItems decodes a _bulk response and reports the first item error.
+// bulkItems decodes a _bulk response and reports the first item error; a
+// document past a mapping limit is the -32602 naming it.
 func bulkItems(raw []byte, op string) ([]dsl.BulkItemResult, error) {
 	var br dsl.BulkResponse
 	if err := json.Unmarshal(raw, &br); err != nil {
@@ -110,8 +111,14 @@ func bulkItems(raw []byte, op string) ([]dsl.BulkItemResult, error) {
 	var first error
 	for i, m := range br.Items {
 		_, items[i] = dsl.Item(m)
-		if it := items[i]; it.Error != nil && first == nil {
-			first = &Error{Op: op + " item " + it.ID, Status: it.Status, Cause: it.Error}
+		it := items[i]
+		if it.Error == nil || first != nil {
+			continue
+		}
+		first = &Error{Op: op + " item " + it.ID, Status: it.Status, Cause: it.Error}
+		if setting, ok := dsl.MappingLimit(it.Error); ok {
+			// items are in document order
+			first = adapters.MappingLimitError(i, setting)
 		}
 	}
 	return items, first
