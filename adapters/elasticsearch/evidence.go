@@ -28,6 +28,7 @@ func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []
 	ev.NativeRRF = nativeRRF(f, ev)
 	ev.Notes = append(ev.Notes, unusedFieldNotes(fields)...)
 	ev.Writable = a.writable(per, ev)
+	ev.TenantIndices = a.tenancy != nil
 	ev.MappedFields = mappedFields(per)
 	if st.content != "" {
 		ev.ReservedFields = []string{st.content}
@@ -171,10 +172,14 @@ func nativeRRF(f *facts, ev *capability.Evidence) bool {
 	return hasModule && licensed
 }
 
-// writable holds when the config opts in and writes have one target.
+// writable holds when the config opts in and writes have one target:
+// the configured index, or under index isolation the tenant's own.
 func (a *adapter) writable(per map[string]map[string]field, ev *capability.Evidence) bool {
 	if !a.cfg.Writable {
 		return false
+	}
+	if a.tenancy != nil {
+		return true
 	}
 	if strings.ContainsAny(a.cfg.Index, "*,") || len(per) != 1 {
 		ev.Notes = append(ev.Notes, fmt.Sprintf("target %s resolves to %d indices; writes need exactly one", a.cfg.Index, len(per)))

@@ -42,6 +42,7 @@ func (a *adapter) Probe(ctx context.Context) (*capability.Evidence, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.facts.Store(f)
 	st := a.buildState(f, per, notes)
 	a.probeExtras(ctx, f, st.ev)
 	a.mu.Lock()
@@ -138,6 +139,9 @@ func (a *adapter) probeLicence(ctx context.Context) string {
 // probeMappings reads the mapping of every concrete index behind the
 // target (index, alias or pattern).
 func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]field, []string, error) {
+	if a.tenancy != nil {
+		return a.configuredMapping()
+	}
 	var raw map[string]indexMapping
 	if _, err := a.getJSON(ctx, "/"+url.PathEscape(a.cfg.Index)+"/_mapping", &raw); err != nil {
 		return nil, nil, err
@@ -158,7 +162,11 @@ func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]fiel
 // probeExtras adds the document count, determinism and inference
 // endpoints; failures only add notes.
 func (a *adapter) probeExtras(ctx context.Context, f *facts, ev *capability.Evidence) {
-	ev.Deterministic = a.probeDeterminism(ctx, ev)
+	if a.tenancy != nil {
+		ev.Deterministic = a.configuredDeterminism(ev)
+	} else {
+		ev.Deterministic = a.probeDeterminism(ctx, ev)
+	}
 	var c struct {
 		Count int64 `json:"count"`
 	}
