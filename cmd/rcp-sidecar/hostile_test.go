@@ -289,3 +289,165 @@ func TestHostileFieldExplosion(t *testing.T) {
 		})
 	}
 }
+
+// isolatedConfig serves engine e with each tenant in an index of its own
+// named prefix-{tenant}; keys maps a key secret to its tenant value.
+func isolatedConfig(t *testing.T, e liveEngine, prefix string, keys map[string]string) string {
+	t.Helper()
+	mapping := filepath.Join(t.TempDir(), "tenant-mapping.json")
+	writeFile(t, mapping, orgMapping)
+	var b strings.Builder
+	fmt.Fprintf(&b, `backends:
+  - name: docs
+    engine: %s
+    settings: {urls: [%q], index: "%s-*", writable: true, refresh: "true"}
+    policy: {writable: true}
+    tenancy: {mode: index, index: "%s-{tenant}", mapping_file: %q}
+access:
+  keys:
+    - {id: ops, hash: %q}
+`, e.name, e.url, prefix, prefix, mapping, keyHash(opsKey))
+	i := 0
+	for secret, tenant := range keys {
+		fmt.Fprintf(&b, "    - {id: k%d, hash: %q, write: true, tenant: %q}\n", i, keyHash(secret), tenant)
+		i++
+	}
+	return b.String()
+}
+
+// rareScore is tenant secret's top BM25 score for the rare term.
+func rareScore(t *testing.T, base, secret string) float64 {
+	t.Helper()
+	hs := hits(t, base, secret, "zyxwvrare")
+	if len(hs) == 0 {
+		t.Fatal("the tenant's own rare-term document is not found")
+	}
+	return hs[0].Score
+}
+
+// statsAttack runs the statistics side channel from tenant b's side and
+// returns tenant a's score for a rare term before b's documents, with
+// them, and after b deleted them.
+func statsAttack(t *testing.T, base, keyA, keyB string) (before, during, after float64) {
+	t.Helper()
+	own := []map[string]any{doc("zyxwvrare appears once in the report of a", nil)}
+	for i := range 8 {
+		own = append(own, doc(fmt.Sprintf("common report number %d of a", i), nil))
+	}
+	if rerr := addAs(t, base, keyA, own...); rerr != nil {
+		t.Fatal(rerr)
+	}
+	before = rareScore(t, base, keyA)
+	var probes []map[string]any
+	var ids []string
+	for i := range 6 {
+		id := fmt.Sprintf("probe%d", i)
+		ids = append(ids, id)
+		probes = append(probes, map[string]any{"id": id, "text": "zyxwvrare zyxwvrare probe of b"})
+	}
+	if rerr := addAs(t, base, keyB, probes...); rerr != nil {
+		t.Fatal(rerr)
+	}
+	during = rareScore(t, base, keyA)
+	if _, rerr := rpcAs(t, base, keyB, "index/delete", map[string]any{"ids": ids}); rerr != nil {
+		t.Fatal(rerr)
+	}
+	after = rareScore(t, base, keyA)
+	return before, during, after
+}
+
+// TestHostileStatisticsSideChannel. Attack (reported against
+// Elasticsearch): tenant b learns whether tenant a's documents contain a
+// term by writing documents with it and watching a's BM25 scores, or
+// disturbs a's ranking, because both share the index's term statistics;
+// after b deletes its documents a's score stays changed (deleted documents
+// count until segments merge). Guarantee: with tenancy mode index, a's
+// score for the rare term is exactly the same before, during and after
+// b's writes and deletes. In mode shared the side channel exists; this
+// test documents it (README, Security) by requiring a's score to move.
+func TestHostileStatisticsSideChannel(t *testing.T) {
+	const keyA, keyB = "stats-tenant-a-key-000", "stats-tenant-b-key-000"
+	for _, e := range hostileEngines(t) {
+		t.Run(e.name+"/shared", func(t *testing.T) {
+			index := uniqueName("rcp-hostile-stats-shared")
+			createLiveIndex(t, e, index, orgMapping)
+			cfg := sharedConfig(e, index, "")
+			cfg = strings.Replace(cfg, "  keys:\n", fmt.Sprintf("  keys:\n    - {id: a, hash: %q, write: true, id_prefix: \"a/\", filter: {field: org.id, op: eq, value: a}}\n    - {id: b, hash: %q, write: true, id_prefix: \"b/\", filter: {field: org.id, op: eq, value: b}}\n", keyHash(keyA), keyHash(keyB)), 1)
+			before, during, after := statsAttack(t, serveConfig(t, cfg), keyA, keyB)
+			t.Logf("shared index: tenant a's score %.6f, with b's documents %.6f, after b deleted them %.6f", before, during, after)
+			if during >= before {
+				t.Fatalf("the side channel this test documents is gone: a's score %.6f did not drop to below %.6f", during, before)
+			}
+		})
+		t.Run(e.name+"/index", func(t *testing.T) {
+			prefix := uniqueName("rcp-hostile-stats")
+			t.Cleanup(func() { engineDo(t, e.url, http.MethodDelete, "/"+prefix+"-*", "") })
+			base := serveConfig(t, isolatedConfig(t, e, prefix, map[string]string{keyA: "a", keyB: "b"}))
+			before, during, after := statsAttack(t, base, keyA, keyB)
+			if during != before || after != before {
+				t.Fatalf("tenant a's score moved with tenant b's writes: %.9f, %.9f, %.9f", before, during, after)
+			}
+			if st, out := engineDo(t, e.url, http.MethodGet, "/"+prefix+"-a/_count", ""); st != http.StatusOK || !strings.Contains(out, `"count":9`) {
+				t.Fatalf("tenant a's own index: HTTP %d %s", st, out)
+			}
+		})
+	}
+}
+
+// TestHostileTenantIndexNames. Attack: tenant values chosen so that the
+// index name built from them addresses another tenant's index: a pattern
+// (*, acme*), a list (acme,globex), a path (.., ../acme), the victim in
+// upper case, _all, a value whose escape spells another. Guarantee: each
+// such tenant gets an index of its own inside the template, escaped to
+// the index-name alphabet; it neither retrieves, overwrites nor deletes
+// the victim's document, and the victim's index holds exactly its own.
+func TestHostileTenantIndexNames(t *testing.T) {
+	hostile := []string{"*", "acme*", "acme,globex", "..", "../acme", "ACME", "_all", "_61cme", "acme/../globex", "acme globex"}
+	for _, e := range hostileEngines(t) {
+		t.Run(e.name, func(t *testing.T) {
+			prefix := uniqueName("rcp-hostile-names")
+			t.Cleanup(func() { engineDo(t, e.url, http.MethodDelete, "/"+prefix+"-*", "") })
+			keys := map[string]string{"victim-acme-key-0000000": "acme", "victim-globex-key-00000": "globex"}
+			secret := func(i int) string { return fmt.Sprintf("hostile-tenant-key-%04d", i) }
+			for i, v := range hostile {
+				keys[secret(i)] = v
+			}
+			base := serveConfig(t, isolatedConfig(t, e, prefix, keys))
+			for _, victim := range []string{"victim-acme-key-0000000", "victim-globex-key-00000"} {
+				if rerr := addAs(t, base, victim, map[string]any{"id": "secret", "text": "confidential plans of " + keys[victim]}); rerr != nil {
+					t.Fatal(rerr)
+				}
+			}
+			for i, v := range hostile {
+				if rerr := addAs(t, base, secret(i), map[string]any{"id": "secret", "text": "overwritten by " + v}); rerr != nil {
+					t.Fatalf("tenant %q: %+v", v, rerr)
+				}
+				for _, h := range hits(t, base, secret(i), "confidential plans overwritten") {
+					if !strings.Contains(h.Text, "overwritten by") {
+						t.Fatalf("tenant %q retrieves %q", v, h.Text)
+					}
+				}
+				res, rerr := rpcAs(t, base, secret(i), "index/delete", map[string]any{"ids": []string{"secret", "../secret", "*"}})
+				if rerr != nil || !strings.Contains(string(res), `"deleted":1`) {
+					t.Fatalf("tenant %q deleting: %s %+v", v, res, rerr)
+				}
+			}
+			for _, victim := range []string{"victim-acme-key-0000000", "victim-globex-key-00000"} {
+				hs := hits(t, base, victim, "confidential plans overwritten")
+				if len(hs) != 1 || !strings.Contains(hs[0].Text, "confidential plans of") {
+					t.Fatalf("victim %s sees %v", keys[victim], hs)
+				}
+			}
+			_, out := engineDo(t, e.url, http.MethodGet, "/_cat/indices/"+prefix+"-*?h=index", "")
+			names := strings.Fields(out)
+			if len(names) != len(keys) {
+				t.Fatalf("%d tenants made %d indices: %v", len(keys), len(names), names)
+			}
+			for _, n := range names {
+				if strings.ContainsAny(strings.TrimPrefix(n, prefix+"-"), `*,/\.ABCDEFGHIJKLMNOPQRSTUVWXYZ `) {
+					t.Errorf("index %q leaves the escaped alphabet", n)
+				}
+			}
+		})
+	}
+}
