@@ -13,7 +13,9 @@ import (
 )
 
 // Upsert implements adapters.Writer with _bulk `index` actions: create or
-// replace by id, so repeating a call is idempotent (§7.10).
+// replace by id, so repeating a call is idempotent (§7.10). Under index
+// isolation the documents go to the caller's tenant's index, created from
+// the configured body first if need be.
 func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 	if !a.cfg.Writable {
 		return rcp.NewError(rcp.CodeCapabilityMissing, "index/add is not enabled for this backend")
@@ -22,11 +24,17 @@ func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 	if s == nil {
 		return errNotProbed
 	}
+	index := a.cfg.Index
+	if ti, ts, ok, err := a.writeTenant(ctx, true); err != nil {
+		return err
+	} else if ok {
+		index, s = ti.name, ts
+	}
 	actions := make([]dsl.BulkAction, len(docs))
 	for i, d := range docs {
 		actions[i] = dsl.BulkAction{Op: "index", ID: d.ID, Doc: sourceOf(s, d)}
 	}
-	_, err := a.bulk(ctx, actions)
+	_, err := a.bulk(ctx, index, actions)
 	return err
 }
 
@@ -61,11 +69,19 @@ func (a *adapter) Delete(ctx context.Context, ids []string) (int, error) {
 	if !a.cfg.Writable {
 		return 0, rcp.NewError(rcp.CodeCapabilityMissing, "index/delete is not enabled for this backend")
 	}
+	index := a.cfg.Index
+	if ti, s, ok, err := a.writeTenant(ctx, false); err != nil {
+		return 0, err
+	} else if ok && s == nil {
+		return 0, nil // the tenant has written nothing yet
+	} else if ok {
+		index = ti.name
+	}
 	actions := make([]dsl.BulkAction, len(ids))
 	for i, id := range ids {
 		actions[i] = dsl.BulkAction{Op: "delete", ID: id}
 	}
-	items, err := a.bulk(ctx, actions)
+	items, err := a.bulk(ctx, index, actions)
 	n := 0
 	for _, it := range items {
 		if it.Result == "deleted" {
@@ -75,9 +91,9 @@ func (a *adapter) Delete(ctx context.Context, ids []string) (int, error) {
 	return n, err
 }
 
-// bulk sends one _bulk request to the target and returns the items; the
-// first failed item (other than a delete of a missing id) is the error.
-func (a *adapter) bulk(ctx context.Context, actions []dsl.BulkAction) ([]dsl.BulkItemResult, error) {
+// bulk sends one _bulk request to index and returns the items; the first
+// failed item (other than a delete of a missing id) is the error.
+func (a *adapter) bulk(ctx context.Context, index string, actions []dsl.BulkAction) ([]dsl.BulkItemResult, error) {
 	if len(actions) == 0 {
 		return nil, nil
 	}
@@ -85,7 +101,7 @@ func (a *adapter) bulk(ctx context.Context, actions []dsl.BulkAction) ([]dsl.Bul
 	if err != nil {
 		return nil, fmt.Errorf("opensearch: encode bulk: %w", err)
 	}
-	path := "/" + url.PathEscape(a.cfg.Index) + "/_bulk?refresh=" + refresh(a.cfg.Refresh)
+	path := "/" + url.PathEscape(index) + "/_bulk?refresh=" + refresh(a.cfg.Refresh)
 	res, err := a.http.do(ctx, http.MethodPost, path, body, true)
 	if err != nil {
 		return nil, err

@@ -296,17 +296,23 @@ func isolatedConfig(t *testing.T, e liveEngine, prefix string, keys map[string]s
 	t.Helper()
 	mapping := filepath.Join(t.TempDir(), "tenant-mapping.json")
 	writeFile(t, mapping, orgMapping)
+	// What callers without a tenant read: every tenant index through a
+	// pattern on Elasticsearch; OpenSearch takes one index or alias.
+	unscoped := prefix + "-*"
+	if e.name == "opensearch" {
+		unscoped = prefix + "-all"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `backends:
   - name: docs
     engine: %s
-    settings: {urls: [%q], index: "%s-*", writable: true, refresh: "true"}
+    settings: {urls: [%q], index: %q, writable: true, refresh: "true"}
     policy: {writable: true}
     tenancy: {mode: index, index: "%s-{tenant}", mapping_file: %q}
 access:
   keys:
     - {id: ops, hash: %q}
-`, e.name, e.url, prefix, prefix, mapping, keyHash(opsKey))
+`, e.name, e.url, unscoped, prefix, mapping, keyHash(opsKey))
 	i := 0
 	for secret, tenant := range keys {
 		fmt.Fprintf(&b, "    - {id: k%d, hash: %q, write: true, tenant: %q}\n", i, keyHash(secret), tenant)
