@@ -58,11 +58,13 @@ type Tenancy struct {
 	MetaFields []string
 	// MaxNewFields bounds the meta paths one tenant index/add may write
 	// that the target's mapping does not hold yet (the probe's
-	// MappedFields plus what earlier writes added): every tenant shares
-	// the index's field budget, and the first writer of a field fixes its
-	// type for all. Nil means 0 when MetaFields is set (map allowed fields
-	// up front) and DefaultMaxNewFields otherwise; negative means no
-	// bound. It applies only to engines that keep a mapping.
+	// MappedFields plus what earlier writes added): in a shared index every
+	// tenant shares the field budget, and the first writer of a field fixes
+	// its type for all. Nil means 0 when MetaFields is set (map allowed
+	// fields up front), else DefaultMaxNewFields in a shared index and no
+	// bound under index isolation (a tenant's own index is its own
+	// budget); negative means no bound. It applies only to engines that
+	// keep a mapping.
 	MaxNewFields *int
 }
 
@@ -75,8 +77,17 @@ func (t Tenancy) newFieldCap() int {
 		return *t.MaxNewFields
 	case len(t.MetaFields) > 0:
 		return 0
+	case t.Index:
+		return -1
 	}
 	return DefaultMaxNewFields
+}
+
+// DefaultNewFieldCap is the MaxNewFields a nil value stands for in t
+// (-1: no bound).
+func (t Tenancy) DefaultNewFieldCap() int {
+	t.MaxNewFields = nil
+	return t.newFieldCap()
 }
 
 // knownFields is the Engine's view of the target's mapping: the probe's

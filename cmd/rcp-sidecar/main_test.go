@@ -258,9 +258,11 @@ func TestConfigCheck(t *testing.T) {
 }
 
 // TestExampleConfigLoads keeps config.example.yaml loadable by the
-// engines compiled into this binary.
+// engines compiled into this binary, from the repository root (where its
+// relative paths point).
 func TestExampleConfigLoads(t *testing.T) {
-	cfg, err := config.Load(filepath.Join("..", "..", "config.example.yaml"), newRegistry())
+	t.Chdir(filepath.Join("..", ".."))
+	cfg, err := config.Load("config.example.yaml", newRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,9 @@ type Tenancy struct {
 	MetaFields []string `mapstructure:"meta_fields" json:"meta_fields,omitempty"`
 	// MaxNewFields bounds the meta paths one tenant index/add may write
 	// that the index does not map yet. Absent: 0 with meta_fields (map the
-	// allowed fields up front), 32 without; negative: no bound.
+	// allowed fields up front), else 32 in mode shared and no bound (-1)
+	// in mode index, where each tenant's index is its own field budget;
+	// negative: no bound.
 	MaxNewFields *int `mapstructure:"max_new_fields" json:"max_new_fields"`
 }
 
@@ -51,10 +53,7 @@ func applyTenancyDefaults(t *Tenancy) {
 		t.Mode = TenancyShared
 	}
 	if t.MaxNewFields == nil {
-		n := adapters.DefaultMaxNewFields
-		if len(t.MetaFields) > 0 {
-			n = 0
-		}
+		n := t.Engine().DefaultNewFieldCap()
 		t.MaxNewFields = &n
 	}
 }

@@ -70,7 +70,7 @@ func TestTenancyConfig(t *testing.T) {
 					t.Fatal(err)
 				}
 				tn := cfg.Backends[0].Tenancy
-				if tn.Mode == "" || tn.MaxNewFields == nil {
+				if tn.Mode == "" || tn.MaxNewFields == nil || tn.Isolated() && *tn.MaxNewFields != -1 {
 					t.Fatalf("defaults not resolved: %+v", tn)
 				}
 				return
@@ -83,7 +83,7 @@ func TestTenancyConfig(t *testing.T) {
 }
 
 // TestTenancyDefaults: the new-field budget is 32 without an allow-list
-// and 0 with one, unless set.
+// and 0 with one, unless set (mode index: see TestTenancyConfig).
 func TestTenancyDefaults(t *testing.T) {
 	for tenancy, want := range map[string]int{
 		"{}": adapters.DefaultMaxNewFields, "{meta_fields: [lang]}": 0, "{meta_fields: [lang], max_new_fields: 4}": 4, "{max_new_fields: -1}": -1,
