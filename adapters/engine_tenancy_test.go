@@ -79,11 +79,15 @@ func TestIndexAddCanonicalMeta(t *testing.T) {
 	}
 }
 
-// TestTenantWritePolicy: a tenant's write may carry only allow-listed meta
-// paths and at most MaxNewFields paths the mapping does not hold yet; the
-// fields a write added count as mapped afterwards, forced tenant fields
-// are exempt, and callers without a tenant are not held to the policy.
-func TestTenantWritePolicy(t *testing.T) {
+// TestHostileWriteFieldBudget. Attack: a tenant of a shared index writes
+// documents with many new meta fields (spending the field budget every
+// tenant shares and fixing each field's type for all), alone or spread
+// over the documents of one request, or fields outside the operator's
+// allow-list. Guarantee: the write is -32602 naming the first field over
+// the budget or off the list, and nothing is stored; the fields a write
+// added count as mapped afterwards, forced tenant fields are exempt, and
+// callers without a tenant are not held to the policy.
+func TestHostileWriteFieldBudget(t *testing.T) {
 	three := 3
 	for _, tc := range []struct {
 		name   string

@@ -8,13 +8,13 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 )
 
-// TestHostileTenantIndexNames. Attack: a tenant value chosen to make its
-// index name address another index: a pattern (*), a list (,), a path
-// (..), the other tenant in upper case (which engines would refuse or
+// TestHostileTenantIndexNameEscaping. Attack: a tenant value chosen to
+// make its index name address another index: a pattern (*), a list (,), a
+// path (..), the other tenant in upper case (which engines would refuse or
 // lower-case), _all, or a value whose escape spells another tenant.
 // Guarantee: every value maps to its own name, inside the template, in
 // the index-name alphabet, and distinct values never share a name.
-func TestHostileTenantIndexNames(t *testing.T) {
+func TestHostileTenantIndexNameEscaping(t *testing.T) {
 	const tpl = "docs-{tenant}"
 	for _, tc := range []struct{ tenant, want string }{
 		{"acme", "docs-acme"},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -137,6 +138,66 @@ func TestEqualValue(t *testing.T) {
 	} {
 		if got := EqualValue(tc.v, tc.want); got != tc.eq {
 			t.Errorf("EqualValue(%v, %v) = %v", tc.v, tc.want, got)
+		}
+	}
+}
+
+// FuzzCanonicalMeta: any meta either is refused with -32602 or comes back
+// with no dotted key, unchanged by a second pass, with every leaf path
+// readable by Lookup, and with the input untouched.
+func FuzzCanonicalMeta(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"org.id":"c"}`, `{"org":{"id":"d"},"org.id":"c"}`, `{"a":[{"b.c":1},[{"d":2}]]}`,
+		`{"a..b":1}`, `{"a":null,"a.b":1}`, `{"x.y.z":true,"x":{"w":[1,2]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var in map[string]any
+		if json.Unmarshal(data, &in) != nil {
+			return
+		}
+		before, _ := json.Marshal(in)
+		out, err := CanonicalMeta(in, "m")
+		if after, _ := json.Marshal(in); string(before) != string(after) {
+			t.Fatalf("input modified: %s → %s", before, after)
+		}
+		if err != nil {
+			if err.Code != rcp.CodeInvalidParams || err.Data == nil || !strings.HasPrefix(err.Data.Field, "m.") {
+				t.Fatalf("refusal %+v", err)
+			}
+			return
+		}
+		again, err := CanonicalMeta(out, "m")
+		if err != nil || !reflect.DeepEqual(again, out) {
+			t.Fatalf("second pass: %v %v", again, err)
+		}
+		WalkMeta(out, func(path string, v any) {
+			if strings.Contains(path, "..") {
+				t.Fatalf("path %q", path)
+			}
+		})
+		for _, p := range MetaLeaves(out) {
+			if Lookup(out, p) == nil {
+				t.Fatalf("leaf %q of %v not found by Lookup", p, out)
+			}
+		}
+		noDots(t, out)
+	})
+}
+
+func noDots(t *testing.T, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if strings.Contains(k, ".") {
+				t.Fatalf("dotted key %q survived", k)
+			}
+			noDots(t, e)
+		}
+	case []any:
+		for _, e := range x {
+			noDots(t, e)
 		}
 	}
 }

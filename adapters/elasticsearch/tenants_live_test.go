@@ -40,12 +40,15 @@ func tenantCtx(name string) context.Context {
 	return adapters.WithTenant(context.Background(), adapters.Tenant{Name: name})
 }
 
-// TestLiveTenantIndices: a tenant's first write creates its index from
-// the configured body (not from dynamic mapping), reads before that are
-// empty rather than errors, pages of a tenant run under a point in time
-// on its own index, its snapshot cannot be pinned by another tenant, and a
-// tenant index name held by an alias of other indices is refused.
-func TestLiveTenantIndices(t *testing.T) {
+// TestHostileTenantIndexSnapshots. Attack: under index isolation, tenant b
+// pins tenant a's indexVersion (a point in time on a's index) or
+// continues a's cursor, and tenant "evil" reads and writes through an
+// alias that holds its index name but points at a's index. Guarantee: b's
+// pin is -32602 and its cursor refused, evil's read and write are refused;
+// and, as served: a tenant's first write creates its index from the
+// configured body (not from dynamic mapping), reads before it are empty,
+// and a tenant's pages run under a point in time on its own index.
+func TestHostileTenantIndexSnapshots(t *testing.T) {
 	e, base, prefix := liveTenantEngine(t)
 	get := func(ctx context.Context, js string) (*rcp.RetrieveResult, error) {
 		var p rcp.RetrieveParams
