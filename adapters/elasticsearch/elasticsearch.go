@@ -53,7 +53,14 @@
 //     back).
 //   - deterministic: when no index behind the target has replicas.
 //   - writes: only when the config says writable and the target is one
-//     index or an alias (not a pattern).
+//     index or an alias (not a pattern). A document that would grow the
+//     mapping past one of its limits is -32602 on documents[i].meta naming
+//     the setting.
+//   - tenancy mode index (Deps.TenantIndex, tenants.go): each tenant in
+//     an index of its own, created from the configured body on its first
+//     write and probed; capabilities come from that body instead of GET
+//     /<target>/_mapping, and the target (a pattern such as docs-* is
+//     fine) is what callers without a tenant read.
 //
 // # Emulated
 //

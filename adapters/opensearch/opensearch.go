@@ -34,7 +34,14 @@
 //     operator; text fields with every operator through a keyword
 //     sub-field (contains = case-sensitive substring, escaped wildcard),
 //     else with exists only.
-//   - writes: only when the configuration says writable.
+//   - writes: only when the configuration says writable. A document that
+//     would grow the mapping past one of its limits is -32602 on
+//     documents[i].meta naming the setting.
+//   - tenancy mode index (Deps.TenantIndex, tenants.go): each tenant in
+//     an index of its own, created from the configured body on its first
+//     write; capabilities come from that body instead of GET
+//     /<index>/_mapping and _settings, and index is what callers without
+//     a tenant read.
 //
 // # Emulated
 //
