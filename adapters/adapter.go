@@ -61,6 +61,10 @@ const (
 // SearchRequest is one validated, clamped stage request.
 type SearchRequest struct {
 	Stage Stage
+	// Tenant, under index isolation (Evidence.TenantIndices), names the
+	// tenant whose own index the stage searches; "" is the configured
+	// target.
+	Tenant string
 	// Text is the query text (lexical, and dense when the engine embeds).
 	Text string
 	// Vector is the query embedding for dense stages when the sidecar embeds.

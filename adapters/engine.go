@@ -28,6 +28,9 @@ type EngineOptions struct {
 	Logger *slog.Logger
 	// CursorKey authenticates pagination cursors; random when empty.
 	CursorKey []byte
+	// Tenancy is the backend's multi-tenancy policy (index isolation and
+	// the checks on tenants' writes).
+	Tenancy Tenancy
 }
 
 // Engine is the portable RCP layer over one Adapter. It implements
@@ -48,6 +51,8 @@ type Engine struct {
 	fieldOps map[string][]mapping.Op
 	dense    *capability.VectorField
 	log      *slog.Logger
+	// known is the target's mapping as probed and grown by writes.
+	known *knownFields
 }
 
 // Reason is capability.Reason, re-exported for callers of Explain.
@@ -64,7 +69,10 @@ func NewEngine(ctx context.Context, a Adapter, opts EngineOptions) (*Engine, err
 	if err != nil {
 		return nil, fmt.Errorf("adapters: probe: %w", err)
 	}
-	e := &Engine{a: a, opts: opts, ev: ev, log: opts.Logger}
+	if opts.Tenancy.Index && !ev.TenantIndices {
+		return nil, fmt.Errorf("adapters: %s cannot keep each tenant in an index of its own (tenancy mode index)", ev.Engine)
+	}
+	e := &Engine{a: a, opts: opts, ev: ev, log: opts.Logger, known: newKnownFields(ev.MappedFields)}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}

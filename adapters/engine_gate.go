@@ -47,6 +47,8 @@ type retrieval struct {
 	after, resume json.RawMessage
 	// pinned is the snapshot a client pinned with indexVersion (§7.7.1).
 	pinned string
+	// tenant names the tenant index served under index isolation.
+	tenant string
 }
 
 func (r *retrieval) note(format string, args ...any) {
@@ -65,9 +67,9 @@ func (r *retrieval) degrade(option, format string, args ...any) *rcp.Error {
 }
 
 // gate validates p against the advertised capabilities (§7.7 step 1).
-func (e *Engine) gate(p *rcp.RetrieveParams) (*retrieval, *rcp.Error) {
+func (e *Engine) gate(p *rcp.RetrieveParams, tenant string) (*retrieval, *rcp.Error) {
 	r := &retrieval{p: p, strict: p.IsStrict(), text2: p.IncludeText == nil || *p.IncludeText,
-		vectors: p.IncludeVectors != nil && *p.IncludeVectors}
+		vectors: p.IncludeVectors != nil && *p.IncludeVectors, tenant: tenant}
 	steps := []func(*retrieval) *rcp.Error{
 		e.gateQuery, e.gateMode, e.gateFusion, e.gateNever, e.gateShape,
 		e.gateMMR, e.gateEncoding, e.gateBudget, e.gateFilter, e.gateCursor,

@@ -148,16 +148,19 @@ func (e *Engine) release(ctx context.Context, r *retrieval, rk *ranking) {
 
 // versionState is what a sealed indexVersion carries: the adapter's own
 // snapshot token, authenticated so a client cannot name another target's.
+// Under index isolation it also names the tenant whose index it pins, so
+// one tenant's snapshot cannot be searched by another.
 type versionState struct {
 	V string `json:"v"`
+	T string `json:"t,omitempty"`
 }
 
 // sealVersion turns an adapter snapshot into the opaque indexVersion.
-func (e *Engine) sealVersion(v string) string {
+func (e *Engine) sealVersion(r *retrieval, v string) string {
 	if v == "" {
 		return ""
 	}
-	s, err := mapping.SealCursor(e.opts.CursorKey, versionState{V: v})
+	s, err := mapping.SealCursor(e.opts.CursorKey, versionState{V: v, T: r.tenant})
 	if err != nil {
 		e.log.Warn("seal indexVersion", "err", err)
 		return ""
@@ -169,7 +172,7 @@ func (e *Engine) sealVersion(v string) string {
 // not issue is -32602 on field "indexVersion".
 func (e *Engine) openVersion(r *retrieval) *rcp.Error {
 	var st versionState
-	if err := mapping.OpenCursor(e.opts.CursorKey, r.p.IndexVersion, &st); err != nil || st.V == "" {
+	if err := mapping.OpenCursor(e.opts.CursorKey, r.p.IndexVersion, &st); err != nil || st.V == "" || st.T != r.tenant {
 		return rcp.InvalidParams("indexVersion", "indexVersion was not issued by this server")
 	}
 	r.pinned = st.V

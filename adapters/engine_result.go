@@ -55,7 +55,8 @@ func requestHash(r *retrieval) string {
 		Min *float64
 		Rec *rcp.RecencyParams `json:",omitempty"`
 		U   string             `json:",omitempty"`
-	}{r.p.Query, filter.String(), r.p.Fusion, r.p.MMR, r.p.MinScore, r.p.Recency, r.unit})
+		T   string             `json:",omitempty"`
+	}{r.p.Query, filter.String(), r.p.Fusion, r.p.MMR, r.p.MinScore, r.p.Recency, r.unit, r.tenant})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
 }
@@ -73,7 +74,7 @@ func (e *Engine) finish(ctx context.Context, r *retrieval, rk *ranking, start ti
 	if err != nil {
 		return nil, e.wrap(ctx, err)
 	}
-	res.NextCursor, res.IndexVersion = next, e.sealVersion(rk.version)
+	res.NextCursor, res.IndexVersion = next, e.sealVersion(r, rk.version)
 	res.Hits = e.pageHits(r, rk, page)
 	res.Meta = scaleMeta(r.mode, rk)
 	latency := time.Since(start).Milliseconds()

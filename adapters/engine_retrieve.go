@@ -99,7 +99,11 @@ func (e *Engine) Retrieve(ctx context.Context, p *rcp.RetrieveParams) (*rcp.Retr
 	if e.caps.Retrieve == nil {
 		return nil, rcp.NewError(rcp.CodeCapabilityMissing, "retrieve is not advertised")
 	}
-	r, gerr := e.gate(p)
+	tenant, terr := e.tenantOf(ctx, false)
+	if terr != nil {
+		return nil, terr
+	}
+	r, gerr := e.gate(p, tenant)
 	if gerr != nil {
 		return nil, gerr
 	}
@@ -194,7 +198,7 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 // trims K for a single list nothing re-ranks.
 func (e *Engine) baseRequest(r *retrieval) SearchRequest {
 	k := max(r.funnel.CandidateK, r.offset+r.funnel.K+1)
-	req := SearchRequest{Text: r.text, TextFields: e.ev.TextFields, Filter: r.filter, K: k, CandidateK: k,
+	req := SearchRequest{Tenant: r.tenant, Text: r.text, TextFields: e.ev.TextFields, Filter: r.filter, K: k, CandidateK: k,
 		RRFK: r.rrfK, WithText: r.text2 || r.budget > 0, WithVectors: (r.mmr && !r.nativeMMR) || r.vectors, Seed: r.p.Seed}
 	switch {
 	case e.dense != nil:

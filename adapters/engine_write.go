@@ -142,6 +142,9 @@ func (e *Engine) embedResult(vs [][]float32, f32 bool) *rcp.EmbedResult {
 
 // IndexAdd upserts documents (§7.10): ids come back positionally, missing
 // ids are minted, and the embedder fills vectors when dense is served.
+// Meta is stored in its canonical spelling (mapping.CanonicalMeta) and may
+// not set the fields the sidecar writes itself; a tenant's write is held
+// to the tenancy policy (Tenancy.MetaFields, Tenancy.MaxNewFields).
 func (e *Engine) IndexAdd(ctx context.Context, p *rcp.IndexAddParams) (*rcp.IndexAddResult, error) {
 	w, rerr := e.writer()
 	if rerr != nil {
@@ -150,9 +153,21 @@ func (e *Engine) IndexAdd(ctx context.Context, p *rcp.IndexAddParams) (*rcp.Inde
 	if rerr := e.gateIndexAdd(p); rerr != nil {
 		return nil, rerr
 	}
+	tenant, rerr := e.tenantOf(ctx, true)
+	if rerr != nil {
+		return nil, rerr
+	}
 	docs, rerr := toDocuments(p.Documents)
 	if rerr != nil {
 		return nil, rerr
+	}
+	if rerr := e.canonicalMeta(docs); rerr != nil {
+		return nil, rerr
+	}
+	if t, scoped := TenantFrom(ctx); scoped {
+		if rerr := e.checkTenantMeta(t, tenant, docs); rerr != nil {
+			return nil, rerr
+		}
 	}
 	if err := e.embedDocuments(ctx, docs); err != nil {
 		return nil, e.wrap(ctx, err)
@@ -160,6 +175,7 @@ func (e *Engine) IndexAdd(ctx context.Context, p *rcp.IndexAddParams) (*rcp.Inde
 	if err := w.Upsert(ctx, docs); err != nil {
 		return nil, e.wrap(ctx, err)
 	}
+	e.known.learn(tenant, docs)
 	ids := make([]string, len(docs))
 	for i, d := range docs {
 		ids[i] = d.ID
@@ -221,7 +237,7 @@ func mintID() string {
 // embedDocuments fills vectors (kind "document") when dense retrieval is
 // served through the sidecar's embedder.
 func (e *Engine) embedDocuments(ctx context.Context, docs []Document) error {
-	if e.dense == nil || e.opts.Embedder == nil || e.ev.QueryInference || len(docs) == 0 {
+	if !e.embedsDocuments() || len(docs) == 0 {
 		return nil
 	}
 	texts := make([]string, len(docs))
@@ -238,11 +254,19 @@ func (e *Engine) embedDocuments(ctx context.Context, docs []Document) error {
 	return nil
 }
 
+// embedsDocuments reports whether index/add fills document vectors.
+func (e *Engine) embedsDocuments() bool {
+	return e.dense != nil && e.opts.Embedder != nil && !e.ev.QueryInference
+}
+
 // IndexDelete removes ids (§7.11): idempotent, counting only documents
 // actually removed by this call.
 func (e *Engine) IndexDelete(ctx context.Context, p *rcp.IndexDeleteParams) (*rcp.IndexDeleteResult, error) {
 	w, rerr := e.writer()
 	if rerr != nil {
+		return nil, rerr
+	}
+	if _, rerr := e.tenantOf(ctx, true); rerr != nil {
 		return nil, rerr
 	}
 	for i, id := range p.IDs {

@@ -19,6 +19,9 @@ type Config interface {
 type Deps struct {
 	Logger   *slog.Logger
 	Embedder Embedder
+	// TenantIndex, when set, keeps each tenant in an index of its own
+	// (tenancy mode "index"); only factories with TenantIndices accept it.
+	TenantIndex *TenantIndex
 }
 
 // Factory describes one engine: its name (the `engine` key in the
@@ -28,6 +31,9 @@ type Factory struct {
 	Name      string
 	NewConfig func() Config
 	Open      func(ctx context.Context, cfg Config, d Deps) (Adapter, error)
+	// TenantIndices reports that Open accepts Deps.TenantIndex: the
+	// adapter can keep each tenant in an index of its own.
+	TenantIndices bool
 }
 
 // Registry is an explicit, immutable table of engine factories. There are

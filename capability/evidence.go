@@ -96,6 +96,17 @@ type Evidence struct {
 	URIField   string `json:"uriField,omitempty"`
 	// DocCount is the number of documents in the target, when known.
 	DocCount int64 `json:"docCount,omitempty"`
+	// ReservedFields are the paths index/add writes from a document's own
+	// text and id (the content field, an id key): meta may not set them.
+	ReservedFields []string `json:"reservedFields,omitempty"`
+	// MappedFields are the leaf fields of the target's mapping (multi-fields
+	// excluded), nil when the engine keeps no mapping. Tenant writes count
+	// a meta path neither listed nor below a listed leaf as a new field.
+	// Not printed: it is bookkeeping, and it grows as documents are added.
+	MappedFields []string `json:"-"`
+	// TenantIndices: the adapter keeps each tenant's documents in an index
+	// of its own (SearchRequest.Tenant, TenantFrom on writes).
+	TenantIndices bool `json:"tenantIndices,omitempty"`
 	// Notes are facts the operator should know (conflicts, narrowing).
 	Notes []string `json:"notes,omitempty"`
 }

@@ -13,6 +13,8 @@ import (
 // the reference semantics an in-memory engine implements and adapters are
 // tested against. A nil filter matches everything.
 //
+//   - A field is the key named like it, else the dotted path through nested
+//     objects (Lookup): "org.id" reads {"org.id":…} or {"org":{"id":…}}.
 //   - A field is present when its key exists with a non-null value that is
 //     not an empty array (the Elasticsearch notion of exists).
 //   - Missing field: exists:false, ne and nin match; every other operator
@@ -53,7 +55,7 @@ func EvalFilter(f Filter, meta map[string]any) bool {
 
 // evalCond evaluates one leaf.
 func evalCond(c *Cond, meta map[string]any) bool {
-	elems := elements(meta[c.Field])
+	elems := elements(Lookup(meta, c.Field))
 	if c.Op == OpExists {
 		want, _ := c.Value.(bool)
 		return (len(elems) > 0) == want

@@ -53,7 +53,14 @@
 //     back).
 //   - deterministic: when no index behind the target has replicas.
 //   - writes: only when the config says writable and the target is one
-//     index or an alias (not a pattern).
+//     index or an alias (not a pattern). A document that would grow the
+//     mapping past one of its limits is -32602 on documents[i].meta naming
+//     the setting.
+//   - tenancy mode index (Deps.TenantIndex, tenants.go): each tenant in
+//     an index of its own, created from the configured body on its first
+//     write and probed; capabilities come from that body instead of GET
+//     /<target>/_mapping, and the target (a pattern such as docs-* is
+//     fine) is what callers without a tenant read.
 //
 // # Emulated
 //
@@ -92,6 +99,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	es8 "github.com/elastic/go-elasticsearch/v8"
 
@@ -103,9 +111,10 @@ const Name = "elasticsearch"
 
 // Factory registers the adapter in an adapters.Registry.
 var Factory = adapters.Factory{
-	Name:      Name,
-	NewConfig: func() adapters.Config { return DefaultConfig() },
-	Open:      open,
+	Name:          Name,
+	NewConfig:     func() adapters.Config { return DefaultConfig() },
+	Open:          open,
+	TenantIndices: true,
 }
 
 var (
@@ -123,6 +132,14 @@ type adapter struct {
 
 	mu    sync.RWMutex
 	state *probeState
+	// facts are the cluster facts of the last probe.
+	facts atomic.Pointer[facts]
+
+	// tenancy, when set, keeps each tenant in an index of its own
+	// (tenants.go); tenants are their indices by name, under tmu.
+	tenancy *adapters.TenantIndex
+	tmu     sync.Mutex
+	tenants map[string]*tenantIndex
 }
 
 func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapter, error) {
@@ -133,6 +150,14 @@ func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapt
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if ti := d.TenantIndex; ti != nil {
+		if err := adapters.ValidateTenantTemplate(ti.Template); err != nil {
+			return nil, fmt.Errorf("elasticsearch: %w", err)
+		}
+		if err := adapters.ValidateTenantMapping(ti.Mapping); err != nil {
+			return nil, fmt.Errorf("elasticsearch: %w", err)
+		}
+	}
 	t := transport(cfg)
 	client, err := newClient(cfg, t)
 	if err != nil {
@@ -142,7 +167,8 @@ func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapt
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &adapter{cfg: cfg, client: client, http: t, log: log.With("engine", Name)}, nil
+	return &adapter{cfg: cfg, client: client, http: t, log: log.With("engine", Name),
+		tenancy: d.TenantIndex, tenants: map[string]*tenantIndex{}}, nil
 }
 
 // newClient builds the vendor client with outbound auth and TLS.

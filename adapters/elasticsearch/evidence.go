@@ -39,6 +39,11 @@ func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []
 	ev.NativeRRF = nativeRRF(f, ev)
 	ev.Notes = append(ev.Notes, unusedFieldNotes(fields)...)
 	ev.Writable = a.writable(per, ev)
+	ev.TenantIndices = a.tenancy != nil
+	ev.MappedFields = mappedFields(per)
+	if st.content != "" {
+		ev.ReservedFields = []string{st.content}
+	}
 	a.featureEvidence(fields, st)
 	ev.Notes = append(ev.Notes, fmt.Sprintf("elasticsearch %s (%s), licence %q, %d node(s), modules %s",
 		f.version, f.flavor, f.licence, f.nodes, strings.Join(f.modules, ",")))
@@ -152,16 +157,37 @@ func nativeRRF(f *facts, ev *capability.Evidence) bool {
 	return hasModule && licensed
 }
 
-// writable holds when the config opts in and writes have one target.
+// writable holds when the config opts in and writes have one target:
+// the configured index, or under index isolation the tenant's own.
 func (a *adapter) writable(per map[string]map[string]field, ev *capability.Evidence) bool {
 	if !a.cfg.Writable {
 		return false
+	}
+	if a.tenancy != nil {
+		return true
 	}
 	if strings.ContainsAny(a.cfg.Index, "*,") || len(per) != 1 {
 		ev.Notes = append(ev.Notes, fmt.Sprintf("target %s resolves to %d indices; writes need exactly one", a.cfg.Index, len(per)))
 		return false
 	}
 	return true
+}
+
+// mappedFields lists the leaf fields of every index behind the target
+// (multi-fields excluded): what a write can add to without growing the
+// mapping. Fields under nested objects are left out, so writing them
+// counts as new.
+func mappedFields(per map[string]map[string]field) []string {
+	out := []string{}
+	for _, fs := range per {
+		for name, f := range fs {
+			if !f.IsSub {
+				out = append(out, name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // unusedFieldNotes names fields whose retrieval needs engine-side

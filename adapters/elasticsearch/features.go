@@ -61,8 +61,9 @@ type pitState struct {
 // pitPlan decides how a stage uses a point in time. The plan's Op then
 // is "POST /_search#<params>": the fragment is read by Search and never
 // sent. open=1 opens one first; page=1 sorts for search_after and asks
-// for a continuation.
-func pitPlan(cfg *Config, req *adapters.SearchRequest, s *dsl.Search, op *string) error {
+// for a continuation; index=<name> opens it on a tenant's index (else the
+// configured one).
+func pitPlan(cfg *Config, req *adapters.SearchRequest, s *dsl.Search, op *string, tenant string) error {
 	if !cfg.PIT || req.Stage == adapters.StageHybrid {
 		return nil
 	}
@@ -81,6 +82,9 @@ func pitPlan(cfg *Config, req *adapters.SearchRequest, s *dsl.Search, op *string
 	q := url.Values{}
 	if ps.ID == "" {
 		q.Set("open", "1")
+		if tenant != "" {
+			q.Set("index", tenant)
+		}
 	}
 	if page {
 		q.Set("page", "1")
@@ -182,7 +186,7 @@ func (a *adapter) searchPIT(ctx context.Context, p *adapters.Plan, frag string) 
 	ps := &pitState{Pinned: q.Get("pinned") == "1"}
 	ps.Origin, _ = strconv.ParseInt(q.Get("origin"), 10, 64)
 	if q.Get("open") == "1" {
-		id, err := a.openPIT(ctx)
+		id, err := a.openPIT(ctx, q.Get("index"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -265,9 +269,14 @@ func setPath(doc json.RawMessage, v json.RawMessage, path ...string) (json.RawMe
 	return json.Marshal(m)
 }
 
-// openPIT opens a point in time on the target (POST /<index>/_pit).
-func (a *adapter) openPIT(ctx context.Context) (string, error) {
-	res, err := a.do(ctx, http.MethodPost, "/"+url.PathEscape(a.cfg.Index)+"/_pit?keep_alive="+a.keepAlive(), nil, false)
+// openPIT opens a point in time on the target (POST /<index>/_pit), or
+// on a tenant's index, which may not exist yet.
+func (a *adapter) openPIT(ctx context.Context, tenant string) (string, error) {
+	path := "/" + url.PathEscape(a.cfg.Index) + "/_pit?keep_alive=" + a.keepAlive()
+	if tenant != "" {
+		path = "/" + url.PathEscape(tenant) + "/_pit?ignore_unavailable=true&keep_alive=" + a.keepAlive()
+	}
+	res, err := a.do(ctx, http.MethodPost, path, nil, false)
 	if err != nil {
 		return "", err
 	}

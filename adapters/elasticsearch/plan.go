@@ -15,22 +15,41 @@ import (
 // maxWindow is ES's default index.max_result_window and num_candidates cap.
 const maxWindow = 10000
 
-// Plan implements adapters.Adapter: a pure translation of one stage.
+// Plan implements adapters.Adapter: a pure translation of one stage. A
+// stage with a Tenant searches the tenant's own index (index isolation);
+// one that does not exist yet holds no documents, so its plan ignores a
+// missing index.
 func (a *adapter) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
 	st, err := a.probed()
 	if err != nil {
 		return nil, err
 	}
-	return planWith(a.cfg, st, req)
+	if req.Tenant == "" {
+		return planWith(a.cfg, st, req, "")
+	}
+	ti, err := a.tenantIndexFor(req.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	return planWith(a.cfg, a.stateFor(ti.name, st), req, ti.name)
 }
 
-func planWith(cfg *Config, st *probeState, req *adapters.SearchRequest) (*adapters.Plan, error) {
+// planWith plans req on the configured index, or on tenant (an index
+// name) when set.
+func planWith(cfg *Config, st *probeState, req *adapters.SearchRequest, tenant string) (*adapters.Plan, error) {
 	body, err := searchBody(cfg, st, req)
 	if err != nil {
 		return nil, err
 	}
-	op := "POST /" + url.PathEscape(cfg.Index) + "/_search"
-	if err := pitPlan(cfg, req, body, &op); err != nil {
+	target := cfg.Index
+	if tenant != "" {
+		target = tenant
+	}
+	op := "POST /" + url.PathEscape(target) + "/_search"
+	if tenant != "" {
+		op += "?ignore_unavailable=true"
+	}
+	if err := pitPlan(cfg, req, body, &op, tenant); err != nil {
 		return nil, err
 	}
 	wire, err := withRecency(st, req, body)
@@ -41,7 +60,7 @@ func planWith(cfg *Config, st *probeState, req *adapters.SearchRequest) (*adapte
 	if err != nil {
 		return nil, fmt.Errorf("elasticsearch: encode plan: %w", err)
 	}
-	p := &adapters.Plan{Adapter: Name, Stage: req.Stage, Target: cfg.Index, Op: op, Body: raw}
+	p := &adapters.Plan{Adapter: Name, Stage: req.Stage, Target: target, Op: op, Body: raw}
 	p.Scale, p.Floor = stageScale(st, req)
 	if req.Recency != nil {
 		// bm25 × decay ∈ (0,1]: no longer bm25, still ≥ 0 (§6.1)

@@ -51,6 +51,7 @@ func (a *adapter) Probe(ctx context.Context) (*capability.Evidence, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.facts.Store(f)
 	st := a.buildState(f, per, notes, filters)
 	a.probeExtras(ctx, f, st.ev)
 	a.mu.Lock()
@@ -145,9 +146,26 @@ func (a *adapter) probeLicence(ctx context.Context) string {
 }
 
 // probeMappings reads the mapping of every concrete index behind the
-// target (index, alias or pattern), and which filters it answers exactly.
-// Elasticsearch lists values dropped by ignore_above in _ignored.
+// target (index, alias or pattern), or the configured tenant mapping, and
+// which filters it answers exactly. Elasticsearch lists values dropped by
+// ignore_above in _ignored.
 func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]field, []string, *dslfilter.Fields, error) {
+	opts := dslfilter.Options{IgnoredField: true, UnsignedLong: true}
+	if a.tenancy != nil {
+		per, notes, err := a.configuredMapping()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		body, err := json.Marshal(map[string]json.RawMessage{a.tenancy.Template: a.tenancy.Mapping})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("elasticsearch: tenant index mapping: %w", err)
+		}
+		filters, err := dslfilter.Analyze(body, opts)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("elasticsearch: tenant index mapping: %w", err)
+		}
+		return per, notes, filters, nil
+	}
 	var body json.RawMessage
 	if _, err := a.getJSON(ctx, "/"+url.PathEscape(a.cfg.Index)+"/_mapping", &body); err != nil {
 		return nil, nil, nil, err
@@ -160,7 +178,7 @@ func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]fiel
 		return nil, nil, nil, &Error{Op: "GET mapping", Status: 404,
 			Cause: &dsl.ErrorCause{Type: "index_not_found_exception", Reason: "no index matches the target"}}
 	}
-	filters, err := dslfilter.Analyze(body, dslfilter.Options{IgnoredField: true, UnsignedLong: true})
+	filters, err := dslfilter.Analyze(body, opts)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("elasticsearch: %w", err)
 	}
@@ -176,7 +194,11 @@ func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]fiel
 // probeExtras adds the document count, determinism and inference
 // endpoints; failures only add notes.
 func (a *adapter) probeExtras(ctx context.Context, f *facts, ev *capability.Evidence) {
-	ev.Deterministic = a.probeDeterminism(ctx, ev)
+	if a.tenancy != nil {
+		ev.Deterministic = a.configuredDeterminism(ev)
+	} else {
+		ev.Deterministic = a.probeDeterminism(ctx, ev)
+	}
 	var c struct {
 		Count int64 `json:"count"`
 	}

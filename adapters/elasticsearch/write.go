@@ -17,10 +17,20 @@ const maxIDBytes = 512
 
 // Upsert implements adapters.Writer with one _bulk of `index` actions:
 // create-or-replace by id, so repeating a call is idempotent (§7.10).
+//
+// Under index isolation the documents go to the caller's tenant's index
+// (adapters.TenantFrom), which is created from the configured body first
+// if need be.
 func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 	st, err := a.writableState()
 	if err != nil {
 		return err
+	}
+	index := a.cfg.Index
+	if ti, tst, ok, err := a.writeTenant(ctx, true); err != nil {
+		return err
+	} else if ok {
+		index, st = ti.name, tst
 	}
 	actions := make([]dsl.BulkAction, len(docs))
 	for i, d := range docs {
@@ -29,15 +39,25 @@ func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 		}
 		actions[i] = dsl.BulkAction{Op: "index", ID: d.ID, Doc: a.source(st, d)}
 	}
-	_, err = a.bulk(ctx, actions)
+	_, err = a.bulk(ctx, index, actions)
 	return err
 }
 
 // Delete implements adapters.Writer. It counts only items ES reports as
-// "deleted"; "not_found" is not an error and not counted (§7.11).
+// "deleted"; "not_found" is not an error and not counted (§7.11). Under
+// index isolation it deletes in the caller's tenant's index, and nothing
+// when that index does not exist yet.
 func (a *adapter) Delete(ctx context.Context, ids []string) (int, error) {
 	if _, err := a.writableState(); err != nil {
 		return 0, err
+	}
+	index := a.cfg.Index
+	if ti, st, ok, err := a.writeTenant(ctx, false); err != nil {
+		return 0, err
+	} else if ok && st == nil {
+		return 0, nil
+	} else if ok {
+		index = ti.name
 	}
 	actions := make([]dsl.BulkAction, len(ids))
 	for i, id := range ids {
@@ -46,7 +66,7 @@ func (a *adapter) Delete(ctx context.Context, ids []string) (int, error) {
 		}
 		actions[i] = dsl.BulkAction{Op: "delete", ID: id}
 	}
-	res, err := a.bulk(ctx, actions)
+	res, err := a.bulk(ctx, index, actions)
 	if err != nil {
 		return 0, err
 	}
@@ -94,14 +114,14 @@ func (a *adapter) source(st *probeState, d adapters.Document) map[string]any {
 	return doc
 }
 
-// bulk sends actions and fails when any item failed (no partial success
-// is reported as success).
-func (a *adapter) bulk(ctx context.Context, actions []dsl.BulkAction) (*dsl.BulkResponse, error) {
+// bulk sends actions to index and fails when any item failed (no partial
+// success is reported as success).
+func (a *adapter) bulk(ctx context.Context, index string, actions []dsl.BulkAction) (*dsl.BulkResponse, error) {
 	body, err := dsl.EncodeBulk(actions)
 	if err != nil {
 		return nil, err
 	}
-	path := "/" + url.PathEscape(a.cfg.Index) + "/_bulk?refresh=" + url.QueryEscape(a.refresh())
+	path := "/" + url.PathEscape(index) + "/_bulk?refresh=" + url.QueryEscape(a.refresh())
 	res, err := a.do(ctx, http.MethodPost, path, body, true)
 	if err != nil {
 		return nil, err
@@ -120,16 +140,22 @@ func (a *adapter) refresh() string {
 	return a.cfg.Refresh
 }
 
-// itemError returns the first failed item as *Error.
+// itemError returns the first failed item as *Error, or, when the item's
+// document would grow the mapping past a limit, as the -32602 naming it
+// (items are in document order).
 func itemError(br *dsl.BulkResponse) error {
 	if !br.Errors {
 		return nil
 	}
-	for _, it := range br.Items {
+	for i, it := range br.Items {
 		op, r := dsl.Item(it)
-		if r.Error != nil {
-			return &Error{Op: "bulk " + op + " " + r.ID, Status: r.Status, Cause: r.Error}
+		if r.Error == nil {
+			continue
 		}
+		if setting, ok := dsl.MappingLimit(r.Error); ok {
+			return adapters.MappingLimitError(i, setting)
+		}
+		return &Error{Op: "bulk " + op + " " + r.ID, Status: r.Status, Cause: r.Error}
 	}
 	return nil
 }

@@ -62,10 +62,13 @@ var Factory = adapters.Factory{
 	Open: open,
 }
 
-func open(ctx context.Context, cfg adapters.Config, _ adapters.Deps) (adapters.Adapter, error) {
+func open(ctx context.Context, cfg adapters.Config, d adapters.Deps) (adapters.Adapter, error) {
 	c, ok := cfg.(*Config)
 	if !ok {
 		return nil, fmt.Errorf("memory: config type %T", cfg)
+	}
+	if d.TenantIndex != nil {
+		return nil, errors.New("memory: tenancy mode index is not supported; use mode shared")
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err

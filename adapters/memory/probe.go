@@ -37,7 +37,8 @@ func (s *Store) Probe(ctx context.Context) (*capability.Evidence, error) {
 }
 
 // filterFields returns the declared fields, or infers them from metadata
-// value types; a key with conflicting types is left out with a note.
+// value types; a key with conflicting types is left out with a note. Nested
+// objects are fields by their dotted path ("org.id").
 func (s *Store) filterFields() ([]capability.FilterField, []string) {
 	types := s.opts.Fields
 	var notes []string
@@ -56,18 +57,18 @@ func (s *Store) inferTypes() (map[string]mapping.FieldType, []string) {
 	types := map[string]mapping.FieldType{}
 	bad := map[string]bool{}
 	for _, d := range s.docs {
-		for k, v := range d.meta {
+		mapping.WalkMeta(d.meta, func(k string, v any) {
 			if k == s.opts.TitleField || bad[k] {
-				continue
+				return
 			}
 			t, ok := valueType(v)
 			merged, agree := mergeType(types[k], t)
 			if !ok || !agree {
 				bad[k] = true
-				continue
+				return
 			}
 			types[k] = merged
-		}
+		})
 	}
 	var notes []string
 	for k := range bad {

@@ -34,7 +34,14 @@
 //     operator; text fields with every operator through a keyword
 //     sub-field (contains = case-sensitive substring, escaped wildcard),
 //     else with exists only.
-//   - writes: only when the configuration says writable.
+//   - writes: only when the configuration says writable. A document that
+//     would grow the mapping past one of its limits is -32602 on
+//     documents[i].meta naming the setting.
+//   - tenancy mode index (Deps.TenantIndex, tenants.go): each tenant in
+//     an index of its own, created from the configured body on its first
+//     write; capabilities come from that body instead of GET
+//     /<index>/_mapping and _settings, and index is what callers without
+//     a tenant read.
 //
 // # Emulated
 //
@@ -81,6 +88,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
@@ -91,9 +99,10 @@ const Name = "opensearch"
 
 // Factory registers the OpenSearch adapter.
 var Factory = adapters.Factory{
-	Name:      Name,
-	NewConfig: func() adapters.Config { return DefaultConfig() },
-	Open:      open,
+	Name:          Name,
+	NewConfig:     func() adapters.Config { return DefaultConfig() },
+	Open:          open,
+	TenantIndices: true,
 }
 
 var (
@@ -110,6 +119,15 @@ type adapter struct {
 
 	mu     sync.RWMutex
 	schema *schema
+	// raw are the last probe's responses (tenant schemas reuse the
+	// cluster-level ones).
+	raw atomic.Pointer[probeResponses]
+
+	// tenancy, when set, keeps each tenant in an index of its own
+	// (tenants.go); tenants are their indices by name, under tmu.
+	tenancy *adapters.TenantIndex
+	tmu     sync.Mutex
+	tenants map[string]*tenantIndex
 }
 
 func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapter, error) {
@@ -120,6 +138,14 @@ func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapt
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if ti := d.TenantIndex; ti != nil {
+		if err := adapters.ValidateTenantTemplate(ti.Template); err != nil {
+			return nil, fmt.Errorf("opensearch: %w", err)
+		}
+		if err := adapters.ValidateTenantMapping(ti.Mapping); err != nil {
+			return nil, fmt.Errorf("opensearch: %w", err)
+		}
+	}
 	cl, err := newClient(cfg)
 	if err != nil {
 		return nil, err
@@ -128,7 +154,7 @@ func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapt
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &adapter{cfg: cfg, http: cl, log: log.With("engine", Name)}, nil
+	return &adapter{cfg: cfg, http: cl, log: log.With("engine", Name), tenancy: d.TenantIndex, tenants: map[string]*tenantIndex{}}, nil
 }
 
 // Close implements adapters.Adapter.

@@ -20,15 +20,28 @@ const maxWindow = 10000
 
 // Plan implements adapters.Adapter. It is pure: the body depends only on
 // the request and the probed schema.
+//
+// A stage with a Tenant searches the tenant's own index (index
+// isolation); one that does not exist yet holds no documents, so its plan
+// ignores a missing index.
 func (a *adapter) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
 	s := a.current()
 	if s == nil {
 		return nil, errNotProbed
 	}
-	return planFor(a.cfg, s, req)
+	if req.Tenant == "" {
+		return planFor(a.cfg, s, req, "")
+	}
+	ti, err := a.tenantIndexFor(req.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	return planFor(a.cfg, a.schemaFor(ti.name, s), req, ti.name)
 }
 
-func planFor(cfg *Config, s *schema, req *adapters.SearchRequest) (*adapters.Plan, error) {
+// planFor plans req on the configured index, or on tenant (an index name)
+// when set.
+func planFor(cfg *Config, s *schema, req *adapters.SearchRequest, tenant string) (*adapters.Plan, error) {
 	if req.K <= 0 || req.From < 0 || req.From+req.K > maxWindow {
 		return nil, rcp.InvalidParams("k", "k=%d from=%d is outside OpenSearch's window of %d", req.K, req.From, maxWindow)
 	}
@@ -38,6 +51,9 @@ func planFor(cfg *Config, s *schema, req *adapters.SearchRequest) (*adapters.Pla
 	}
 	p := &adapters.Plan{Adapter: Name, Stage: req.Stage, Target: cfg.Index,
 		Op: "POST /" + url.PathEscape(cfg.Index) + "/_search"}
+	if tenant != "" {
+		p.Target, p.Op = tenant, "POST /"+url.PathEscape(tenant)+"/_search?ignore_unavailable=true"
+	}
 	var body *dsl.OSSearch
 	switch req.Stage {
 	case adapters.StageLexical:

@@ -113,12 +113,12 @@ func TestPlan(t *testing.T) {
 			if tc.cfg != nil {
 				tc.cfg(cfg)
 			}
-			p, err := planFor(cfg, s, &req)
+			p, err := planFor(cfg, s, &req, "")
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := canonical(t, p)
-			again, _ := planFor(cfg, s, &req)
+			again, _ := planFor(cfg, s, &req, "")
 			if !bytes.Equal(canonical(t, again), got) {
 				t.Error("Plan is not deterministic")
 			}
@@ -187,7 +187,7 @@ func TestPlanErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := planFor(testConfig(), recordedSchema(t, nil), &tc.req)
+			_, err := planFor(testConfig(), recordedSchema(t, nil), &tc.req, "")
 			var re *rcp.Error
 			if !errors.As(err, &re) {
 				t.Fatalf("err = %v, want *rcp.Error", err)

@@ -33,10 +33,20 @@ func (a *adapter) Probe(ctx context.Context) (*capability.Evidence, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.tenancy != nil {
+		if raw.Mapping, raw.Settings, err = a.configuredResponses(); err != nil {
+			return nil, err
+		}
+	}
 	s, err := buildSchema(a.cfg, raw)
 	if err != nil {
 		return nil, err
 	}
+	if a.tenancy != nil {
+		s.ev.TenantIndices = true
+		s.ev.Notes = append(s.ev.Notes, fmt.Sprintf("tenants are isolated by index: each in %s, created on its first write; callers without a tenant read %s and cannot write", a.tenancy.Template, a.cfg.Index))
+	}
+	a.raw.Store(raw)
 	a.setSchema(s)
 	return s.ev, nil
 }
@@ -46,11 +56,19 @@ func (a *adapter) Probe(ctx context.Context) (*capability.Evidence, error) {
 // not a failed probe.
 var optionalCalls = map[int]bool{1: true, 4: true, 5: true}
 
+// tenantSkipped are the probe calls on the target's mapping, settings and
+// count, which index isolation does not read: capabilities come from the
+// configured tenant index body.
+var tenantSkipped = map[int]bool{2: true, 3: true, 6: true}
+
 // fetch runs the probe calls.
 func (a *adapter) fetch(ctx context.Context) (*probeResponses, error) {
 	calls := probeCalls(a.cfg.Index)
 	out := make([][]byte, len(calls))
 	for i, path := range calls {
+		if a.tenancy != nil && tenantSkipped[i] {
+			continue // the configured body stands in for them
+		}
 		res, err := a.http.do(ctx, http.MethodGet, path, nil, false)
 		if optionalCalls[i] && refused(err) {
 			a.log.Debug("optional probe call refused", "path", path, "err", err)
@@ -169,7 +187,9 @@ func (s *schema) fillFields(cfg *Config, f *fields, st settingsFacts) error {
 			ev.Notes = append(ev.Notes, note)
 		}
 	}
+	ev.MappedFields = f.leaves
 	s.content = pick(cfg.ContentField, f.strings, []string{"text", "content", "body"}, f.text)
+	ev.ReservedFields = []string{contentField(s)}
 	ev.TitleField = pick(cfg.TitleField, f.strings, []string{"title"}, nil)
 	ev.URIField = pick(cfg.URIField, f.strings, []string{"url", "uri"}, nil)
 	ev.Notes = append(ev.Notes, f.notes...)

@@ -111,6 +111,9 @@ type fields struct {
 	// strings are all keyword and text fields, indexed or not (citation
 	// title and URI candidates).
 	strings map[string]mapping.FieldType
+	// leaves are every leaf field of the mapping (multi-fields and
+	// nested objects excluded), sorted.
+	leaves []string
 	// notes are facts found while reading the mapping.
 	notes     []string
 	conflicts []string
@@ -138,6 +141,7 @@ func parseMappings(raw []byte) (*fields, error) {
 	}
 	f.dropConflicts()
 	sort.Strings(f.text)
+	sort.Strings(f.leaves)
 	return f, nil
 }
 
@@ -173,6 +177,9 @@ func (f *fields) add(path string, p mappingProp, seen map[string]string) {
 		return
 	}
 	seen[path] = kind
+	if p.Type != "" && p.Type != "object" && p.Type != "nested" {
+		f.leaves = append(f.leaves, path)
+	}
 	switch p.Type {
 	case "keyword":
 		f.strings[path] = mapping.TypeKeyword

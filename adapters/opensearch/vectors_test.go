@@ -66,7 +66,7 @@ func TestQuantisation(t *testing.T) {
 // cosinesimil) while labelled unbounded with no floor.
 func TestApproximateScoresDecoded(t *testing.T) {
 	s := recordedSchema(t, quantised("sq", "4x", ""))
-	p, err := planFor(testConfig(), s, &adapters.SearchRequest{Stage: adapters.StageDense, Vector: vec8, K: 2, CandidateK: 2})
+	p, err := planFor(testConfig(), s, &adapters.SearchRequest{Stage: adapters.StageDense, Vector: vec8, K: 2, CandidateK: 2}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

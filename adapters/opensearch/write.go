@@ -13,7 +13,9 @@ import (
 )
 
 // Upsert implements adapters.Writer with _bulk `index` actions: create or
-// replace by id, so repeating a call is idempotent (§7.10).
+// replace by id, so repeating a call is idempotent (§7.10). Under index
+// isolation the documents go to the caller's tenant's index, created from
+// the configured body first if need be.
 func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 	if !a.cfg.Writable {
 		return rcp.NewError(rcp.CodeCapabilityMissing, "index/add is not enabled for this backend")
@@ -22,11 +24,17 @@ func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 	if s == nil {
 		return errNotProbed
 	}
+	index := a.cfg.Index
+	if ti, ts, ok, err := a.writeTenant(ctx, true); err != nil {
+		return err
+	} else if ok {
+		index, s = ti.name, ts
+	}
 	actions := make([]dsl.BulkAction, len(docs))
 	for i, d := range docs {
 		actions[i] = dsl.BulkAction{Op: "index", ID: d.ID, Doc: sourceOf(s, d)}
 	}
-	_, err := a.bulk(ctx, actions)
+	_, err := a.bulk(ctx, index, actions)
 	return err
 }
 
@@ -37,11 +45,7 @@ func sourceOf(s *schema, d adapters.Document) map[string]any {
 	for k, v := range d.Meta {
 		src[k] = v
 	}
-	content := s.content
-	if content == "" {
-		content = "text"
-	}
-	src[content] = d.Text
+	src[contentField(s)] = d.Text
 	if len(d.Vector) > 0 {
 		if vf := queriedField(s, &adapters.SearchRequest{}); vf != "" {
 			src[vf] = d.Vector
@@ -50,17 +54,34 @@ func sourceOf(s *schema, d adapters.Document) map[string]any {
 	return src
 }
 
+// contentField is where writes put a document's text: the probed content
+// field, else "text".
+func contentField(s *schema) string {
+	if s.content == "" {
+		return "text"
+	}
+	return s.content
+}
+
 // Delete implements adapters.Writer: _bulk `delete` actions; a missing id
 // is not an error and only result "deleted" is counted (§7.11).
 func (a *adapter) Delete(ctx context.Context, ids []string) (int, error) {
 	if !a.cfg.Writable {
 		return 0, rcp.NewError(rcp.CodeCapabilityMissing, "index/delete is not enabled for this backend")
 	}
+	index := a.cfg.Index
+	if ti, s, ok, err := a.writeTenant(ctx, false); err != nil {
+		return 0, err
+	} else if ok && s == nil {
+		return 0, nil // the tenant has written nothing yet
+	} else if ok {
+		index = ti.name
+	}
 	actions := make([]dsl.BulkAction, len(ids))
 	for i, id := range ids {
 		actions[i] = dsl.BulkAction{Op: "delete", ID: id}
 	}
-	items, err := a.bulk(ctx, actions)
+	items, err := a.bulk(ctx, index, actions)
 	n := 0
 	for _, it := range items {
 		if it.Result == "deleted" {
@@ -70,9 +91,9 @@ func (a *adapter) Delete(ctx context.Context, ids []string) (int, error) {
 	return n, err
 }
 
-// bulk sends one _bulk request to the target and returns the items; the
-// first failed item (other than a delete of a missing id) is the error.
-func (a *adapter) bulk(ctx context.Context, actions []dsl.BulkAction) ([]dsl.BulkItemResult, error) {
+// bulk sends one _bulk request to index and returns the items; the first
+// failed item (other than a delete of a missing id) is the error.
+func (a *adapter) bulk(ctx context.Context, index string, actions []dsl.BulkAction) ([]dsl.BulkItemResult, error) {
 	if len(actions) == 0 {
 		return nil, nil
 	}
@@ -80,7 +101,7 @@ func (a *adapter) bulk(ctx context.Context, actions []dsl.BulkAction) ([]dsl.Bul
 	if err != nil {
 		return nil, fmt.Errorf("opensearch: encode bulk: %w", err)
 	}
-	path := "/" + url.PathEscape(a.cfg.Index) + "/_bulk?refresh=" + refresh(a.cfg.Refresh)
+	path := "/" + url.PathEscape(index) + "/_bulk?refresh=" + refresh(a.cfg.Refresh)
 	res, err := a.http.do(ctx, http.MethodPost, path, body, true)
 	if err != nil {
 		return nil, err
@@ -95,7 +116,8 @@ func refresh(r string) string {
 	return r
 }
 
-// bulkItems decodes a _bulk response and reports the first item error.
+// bulkItems decodes a _bulk response and reports the first item error; a
+// document past a mapping limit is the -32602 naming it.
 func bulkItems(raw []byte, op string) ([]dsl.BulkItemResult, error) {
 	var br dsl.BulkResponse
 	if err := json.Unmarshal(raw, &br); err != nil {
@@ -105,8 +127,14 @@ func bulkItems(raw []byte, op string) ([]dsl.BulkItemResult, error) {
 	var first error
 	for i, m := range br.Items {
 		_, items[i] = dsl.Item(m)
-		if it := items[i]; it.Error != nil && first == nil {
-			first = &Error{Op: op + " item " + it.ID, Status: it.Status, Cause: it.Error}
+		it := items[i]
+		if it.Error == nil || first != nil {
+			continue
+		}
+		first = &Error{Op: op + " item " + it.ID, Status: it.Status, Cause: it.Error}
+		if setting, ok := dsl.MappingLimit(it.Error); ok {
+			// items are in document order
+			first = adapters.MappingLimitError(i, setting)
 		}
 	}
 	return items, first

@@ -85,7 +85,8 @@ func (a *adapter) Probe(ctx context.Context) (*capability.Evidence, error) {
 	if !v.atLeast(minSupported) {
 		return nil, fmt.Errorf("qdrant: server %s is older than 1.10 (no Query API)", hc.GetVersion())
 	}
-	ev := &capability.Evidence{Engine: Name, Version: hc.GetVersion(), Target: a.cfg.Collection, Pagination: true}
+	ev := &capability.Evidence{Engine: Name, Version: hc.GetVersion(), Target: a.cfg.Collection, Pagination: true,
+		ReservedFields: []string{idKey, a.cfg.textField()}}
 	f := facts{version: v, rrfK: v.atLeast(minRrfK), mmr: v.atLeast(minMMR)}
 	if f.collection, err = a.resolveAlias(ctx, ev); err != nil {
 		return nil, err

@@ -132,6 +132,11 @@ func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapt
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if d.TenantIndex != nil {
+		// A collection per tenant would need its vectors' configuration
+		// and payload indexes created per tenant; not implemented.
+		return nil, errors.New("qdrant: tenancy mode index is not supported; use mode shared")
+	}
 	return newAdapter(cfg, d.Logger)
 }
 

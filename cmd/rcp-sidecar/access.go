@@ -68,10 +68,16 @@ func newGuard(ac config.Access, a *app) (*access.Guard, error) {
 			return nil, fmt.Errorf("access.keys[%d] (%s).filter: %w", i, k.ID, err)
 		}
 		keys[i] = access.Key{ID: k.ID, Digest: d, Engines: k.Engines, Write: k.Write, Admin: k.Admin, Filter: f,
-			IDPrefix: k.IDPrefix, RPS: k.Rate.RPS, Burst: k.Rate.Burst}
+			IDPrefix: k.IDPrefix, Tenant: k.Tenant, RPS: k.Rate.RPS, Burst: k.Rate.Burst}
+	}
+	var isolated []string
+	for _, b := range a.cfg.Backends {
+		if b.Tenancy.Isolated() {
+			isolated = append(isolated, b.Name)
+		}
 	}
 	return access.New(access.Options{Keys: keys, MaxInflight: ac.MaxInflight, MaxInflightPerKey: ac.MaxInflightPerKey,
-		MaxBodyBytes: a.cfg.Server.HTTP.MaxBodyBytes, DefaultEngine: a.backend, Logger: a.log})
+		MaxBodyBytes: a.cfg.Server.HTTP.MaxBodyBytes, DefaultEngine: a.backend, Logger: a.log, IndexIsolated: isolated})
 }
 
 // serverFor applies the server section to an RCP server over b (the

@@ -87,13 +87,17 @@ func (a *app) openBackend(ctx context.Context, name string, emb adapters.Embedde
 	}
 	f, _ := newRegistry().Lookup(b.Engine)
 	log := a.log.With("backend", b.Name, "engine", b.Engine)
-	ad, err := f.Open(ctx, b.Config, adapters.Deps{Logger: log, Embedder: emb})
+	deps, err := backendDeps(b, log, emb)
+	if err != nil {
+		return err
+	}
+	ad, err := f.Open(ctx, b.Config, deps)
 	if err != nil {
 		return fmt.Errorf("open backend %s: %w", b.Name, err)
 	}
 	ad = a.observeAdapter(ad, b.Name)
 	a.backend = b.Name
-	a.engine, err = adapters.NewEngine(ctx, ad, engineOptions(b.Policy, emb, log))
+	a.engine, err = adapters.NewEngine(ctx, ad, engineOptions(b.Policy, b.Tenancy, emb, log))
 	if err != nil {
 		ad.Close()
 		return fmt.Errorf("probe backend %s: %w", b.Name, err)
@@ -109,12 +113,23 @@ func backendNames(cfg *config.Config) string {
 	return strings.Join(names, ", ")
 }
 
-func engineOptions(p config.Policy, emb adapters.Embedder, log *slog.Logger) adapters.EngineOptions {
+// backendDeps are the dependencies b's adapter is opened with: the
+// embedder, and the tenant index settings in tenancy mode index.
+func backendDeps(b *config.Backend, log *slog.Logger, emb adapters.Embedder) (adapters.Deps, error) {
+	ti, err := b.Tenancy.TenantIndex()
+	if err != nil {
+		return adapters.Deps{}, fmt.Errorf("backend %s: tenancy.%w", b.Name, err)
+	}
+	return adapters.Deps{Logger: log, Embedder: emb, TenantIndex: ti}, nil
+}
+
+func engineOptions(p config.Policy, t config.Tenancy, emb adapters.Embedder, log *slog.Logger) adapters.EngineOptions {
 	return adapters.EngineOptions{
 		Name:     "rcp-sidecar",
 		Version:  version,
 		Embedder: emb,
 		Logger:   log,
+		Tenancy:  t.Engine(),
 		Policy: capability.Policy{
 			MaxK: p.MaxK, DefaultCandidateK: p.DefaultCandidateK, MaxQueryChars: p.MaxQueryChars, Writable: p.Writable,
 			Fields: p.Fields, Operators: p.Ops(), Trust: p.Trust,

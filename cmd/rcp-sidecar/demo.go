@@ -40,7 +40,7 @@ func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger, wrap
 	store := memory.New(opts)
 	store.Add(docs...)
 	log.Info("demo corpus loaded", "docs", len(docs), "dense", emb != nil)
-	return adapters.NewEngine(ctx, wrap(store), engineOptions(config.DefaultPolicy(), emb, log.With("backend", demoBackend)))
+	return adapters.NewEngine(ctx, wrap(store), engineOptions(config.DefaultPolicy(), config.Tenancy{}, emb, log.With("backend", demoBackend)))
 }
 
 // demoDocuments parses the embedded BEIR-shaped JSONL: _id and text are

@@ -229,7 +229,11 @@ func (fa *fedApp) open(ctx, runCtx context.Context, b *config.Backend, emb adapt
 func (fa *fedApp) openAdapter(ctx context.Context, b *config.Backend, emb adapters.Embedder) (*resilient.Adapter, adapters.EngineOptions, error) {
 	f, _ := newRegistry().Lookup(b.Engine)
 	log := fa.log.With("backend", b.Name, "engine", b.Engine)
-	ad, err := f.Open(ctx, b.Config, adapters.Deps{Logger: log, Embedder: emb})
+	deps, err := backendDeps(b, log, emb)
+	if err != nil {
+		return nil, adapters.EngineOptions{}, err
+	}
+	ad, err := f.Open(ctx, b.Config, deps)
 	if err != nil {
 		return nil, adapters.EngineOptions{}, fmt.Errorf("open backend %s: %w", b.Name, err)
 	}
@@ -237,7 +241,7 @@ func (fa *fedApp) openAdapter(ctx context.Context, b *config.Backend, emb adapte
 	if !fa.cfg.Telemetry.Disabled {
 		fa.obs.tel().WatchCircuit(b.Name, ra)
 	}
-	return ra, engineOptions(b.Policy, emb, log), nil
+	return ra, engineOptions(b.Policy, b.Tenancy, emb, log), nil
 }
 
 // serverOptions applies the server section with base as the HTTP base

@@ -260,9 +260,11 @@ func TestConfigCheck(t *testing.T) {
 }
 
 // TestExampleConfigLoads keeps config.example.yaml loadable by the
-// engines compiled into this binary.
+// engines compiled into this binary, from the repository root (where its
+// relative paths point).
 func TestExampleConfigLoads(t *testing.T) {
-	cfg, err := config.Load(filepath.Join("..", "..", "config.example.yaml"), newRegistry())
+	t.Chdir(filepath.Join("..", ".."))
+	cfg, err := config.Load("config.example.yaml", newRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,5 +330,31 @@ func writeFile(t *testing.T, path, s string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestConfigCheckTenancyModes: `config check` accepts tenancy mode index
+// for the engines that can keep each tenant in an index of its own and
+// refuses it, saying so, for the others.
+func TestConfigCheckTenancyModes(t *testing.T) {
+	dir := t.TempDir()
+	mapping := filepath.Join(dir, "m.json")
+	writeFile(t, mapping, `{"mappings":{"properties":{"text":{"type":"text"}}}}`)
+	tenancy := `tenancy: {mode: index, index: "docs-{tenant}", mapping_file: ` + mapping + `}`
+	for _, tc := range []struct{ engine, settings, wantErr string }{
+		{"elasticsearch", `{urls: ["http://127.0.0.1:9200"], index: "docs-*"}`, ""},
+		{"opensearch", `{urls: ["http://127.0.0.1:9200"], index: docs-all}`, ""},
+		{"qdrant", `{address: "127.0.0.1:6334", collection: docs}`, "engine qdrant cannot keep each tenant in an index of its own; use mode shared"},
+		{"memory", `{}`, "engine memory cannot keep each tenant in an index of its own"},
+	} {
+		cfg := filepath.Join(dir, tc.engine+".yaml")
+		writeFile(t, cfg, "backends:\n  - {name: docs, engine: "+tc.engine+", settings: "+tc.settings+", "+tenancy+"}\n")
+		out, stderr, err := run(t, "", "config", "check", "--config", cfg)
+		switch {
+		case tc.wantErr == "" && (err != nil || !strings.Contains(out, `"mode": "index"`)):
+			t.Errorf("%s: %v\n%s%s", tc.engine, err, out, stderr)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(stderr, tc.wantErr)):
+			t.Errorf("%s: err=%v, stderr=%q, want %q", tc.engine, err, stderr, tc.wantErr)
+		}
 	}
 }

@@ -85,14 +85,18 @@ func openResilient(ctx context.Context, a *app, b *config.Backend) (*resilience,
 	}
 	f, _ := newRegistry().Lookup(b.Engine)
 	log := a.log.With("backend", b.Name, "engine", b.Engine)
-	ad, err := f.Open(ctx, b.Config, adapters.Deps{Logger: log, Embedder: emb})
+	deps, err := backendDeps(b, log, emb)
+	if err != nil {
+		return nil, err
+	}
+	ad, err := f.Open(ctx, b.Config, deps)
 	if err != nil {
 		return nil, fmt.Errorf("open backend %s: %w", b.Name, err)
 	}
 	a.backend = b.Name
 	ra := resilient.New(a.observeAdapter(ad, b.Name), resilientOptions(b, log)) // a span per attempt
 	a.tel().WatchCircuit(b.Name, ra)
-	rs := newResilience(a, ra, engineOptions(b.Policy, emb, log))
+	rs := newResilience(a, ra, engineOptions(b.Policy, b.Tenancy, emb, log))
 	if a.engine, err = adapters.NewEngine(ctx, ra.AsAdapter(), rs.opts); err != nil {
 		log.Warn("backend not ready; serving -32010 until its first probe succeeds", "err", err)
 	}

@@ -1,9 +1,9 @@
 // Package access is the sidecar's inbound access control (§5.2, §15):
 // API-key authentication applied to HTTP before any RCP processing (so
 // before initialize and capability gating), per-key scopes (engines, read
-// or write, admin, a mandatory tenant filter, an id namespace), per-key
-// token-bucket rate limits, and global and per-key concurrency limits that
-// shed load.
+// or write, admin, a tenant filter or tenant index, an id namespace),
+// per-key token-bucket rate limits, and global and per-key concurrency
+// limits that shed load.
 //
 // The HTTP side is Guard.Middleware; the data side is Guard.Backend, a
 // server.Backend decorator that reads the caller from the request context.
@@ -44,6 +44,10 @@ type Key struct {
 	Filter json.RawMessage
 	// IDPrefix namespaces the ids the key writes, deletes and reads back.
 	IDPrefix string
+	// Tenant is the key's tenant value: on a backend that keeps each
+	// tenant in an index of its own (Options.IndexIsolated) it selects the
+	// key's index. "" for none.
+	Tenant string
 	// RPS and Burst configure the key's token bucket; RPS 0 is unlimited.
 	RPS   float64
 	Burst int
@@ -70,6 +74,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Secret roots the per-key cursor keys; random when empty.
 	Secret []byte
+	// IndexIsolated lists the engines that keep each tenant in an index of
+	// its own (tenancy mode "index"): a key's Tenant selects its index
+	// there, so a tenant key needs one.
+	IndexIsolated []string
 }
 
 // Guard enforces Options over HTTP (Middleware) and on backends (Backend).
@@ -79,6 +87,7 @@ type Guard struct {
 	maxBody       int64
 	defaultEngine string
 	log           *slog.Logger
+	isolated      []string
 }
 
 // Principal is an authenticated caller.
@@ -91,6 +100,7 @@ type Principal struct {
 	admin     bool
 	filter    json.RawMessage
 	prefix    string
+	tenant    string
 	bucket    *bucket
 	sem       chan struct{} // the key's own concurrency limit; nil: none
 	cursorKey []byte
@@ -98,7 +108,7 @@ type Principal struct {
 
 // New compiles o. Keys must have distinct ids.
 func New(o Options) (*Guard, error) {
-	g := &Guard{defaultEngine: o.DefaultEngine, log: o.Logger, maxBody: o.MaxBodyBytes}
+	g := &Guard{defaultEngine: o.DefaultEngine, log: o.Logger, maxBody: o.MaxBodyBytes, isolated: slices.Clone(o.IndexIsolated)}
 	if g.maxBody <= 0 {
 		g.maxBody = server.DefaultMaxBodyBytes
 	}
@@ -133,7 +143,7 @@ func newPrincipal(i int, k Key, secret []byte) *Principal {
 	m.Write([]byte("rcp-sidecar cursor\x00" + k.ID))
 	return &Principal{
 		idx: i, id: k.ID, digest: k.Digest, engines: slices.Clone(k.Engines), write: k.Write, admin: k.Admin,
-		filter: nullToNil(k.Filter), prefix: k.IDPrefix, bucket: newBucket(k.RPS, k.Burst), cursorKey: m.Sum(nil),
+		filter: nullToNil(k.Filter), prefix: k.IDPrefix, tenant: k.Tenant, bucket: newBucket(k.RPS, k.Burst), cursorKey: m.Sum(nil),
 	}
 }
 

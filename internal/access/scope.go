@@ -12,18 +12,26 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
 
-// tenant is a key's compiled filter on one backend.
+// tenant is a key's compiled scope on one backend: its filter and its
+// tenant value.
 type tenant struct {
-	raw   json.RawMessage
+	raw   json.RawMessage // nil: no filter
 	ast   mapping.Filter
 	force map[string]any // eq conditions written into every document
+	// fields are the meta paths the filter names, sorted: a write may give
+	// each at most one value, and the forced ones only their forced value.
+	fields []string
+	// name is the key's tenant value; isolated reports that the engine
+	// keeps each tenant in an index of its own, selected by name.
+	name     string
+	isolated bool
 }
 
 // scoped is a server.Backend that applies the caller's scope (§15.6).
 type scoped struct {
 	inner   server.Backend
 	engine  string
-	tenants []*tenant // by Principal.idx; nil: no filter
+	tenants []*tenant // by Principal.idx; nil: no tenant scope
 }
 
 // fieldOpser is implemented by adapters.Engine (per-field operators, §8).
@@ -38,8 +46,13 @@ type fieldOpser interface {
 //     set stays the one every caller sees, §13.2);
 //   - retrieve runs with {"and":[keyFilter, clientFilter]}: the client can
 //     narrow but never remove or widen the key's filter;
-//   - index/add forces the key filter's eq fields into meta and refuses a
-//     document that still falls outside the filter (-32012);
+//   - index/add refuses meta that sets a field the key's filter names
+//     (in any spelling, at or above or below its path) other than to its
+//     forced value (-32602 on documents[i].meta.<path>), forces the key
+//     filter's eq fields into meta and refuses a document that still falls
+//     outside the filter (-32012);
+//   - on an engine in Options.IndexIsolated, calls carry the key's tenant
+//     (adapters.WithTenant), which selects the tenant's own index;
 //   - ids are namespaced with the key's id prefix on the way in and
 //     stripped on the way out, so index/delete reaches only the key's ids;
 //   - cursors are sealed with a per-key HMAC, so one key's cursor is
@@ -48,7 +61,10 @@ type fieldOpser interface {
 //     members) takes a token from the key's bucket (-32011 when empty).
 //
 // Each key's filter is validated against b's advertised filter fields now,
-// so a misconfigured tenant filter fails at start-up, not per request.
+// so a misconfigured tenant filter fails at start-up, not per request; so
+// is a tenant scope the engine's tenancy mode cannot enforce (a filter
+// without a tenant on an index-isolated engine, a tenant without a filter
+// on a shared one).
 //
 // Federation: wrap each engine once with its id, and the aggregator with
 // engine "". The aggregator level only charges the call; the engines it
@@ -56,17 +72,39 @@ type fieldOpser interface {
 // not charge again, so one federated retrieve costs one token.
 func (g *Guard) Backend(engine string, b server.Backend) (server.Backend, error) {
 	s := &scoped{inner: b, engine: engine, tenants: make([]*tenant, len(g.keys))}
+	isolated := slices.Contains(g.isolated, engine)
 	for _, p := range g.keys {
-		if p.filter == nil || engine == "" || !p.Allows(engine) {
+		if (p.filter == nil && p.tenant == "") || engine == "" || !p.Allows(engine) {
 			continue
 		}
-		t, err := compileTenant(p.filter, b)
+		t, err := compileScope(p, isolated, b)
 		if err != nil {
 			return nil, fmt.Errorf("access: key %q on engine %q: %w", p.id, engine, err)
 		}
 		s.tenants[p.idx] = t
 	}
 	return s, nil
+}
+
+// compileScope checks that the engine's tenancy mode can enforce the key's
+// scope and compiles its filter.
+func compileScope(p *Principal, isolated bool, b server.Backend) (*tenant, error) {
+	switch {
+	case isolated && p.tenant == "":
+		return nil, fmt.Errorf("the engine keeps each tenant in an index of its own; a key with a filter needs a tenant")
+	case !isolated && p.filter == nil:
+		return nil, fmt.Errorf("the engine's tenants share one index; a tenant alone does not scope the key, give it a filter")
+	}
+	t := &tenant{name: p.tenant, isolated: isolated, force: map[string]any{}}
+	if p.filter == nil {
+		return t, nil
+	}
+	ft, err := compileTenant(p.filter, b)
+	if err != nil {
+		return nil, err
+	}
+	ft.name, ft.isolated = t.name, isolated
+	return ft, nil
 }
 
 func compileTenant(raw json.RawMessage, b server.Backend) (*tenant, error) {
@@ -93,7 +131,29 @@ func compileTenant(raw json.RawMessage, b server.Backend) (*tenant, error) {
 	}
 	t := &tenant{raw: raw, ast: ast, force: map[string]any{}}
 	collectEq(ast, t.force)
+	t.fields = filterFields(ast, nil)
+	slices.Sort(t.fields)
+	t.fields = slices.Compact(t.fields)
 	return t, nil
+}
+
+// filterFields appends every field a filter names.
+func filterFields(f mapping.Filter, out []string) []string {
+	switch n := f.(type) {
+	case *mapping.And:
+		for _, c := range n.Children {
+			out = filterFields(c, out)
+		}
+	case *mapping.Or:
+		for _, c := range n.Children {
+			out = filterFields(c, out)
+		}
+	case *mapping.Not:
+		out = filterFields(n.Child, out)
+	case *mapping.Cond:
+		out = append(out, n.Field)
+	}
+	return out
 }
 
 func checkFieldOps(f mapping.Filter, fo fieldOpser) error {

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -19,6 +21,7 @@ func (s *scoped) Retrieve(ctx context.Context, p *rcp.RetrieveParams) (*rcp.Retr
 	if err != nil || pr == nil {
 		return s.passRetrieve(ctx, p, err)
 	}
+	ctx = s.withTenant(ctx, pr)
 	q := *p
 	q.Filter = s.merge(pr, p.Filter)
 	ctx = pr.unprefixProgress(ctx)
@@ -52,7 +55,7 @@ func (s *scoped) merge(p *Principal, client json.RawMessage) json.RawMessage {
 	t := s.tenants[p.idx]
 	client = nullToNil(client)
 	switch {
-	case t == nil:
+	case t == nil || t.raw == nil:
 		return client
 	case client == nil:
 		return t.raw
@@ -81,7 +84,7 @@ func (s *scoped) IndexAdd(ctx context.Context, p *rcp.IndexAddParams) (*rcp.Inde
 	if q.Documents, err = s.scopeDocuments(pr, p.Documents); err != nil {
 		return nil, err
 	}
-	res, err := s.inner.IndexAdd(ctx, &q)
+	res, err := s.inner.IndexAdd(s.withTenant(ctx, pr), &q)
 	if err != nil || res == nil {
 		return res, err
 	}
@@ -92,23 +95,32 @@ func (s *scoped) IndexAdd(ctx context.Context, p *rcp.IndexAddParams) (*rcp.Inde
 	return &rcp.IndexAddResult{IDs: ids}, nil
 }
 
-// scopeDocuments forces the key filter's eq fields into each document's
-// meta, refuses documents still outside the filter and namespaces ids.
+// withTenant marks ctx with the key's tenant scope on this engine, which
+// the engine uses to select a tenant's own index and to hold the write to
+// the tenancy policy.
+func (s *scoped) withTenant(ctx context.Context, pr *Principal) context.Context {
+	t := s.tenants[pr.idx]
+	if t == nil {
+		return ctx
+	}
+	forced := slices.Sorted(maps.Keys(t.force))
+	return adapters.WithTenant(ctx, adapters.Tenant{Name: t.name, Forced: forced})
+}
+
+// scopeDocuments puts each document's meta in its canonical spelling,
+// refuses meta that sets the key filter's fields (other than to their
+// forced value), forces the filter's eq fields, refuses documents still
+// outside the filter and namespaces ids.
 func (s *scoped) scopeDocuments(pr *Principal, in []rcp.Document) ([]rcp.Document, error) {
 	t := s.tenants[pr.idx]
 	out := make([]rcp.Document, len(in))
 	for i, d := range in {
-		if t != nil {
-			d.Meta = maps.Clone(d.Meta)
-			if d.Meta == nil {
-				d.Meta = map[string]any{}
+		if t != nil && t.raw != nil {
+			meta, err := t.scopeMeta(d.Meta, fmt.Sprintf("documents[%d].meta", i))
+			if err != nil {
+				return nil, err
 			}
-			maps.Copy(d.Meta, t.force)
-			if !mapping.EvalFilter(t.ast, d.Meta) {
-				e := rcp.NewError(rcp.CodeUnauthorized, "documents[%d] is outside this key's scope", i)
-				e.Data = &rcp.ErrorData{Field: fmt.Sprintf("documents[%d].meta", i)}
-				return nil, e
-			}
+			d.Meta = meta
 		}
 		if pr.prefix != "" {
 			if d.ID == "" {
@@ -123,7 +135,8 @@ func (s *scoped) scopeDocuments(pr *Principal, in []rcp.Document) ([]rcp.Documen
 
 // IndexDelete implements server.Backend. With an id prefix the key can
 // only name its own ids, so other keys' documents are neither deleted nor
-// counted (§15.6 shared id spaces).
+// counted (§15.6 shared id spaces); a tenant key on an index-isolated
+// engine deletes in its own index only.
 func (s *scoped) IndexDelete(ctx context.Context, p *rcp.IndexDeleteParams) (*rcp.IndexDeleteResult, error) {
 	pr, ctx, err := s.enter(ctx)
 	if err != nil {
@@ -132,9 +145,12 @@ func (s *scoped) IndexDelete(ctx context.Context, p *rcp.IndexDeleteParams) (*rc
 	if pr == nil {
 		return s.inner.IndexDelete(ctx, p)
 	}
-	if !pr.write || (s.tenants[pr.idx] != nil && pr.prefix == "") {
+	t := s.tenants[pr.idx]
+	ownIndex := t != nil && t.isolated && t.name != ""
+	if !pr.write || (t != nil && pr.prefix == "" && !ownIndex) {
 		return nil, rcp.NewError(rcp.CodeUnauthorized, "this key may not delete")
 	}
+	ctx = s.withTenant(ctx, pr)
 	if pr.prefix == "" {
 		return s.inner.IndexDelete(ctx, p)
 	}
@@ -234,4 +250,86 @@ func mintID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// scopeMeta returns meta (at is its params path) canonicalised and
+// scoped to the key's filter. Engines index every spelling of a path as
+// one field (flat "org.id", nested {"org":{"id":…}}, objects inside
+// arrays), so a value for a tenant field beside the forced one would be a
+// second tenant value: each field the filter names may hold at most one
+// value, the forced ones only their forced value, and no prefix of one may
+// hold anything but an object. A refusal is -32602 naming the field; a
+// document the filter still excludes is -32012.
+func (t *tenant) scopeMeta(meta map[string]any, at string) (map[string]any, error) {
+	m, rerr := mapping.CanonicalMeta(meta, at)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	for _, f := range t.fields {
+		where, v, found := mapping.MetaAt(m, f)
+		if !found {
+			continue
+		}
+		forced, isForced := t.force[f]
+		switch {
+		case where != f:
+			return nil, rcp.InvalidParams(at+"."+where, "meta.%s must be an object or absent: this key's tenant field %s lies below it", where, f)
+		case isForced && !mapping.EqualValue(v, forced):
+			return nil, rcp.InvalidParams(at+"."+leafBelow(f, v), "meta.%s is this key's tenant field: it is set by the server and may only repeat the key's own value", f)
+		case !isForced && !single(v):
+			return nil, rcp.InvalidParams(at+"."+leafBelow(f, v), "meta.%s is named by this key's filter: it must hold a single value", f)
+		}
+	}
+	for f, v := range t.force {
+		setPath(m, f, v)
+	}
+	if !mapping.EvalFilter(t.ast, m) {
+		e := rcp.NewError(rcp.CodeUnauthorized, "%s is outside this key's scope", strings.TrimSuffix(at, ".meta"))
+		e.Data = &rcp.ErrorData{Field: at}
+		return nil, e
+	}
+	return m, nil
+}
+
+// single reports whether v is one scalar value.
+func single(v any) bool {
+	switch v.(type) {
+	case nil, map[string]any, []any:
+		return false
+	}
+	return true
+}
+
+// leafBelow names the first leaf path under v when v is an object at
+// path, else path itself.
+func leafBelow(path string, v any) string {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return path
+	}
+	leaf := path
+	mapping.WalkMeta(obj, func(p string, _ any) {
+		if leaf == path {
+			leaf = path + "." + p
+		}
+	})
+	return leaf
+}
+
+// setPath writes v at the dotted path of canonical meta m, creating the
+// objects on the way (scopeMeta has refused anything else there).
+func setPath(m map[string]any, path string, v any) {
+	segs := strings.Split(path, ".")
+	for _, seg := range segs[:len(segs)-1] {
+		next, ok := m[seg].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[seg] = next
+		}
+		m = next
+	}
+	m[segs[len(segs)-1]] = v
 }

@@ -70,13 +70,15 @@ func TestTenantIDsAreNamespaced(t *testing.T) {
 	}
 }
 
-// TestTenantWritesAreForcedIntoScope: a tenant cannot plant a document in
-// another tenant's corpus, nor overwrite one with a colliding id.
+// TestTenantWritesAreForcedIntoScope: a tenant's documents get its tenant
+// value (repeating it is allowed, another one is not: see
+// TestHostileMetaCannotPlantInAnotherTenant), and a colliding id does not
+// overwrite another tenant's document.
 func TestTenantWritesAreForcedIntoScope(t *testing.T) {
 	ts := newServer(t, access.Options{Keys: testKeys()})
 	var add rcp.IndexAddResult
 	docs := []map[string]any{
-		{"id": "doc0", "text": "planted rocket", "meta": map[string]any{"tenant": "acme"}},
+		{"id": "doc0", "text": "planted rocket", "meta": map[string]any{"tenant": "globex"}},
 		{"text": "minted rocket"},
 	}
 	call(t, ts, globexKey, "index/add", map[string]any{"documents": docs}).result(t, &add)

@@ -44,13 +44,18 @@ type AccessKey struct {
 	// get -32012 for it. Without keys every caller may call it.
 	Admin bool `mapstructure:"admin" json:"admin,omitempty"`
 	// Filter is an RCP filter (§8) ANDed into every retrieve and enforced
-	// on every document this key writes (tenant isolation).
+	// on every document this key writes (tenant isolation in a shared
+	// index).
 	Filter map[string]any `mapstructure:"filter" json:"filter,omitempty"`
 	// IDPrefix namespaces the ids this key writes and deletes; required
-	// for a writable key with a filter, so tenants cannot touch each
-	// other's ids.
+	// for a writable key with a filter on a backend whose tenants share an
+	// index, so tenants cannot touch each other's ids.
 	IDPrefix string `mapstructure:"id_prefix" json:"id_prefix,omitempty"`
-	Rate     Rate   `mapstructure:"rate" json:"rate"`
+	// Tenant is the key's tenant value: on a backend with tenancy mode
+	// index it selects the key's own index (and is required there for a
+	// key with a filter); it scopes nothing on a shared backend.
+	Tenant string `mapstructure:"tenant" json:"tenant,omitempty"`
+	Rate   Rate   `mapstructure:"rate" json:"rate"`
 }
 
 // Rate is a token bucket: RPS tokens per second, at most Burst banked.
@@ -155,11 +160,8 @@ func (k *AccessKey) validate(path string, backends []string, seen map[string]boo
 			return fmt.Errorf("%s.engines: unknown backend %q", path, e)
 		}
 	}
-	switch {
-	case k.Rate.RPS < 0 || k.Rate.Burst < 0:
+	if k.Rate.RPS < 0 || k.Rate.Burst < 0 {
 		return fmt.Errorf("%s.rate: rps and burst must not be negative", path)
-	case k.Write && len(k.Filter) > 0 && k.IDPrefix == "":
-		return fmt.Errorf("%s.id_prefix: required for a writable key with a filter", path)
 	}
 	if _, err := k.FilterJSON(); err != nil {
 		return fmt.Errorf("%s.filter: %w", path, err)

@@ -110,6 +110,8 @@ type Backend struct {
 	Required bool `mapstructure:"required" json:"required,omitempty"`
 	// Resilience tunes timeouts, retries, the breaker and re-probing.
 	Resilience Resilience `mapstructure:"resilience" json:"resilience"`
+	// Tenancy keeps tenants' documents apart and bounds their writes.
+	Tenancy Tenancy `mapstructure:"tenancy" json:"tenancy"`
 	// Config is the decoded and validated engine configuration.
 	Config adapters.Config `mapstructure:"-" json:"settings"`
 }

@@ -143,6 +143,7 @@ func decodeBackends(cfg *Config, reg *adapters.Registry) error {
 	for i := range cfg.Backends {
 		b := &cfg.Backends[i]
 		applyPolicyDefaults(&b.Policy)
+		applyTenancyDefaults(&b.Tenancy)
 		if err := decodeSettings(fmt.Sprintf("backends[%d]", i), b, reg); err != nil {
 			return err
 		}
@@ -188,7 +189,7 @@ func decodeSettings(path string, b *Backend, reg *adapters.Registry) error {
 		return fmt.Errorf("%s.settings (%s): %w", path, b.Name, err)
 	}
 	b.Config = c
-	return nil
+	return b.Tenancy.validate(path+".tenancy", f)
 }
 
 var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)

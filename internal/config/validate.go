@@ -34,7 +34,10 @@ func (c *Config) Validate() error {
 	if err := c.validateBackends(); err != nil {
 		return err
 	}
-	return c.Access.validate(backendNames(c.Backends))
+	if err := c.Access.validate(backendNames(c.Backends)); err != nil {
+		return err
+	}
+	return validateTenants(c.Access.Keys, c.Backends)
 }
 
 func backendNames(bs []Backend) []string {

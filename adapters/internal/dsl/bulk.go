@@ -3,6 +3,7 @@ package dsl
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // BulkAction is one action line of a _bulk request.
@@ -60,4 +61,32 @@ func Item(m map[string]BulkItemResult) (string, BulkItemResult) {
 		return op, r
 	}
 	return "", BulkItemResult{}
+}
+
+// mappingLimits are the index settings whose limit a document can exceed
+// by the fields it adds, keyed by the start of the engine's reason.
+var mappingLimits = []struct{ reason, setting string }{
+	{"Limit of total fields", "index.mapping.total_fields.limit"},
+	{"Limit of mapping depth", "index.mapping.depth.limit"},
+	{"Limit of nested fields", "index.mapping.nested_fields.limit"},
+	{"Field name [", "index.mapping.field_name_length.limit"},
+}
+
+// MappingLimit reports which mapping limit of the index a bulk item's
+// error says the document exceeded (Elasticsearch and OpenSearch word it
+// alike), by the index setting that sets it.
+func MappingLimit(c *ErrorCause) (setting string, ok bool) {
+	for ; c != nil; c = c.CausedBy {
+		reason := c.Reason
+		if i := strings.Index(reason, "] "); strings.HasPrefix(reason, "[") && i > 0 {
+			reason = reason[i+2:] // "[1:29] failed to parse: Limit …"
+		}
+		reason = strings.TrimPrefix(reason, "failed to parse: ")
+		for _, l := range mappingLimits {
+			if strings.HasPrefix(reason, l.reason) && (l.reason != "Field name [" || strings.Contains(reason, "is longer than the limit")) {
+				return l.setting, true
+			}
+		}
+	}
+	return "", false
 }

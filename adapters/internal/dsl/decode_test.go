@@ -206,3 +206,26 @@ func TestLookup(t *testing.T) {
 		t.Error("malformed document: found a member")
 	}
 }
+
+// TestMappingLimit reads the mapping limits out of bulk item errors as
+// Elasticsearch 8.19 and OpenSearch 3.5 word them.
+func TestMappingLimit(t *testing.T) {
+	for _, tc := range []struct {
+		cause *ErrorCause
+		want  string
+	}{
+		{&ErrorCause{Type: "document_parsing_exception", Reason: "[1:29] failed to parse: Limit of total fields [3] has been exceeded while adding new fields [3]",
+			CausedBy: &ErrorCause{Type: "illegal_argument_exception", Reason: "Limit of total fields [3] has been exceeded while adding new fields [3]"}}, "index.mapping.total_fields.limit"},
+		{&ErrorCause{Type: "illegal_argument_exception", Reason: "Limit of total fields [3] has been exceeded"}, "index.mapping.total_fields.limit"},
+		{&ErrorCause{Type: "document_parsing_exception", Reason: "[1:27] failed to parse: Limit of mapping depth [3] has been exceeded due to object field [d.e.f]"}, "index.mapping.depth.limit"},
+		{&ErrorCause{Type: "illegal_argument_exception", Reason: "Field name [aaaa] is longer than the limit of [3] characters"}, "index.mapping.field_name_length.limit"},
+		{&ErrorCause{Type: "document_parsing_exception", Reason: "[1:30] failed to parse field [org.id] of type [keyword]"}, ""},
+		{&ErrorCause{Type: "document_parsing_exception", Reason: "Field name [x] cannot contain '.'"}, ""},
+		{nil, ""},
+	} {
+		got, ok := MappingLimit(tc.cause)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("MappingLimit(%+v) = %q %v, want %q", tc.cause, got, ok, tc.want)
+		}
+	}
+}
