@@ -111,7 +111,7 @@ func TestQuantisedEvidence(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := *st
 			s.vindex = map[string]vectorIndex{"vec": tc.vi}
-			p, err := planWith(a.cfg, &s, req)
+			p, err := planWith(a.cfg, &s, req, "")
 			if err != nil {
 				t.Fatal(err)
 			}
