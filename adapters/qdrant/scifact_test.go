@@ -3,7 +3,6 @@ package qdrant_test
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -14,18 +13,18 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
-// scifactDir is $RCP_SCIFACT_DIR or the dataset beside the repository
-// (CC BY-NC: read from there, never copied into the repository).
-func scifactDir(t *testing.T) string {
+// sciFact is the SciFact test split as beir.FidelityData finds it
+// ($RCP_SCIFACT_DIR, beside the repository, the cache, a download; CC
+// BY-NC, never copied into the repository), or beir's generated corpus
+// when none is available, in which case only nDCG is not compared.
+func sciFact(ctx context.Context, t *testing.T) (*beir.Dataset, beir.Source) {
 	t.Helper()
-	dir := os.Getenv("RCP_SCIFACT_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "datasets", "scifact")
+	ds, src, err := beir.FidelityData(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "corpus.jsonl.gz")); err != nil {
-		requireEngine(t, "SciFact dataset not found at "+dir+" (set RCP_SCIFACT_DIR)")
-	}
-	return dir
+	t.Logf("dataset: %s", src.About)
+	return ds, src
 }
 
 // envEmbedder is the embedding server of integration/embed (RCP_EMBED_*).
@@ -64,16 +63,20 @@ func sciFactQueries() int {
 
 // fidelity checks that every query returns identical ids in identical
 // order through the sidecar and through go-client directly.
-func fidelity(ctx context.Context, t *testing.T, s *beir.Setup, mode rcp.Mode) {
+func fidelity(ctx context.Context, t *testing.T, s *beir.Setup, src beir.Source, mode rcp.Mode) {
 	t.Helper()
 	r, err := s.Fidelity(ctx, mode)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("SciFact %s on %s, %d queries (k=100): identical ids and order %d/%d; nDCG@10 sidecar %.4f direct %.4f",
-		mode, s.Label(), r.Queries, r.Identical, r.Queries, r.NDCGSidecar, r.NDCGDirect)
+	t.Logf("%s %s on %s, %d queries (k=100): identical ids and order %d/%d; nDCG@10 sidecar %.4f direct %.4f",
+		src.Name, mode, s.Label(), r.Queries, r.Identical, r.Queries, r.NDCGSidecar, r.NDCGDirect)
 	if !r.HasDirect || r.Queries == 0 || r.Identical != r.Queries {
 		t.Fatalf("%s: %d of %d queries identical: %v", mode, r.Identical, r.Queries, r.Diffs)
+	}
+	if !src.Judged() {
+		t.Logf("nDCG@10 SKIPPED: the %s corpus has no relevance judgements", src.Name)
+		return
 	}
 	if r.NDCGSidecar != r.NDCGDirect {
 		t.Errorf("%s: nDCG@10 sidecar %.4f direct %.4f", mode, r.NDCGSidecar, r.NDCGDirect)
@@ -86,17 +89,17 @@ func fidelity(ctx context.Context, t *testing.T, s *beir.Setup, mode rcp.Mode) {
 // query a user would send: identical ids in identical order (k=100).
 func TestSciFactSparseFidelity(t *testing.T) {
 	addr := liveAddr(t)
-	dir := scifactDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	ds, src := sciFact(ctx, t)
 	drop(t, addr, "rcp_scifact_sparse")
 	s, err := beir.Prepare(ctx, beir.Options{Engine: beir.QdrantName, URL: addr, Index: "rcp_scifact_sparse",
-		DataDir: dir, K: 100, Queries: sciFactQueries()})
+		Dataset: ds, K: 100, Queries: sciFactQueries()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	fidelity(ctx, t, s, rcp.ModeSparse)
+	fidelity(ctx, t, s, src, rcp.ModeSparse)
 }
 
 // TestSciFactDenseFidelity does the same for dense retrieval with the
@@ -107,7 +110,6 @@ func TestSciFactSparseFidelity(t *testing.T) {
 // $RCP_CACHE/scifact, so later runs embed nothing).
 func TestSciFactDenseFidelity(t *testing.T) {
 	addr := liveAddr(t)
-	dir := scifactDir(t)
 	emb := envEmbedder(t)
 	docs := 200
 	if n, err := strconv.Atoi(os.Getenv("RCP_SCIFACT_DENSE_DOCS")); err == nil && n > 0 {
@@ -115,16 +117,17 @@ func TestSciFactDenseFidelity(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
+	ds, src := sciFact(ctx, t)
 	variant := "prefix"
 	if os.Getenv("RCP_EMBED_INPUT_TYPE") == "1" {
 		variant = "input_type"
 	}
 	drop(t, addr, "rcp_scifact_dense")
 	s, err := beir.Prepare(ctx, beir.Options{Engine: beir.QdrantName, URL: addr, Index: "rcp_scifact_dense",
-		DataDir: dir, K: 100, Queries: sciFactQueries(), MaxDocs: docs, Embedder: beir.MemoQueries(emb), EmbedVariant: variant})
+		Dataset: ds, K: 100, Queries: sciFactQueries(), MaxDocs: docs, Embedder: beir.MemoQueries(emb), EmbedVariant: variant})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	fidelity(ctx, t, s, rcp.ModeDense)
+	fidelity(ctx, t, s, src, rcp.ModeDense)
 }
