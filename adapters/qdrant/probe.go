@@ -133,6 +133,10 @@ func (a *adapter) fill(ev *capability.Evidence, f *facts, info *qdrantgo.Collect
 	ev.TitleField, ev.URIField = a.cfg.TitleField, a.cfg.URIField
 	ev.Writable = a.cfg.Writable
 	ev.NativeMMR = f.mmr && f.dense != nil
+	if ev.NativeMMR {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("native MMR (diversity = 1 − lambda): the nearest first, then λ·sim(q,d) − (1−λ)·max sim(d,s) "+
+			"with %s's raw similarity %s, unnormalised", f.dense.distance, rawSimilarity[f.dense.distance]))
+	}
 	ev.NativeRRF = f.dense != nil && f.sparse
 	if ev.NativeRRF && !f.rrfK {
 		ev.NativeRRFKs = []int{1} // 1.15: fixed k=2 is RCP rrfK=1 only
@@ -173,6 +177,13 @@ func (a *adapter) denseVector(ev *capability.Evidence, vc *qdrantgo.VectorsConfi
 	return &denseFact{dims: int(p.GetSize()), distance: p.GetDistance()}
 }
 
+// rawSimilarity is the similarity Qdrant's MMR compares per distance
+// (never post-processed into a distance).
+var rawSimilarity = map[qdrantgo.Distance]string{
+	qdrantgo.Distance_Cosine: "cos(a,b)", qdrantgo.Distance_Dot: "a·b",
+	qdrantgo.Distance_Euclid: "−Σ(a−b)²", qdrantgo.Distance_Manhattan: "−Σ|a−b|",
+}
+
 func similarity(d qdrantgo.Distance) (capability.Similarity, bool) {
 	switch d {
 	case qdrantgo.Distance_Cosine:
@@ -209,7 +220,9 @@ func (a *adapter) sparseVector(ev *capability.Evidence, v version, sc *qdrantgo.
 		return false
 	}
 	ev.TextFields = []capability.TextField{{Name: a.cfg.textField()}}
-	ev.Notes = append(ev.Notes, fmt.Sprintf("sparse retrieval: %s inference of payload %q into sparse vector %q", ModelBM25, a.cfg.textField(), a.cfg.SparseVector))
+	ev.Notes = append(ev.Notes, fmt.Sprintf("sparse retrieval: %s inference of payload %q into sparse vector %q "+
+		"(lower-cased, English Snowball stems, English stop words dropped; a stop-word-only query finds nothing)",
+		ModelBM25, a.cfg.textField(), a.cfg.SparseVector))
 	return true
 }
 
