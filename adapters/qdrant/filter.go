@@ -2,6 +2,8 @@ package qdrant
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	qdrantgo "github.com/qdrant/go-client/qdrant"
@@ -16,7 +18,9 @@ import (
 // keyword, int and bool → match; floats and dates only through ranges
 // (never match); nin → must_not + match any (match.except is satisfied by
 // an array with one element outside the set, which RCP nin is not);
-// exists → is_empty negated. nil means no filter.
+// exists → is_empty negated. A dotted field is read at every Qdrant path
+// that holds its §8 elements (see paths); date bounds are exact at the
+// engine's microsecond precision (see ordered). nil means no filter.
 func toFilter(f mapping.Filter) (*qdrantgo.Filter, error) {
 	switch n := f.(type) {
 	case nil:
@@ -73,15 +77,26 @@ func either(c ...*qdrantgo.Condition) *qdrantgo.Condition {
 	return qdrantgo.NewFilterAsCondition(&qdrantgo.Filter{Should: c})
 }
 
-// leaf translates one field condition.
+// leaf translates one field condition. Qdrant reads a JSON path through
+// objects only ("a.b"), arrays of objects only ("a[].b") or a key holding
+// a dot only (`"a.b"`), while a §8 field's elements are found through all
+// three: a positive condition holds when it holds at one of the field's
+// paths; ne, nin and exists:false are their negations.
 func leaf(c *mapping.Cond) (*qdrantgo.Condition, error) {
 	switch c.Op {
 	case mapping.OpExists:
-		empty := qdrantgo.NewIsEmpty(c.Field)
-		if want, _ := c.Value.(bool); want {
-			return not(empty), nil
+		var present, empty []*qdrantgo.Condition
+		for _, p := range paths(c.Field) {
+			present = append(present, not(qdrantgo.NewIsEmpty(p)))
+			empty = append(empty, qdrantgo.NewIsEmpty(p))
 		}
-		return empty, nil
+		if want, _ := c.Value.(bool); want {
+			return either(present...), nil
+		}
+		if len(empty) == 1 {
+			return empty[0], nil
+		}
+		return qdrantgo.NewFilterAsCondition(&qdrantgo.Filter{Must: empty}), nil
 	case mapping.OpContains:
 		if c.Type == mapping.TypeText {
 			// A full-text index matches tokens, not RCP's substring; the
@@ -89,19 +104,69 @@ func leaf(c *mapping.Cond) (*qdrantgo.Condition, error) {
 			// so it is an operator not allowed for this field (§8: -32602).
 			return nil, rcp.InvalidParams("filter."+c.Field, "contains is not supported on Qdrant full-text field %q", c.Field)
 		}
-		return equals(c.Field, c.Type, c.Value)
+		return atPaths(c.Field, func(p string) (*qdrantgo.Condition, error) { return equals(p, c.Type, c.Value) })
 	case mapping.OpEq:
-		return equals(c.Field, c.Type, c.Value)
+		return atPaths(c.Field, func(p string) (*qdrantgo.Condition, error) { return equals(p, c.Type, c.Value) })
 	case mapping.OpNe:
-		eq, err := equals(c.Field, c.Type, c.Value)
+		eq, err := atPaths(c.Field, func(p string) (*qdrantgo.Condition, error) { return equals(p, c.Type, c.Value) })
 		return not(eq), err
 	case mapping.OpIn:
-		return oneOf(c.Field, c.Type, c.Value)
+		return atPaths(c.Field, func(p string) (*qdrantgo.Condition, error) { return oneOf(p, c.Type, c.Value) })
 	case mapping.OpNin:
-		in, err := oneOf(c.Field, c.Type, c.Value)
+		in, err := atPaths(c.Field, func(p string) (*qdrantgo.Condition, error) { return oneOf(p, c.Type, c.Value) })
 		return not(in), err
 	}
-	return ordered(c)
+	return atPaths(c.Field, func(p string) (*qdrantgo.Condition, error) { return ordered(p, c) })
+}
+
+// atPaths is the condition cond builds, held at any of field's paths.
+func atPaths(field string, cond func(path string) (*qdrantgo.Condition, error)) (*qdrantgo.Condition, error) {
+	ps := paths(field)
+	out := make([]*qdrantgo.Condition, len(ps))
+	for i, p := range ps {
+		c, err := cond(p)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c
+	}
+	return either(out...), nil
+}
+
+// maxPathSegments bounds the dotted fields the adapter offers: a name of
+// n segments has 3^(n−1) Qdrant paths.
+const maxPathSegments = 4
+
+// paths returns the Qdrant JSON paths at which a document holds the §8
+// elements of the dotted field name: every way to group its segments into
+// keys (a key may contain dots) and, between keys, an object (".") or an
+// array of objects ("[]."). A one-segment name is itself. Keys other than
+// [A-Za-z0-9_-]+ are quoted.
+func paths(field string) []string {
+	segs := strings.Split(field, ".")
+	var out []string
+	var walk func(i int, prefix string)
+	walk = func(i int, prefix string) {
+		for j := i + 1; j <= len(segs); j++ {
+			p := prefix + pathKey(strings.Join(segs[i:j], "."))
+			if j == len(segs) {
+				out = append(out, p)
+				continue
+			}
+			walk(j, p+".")
+			walk(j, p+"[].")
+		}
+	}
+	walk(0, "")
+	return out
+}
+
+// pathKey writes one payload key as a JSON path element.
+func pathKey(k string) string {
+	if k != "" && strings.Trim(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == "" {
+		return k
+	}
+	return strconv.Quote(k)
 }
 
 // equals is exact equality of one element: match for keyword, text
@@ -121,10 +186,18 @@ func equals(field string, t mapping.FieldType, v any) (*qdrantgo.Condition, erro
 	case float64:
 		return qdrantgo.NewRange(field, &qdrantgo.Range{Gte: &x, Lte: &x}), nil
 	case time.Time:
+		if !wholeMicro(x) { // no stored instant is finer than a microsecond
+			return never(field), nil
+		}
 		ts := timestamppb.New(x)
 		return qdrantgo.NewDatetimeRange(field, &qdrantgo.DatetimeRange{Gte: ts, Lte: ts}), nil
 	}
 	return nil, fmt.Errorf("qdrant: unsupported %s value %T for %q", t, v, field)
+}
+
+// never is a condition no point satisfies.
+func never(field string) *qdrantgo.Condition {
+	return not(qdrantgo.NewIsEmpty(field), not(qdrantgo.NewIsEmpty(field)))
 }
 
 // oneOf is membership: match any for keyword/text and int, otherwise a
@@ -146,7 +219,7 @@ func oneOf(field string, t mapping.FieldType, v any) (*qdrantgo.Condition, error
 		conds[i] = c
 	}
 	if len(conds) == 0 { // empty set matches nothing
-		return not(qdrantgo.NewIsEmpty(field), not(qdrantgo.NewIsEmpty(field))), nil
+		return never(field), nil
 	}
 	return either(conds...), nil
 }
@@ -163,22 +236,29 @@ func allOf[T string | int64](set []any) ([]T, bool) {
 	return out, true
 }
 
-// ordered is gt/gte/lt/lte: range for numbers, datetime_range for dates.
-func ordered(c *mapping.Cond) (*qdrantgo.Condition, error) {
+// ordered is gt/gte/lt/lte at path: range for numbers, datetime_range for
+// dates. Qdrant keeps instants, stored and bound alike, to the microsecond
+// (truncated), so a bound t finer than that becomes the whole microsecond
+// that selects exactly the stored instants §8 selects: v ≥ t ⇔ v ≥ ⌈t⌉,
+// v > t ⇔ v > ⌊t⌋, v ≤ t ⇔ v ≤ ⌊t⌋, v < t ⇔ v ≤ ⌊t⌋.
+func ordered(path string, c *mapping.Cond) (*qdrantgo.Condition, error) {
 	if t, ok := c.Value.(time.Time); ok {
 		r := &qdrantgo.DatetimeRange{}
-		ts := timestamppb.New(t)
-		switch c.Op {
-		case mapping.OpGt:
-			r.Gt = ts
-		case mapping.OpGte:
-			r.Gte = ts
-		case mapping.OpLt:
-			r.Lt = ts
-		case mapping.OpLte:
-			r.Lte = ts
+		floor := t.Truncate(time.Microsecond)
+		whole := wholeMicro(t)
+		switch {
+		case c.Op == mapping.OpGt:
+			r.Gt = timestamppb.New(floor)
+		case c.Op == mapping.OpGte && whole:
+			r.Gte = timestamppb.New(t)
+		case c.Op == mapping.OpGte:
+			r.Gte = timestamppb.New(floor.Add(time.Microsecond))
+		case c.Op == mapping.OpLt && whole:
+			r.Lt = timestamppb.New(t)
+		case c.Op == mapping.OpLt, c.Op == mapping.OpLte:
+			r.Lte = timestamppb.New(floor)
 		}
-		return qdrantgo.NewDatetimeRange(c.Field, r), nil
+		return qdrantgo.NewDatetimeRange(path, r), nil
 	}
 	f, ok := number(c.Value)
 	if !ok {
@@ -197,8 +277,12 @@ func ordered(c *mapping.Cond) (*qdrantgo.Condition, error) {
 	default:
 		return nil, fmt.Errorf("qdrant: unsupported operator %q", c.Op)
 	}
-	return qdrantgo.NewRange(c.Field, r), nil
+	return qdrantgo.NewRange(path, r), nil
 }
+
+// wholeMicro reports whether t is a whole microsecond (the engine's
+// datetime precision).
+func wholeMicro(t time.Time) bool { return t.Nanosecond()%1000 == 0 }
 
 func number(v any) (float64, bool) {
 	switch x := v.(type) {

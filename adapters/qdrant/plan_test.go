@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -204,4 +205,30 @@ func deref32(p *float32) any {
 		return nil
 	}
 	return *p
+}
+
+// TestPaths: a dotted field is read through objects, arrays of objects
+// and keys holding dots; index keys map back to the dotted name.
+func TestPaths(t *testing.T) {
+	got := paths("a.b")
+	want := []string{"a.b", "a[].b", `"a.b"`}
+	if !slices.Equal(got, want) {
+		t.Errorf("paths(a.b) = %q, want %q", got, want)
+	}
+	if n := len(paths("a.b.c.d")); n != 27 {
+		t.Errorf("paths of 4 segments: %d, want 3^3", n)
+	}
+	if got := paths("x y"); !slices.Equal(got, []string{`"x y"`}) {
+		t.Errorf("paths(x y) = %q", got)
+	}
+	for key, want := range map[string]string{"a": "a", "a.b": "a.b", "a[].b": "a.b", `"a.b"`: "a.b", `o."a.b"[].c`: "o.a.b.c", `a[]`: "a"} {
+		if got, err := dottedName(key); err != nil || got != want {
+			t.Errorf("dottedName(%s) = %q, %v; want %q", key, got, err, want)
+		}
+	}
+	for _, key := range []string{`"a`, "a[0].b", "a..b", `a."b"c`} {
+		if got, err := dottedName(key); err == nil {
+			t.Errorf("dottedName(%s) = %q, want an error", key, got)
+		}
+	}
 }

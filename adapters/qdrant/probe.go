@@ -123,15 +123,21 @@ func (a *adapter) fill(ev *capability.Evidence, f *facts, info *qdrantgo.Collect
 	params := info.GetConfig().GetParams()
 	f.dense = a.denseVector(ev, params.GetVectorsConfig())
 	f.sparse = a.sparseVector(ev, f.version, params.GetSparseVectorsConfig())
-	ev.FilterFields = filterFields(info.GetPayloadSchema())
+	var notes []string
+	ev.FilterFields, notes = filterFields(info.GetPayloadSchema())
+	ev.Notes = append(ev.Notes, notes...)
 	f.floats = map[string]bool{}
-	for name, ps := range info.GetPayloadSchema() {
-		f.floats[name] = ps.GetDataType() == qdrantgo.PayloadSchemaType_Float
+	for _, ff := range ev.FilterFields {
+		f.floats[ff.Name] = ff.Type == mapping.TypeFloat
 	}
 	ev.DocCount = int64(info.GetPointsCount())
 	ev.TitleField, ev.URIField = a.cfg.TitleField, a.cfg.URIField
 	ev.Writable = a.cfg.Writable
 	ev.NativeMMR = f.mmr && f.dense != nil
+	if ev.NativeMMR {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("native MMR (diversity = 1 − lambda): the nearest first, then λ·sim(q,d) − (1−λ)·max sim(d,s) "+
+			"with %s's raw similarity %s, unnormalised", f.dense.distance, rawSimilarity[f.dense.distance]))
+	}
 	ev.NativeRRF = f.dense != nil && f.sparse
 	if ev.NativeRRF && !f.rrfK {
 		ev.NativeRRFKs = []int{1} // 1.15: fixed k=2 is RCP rrfK=1 only
@@ -172,6 +178,13 @@ func (a *adapter) denseVector(ev *capability.Evidence, vc *qdrantgo.VectorsConfi
 	return &denseFact{dims: int(p.GetSize()), distance: p.GetDistance()}
 }
 
+// rawSimilarity is the similarity Qdrant's MMR compares per distance
+// (never post-processed into a distance).
+var rawSimilarity = map[qdrantgo.Distance]string{
+	qdrantgo.Distance_Cosine: "cos(a,b)", qdrantgo.Distance_Dot: "a·b",
+	qdrantgo.Distance_Euclid: "−Σ(a−b)²", qdrantgo.Distance_Manhattan: "−Σ|a−b|",
+}
+
 func similarity(d qdrantgo.Distance) (capability.Similarity, bool) {
 	switch d {
 	case qdrantgo.Distance_Cosine:
@@ -208,19 +221,90 @@ func (a *adapter) sparseVector(ev *capability.Evidence, v version, sc *qdrantgo.
 		return false
 	}
 	ev.TextFields = []capability.TextField{{Name: a.cfg.textField()}}
-	ev.Notes = append(ev.Notes, fmt.Sprintf("sparse retrieval: %s inference of payload %q into sparse vector %q", ModelBM25, a.cfg.textField(), a.cfg.SparseVector))
+	ev.Notes = append(ev.Notes, fmt.Sprintf("sparse retrieval: %s inference of payload %q into sparse vector %q "+
+		"(lower-cased, English Snowball stems, English stop words dropped; a stop-word-only query finds nothing)",
+		ModelBM25, a.cfg.textField(), a.cfg.SparseVector))
 	return true
 }
 
-// filterFields maps indexed payload fields to §8 types (engines.md §4.1).
-func filterFields(schema map[string]*qdrantgo.PayloadSchemaInfo) []capability.FilterField {
+// filterFields maps indexed payload fields to §8 fields (engines.md
+// §4.1). An index key is a Qdrant JSON path ("a.b", "a[].b", `"a.b"`);
+// the §8 field is its dotted name ("a.b" for all three), whose elements a
+// filter reads at every path (filter.go paths). Keys naming the same field
+// must agree on its type; a name of more than maxPathSegments segments is
+// not offered. Notes say what was left out and what date fields accept.
+func filterFields(schema map[string]*qdrantgo.PayloadSchemaInfo) ([]capability.FilterField, []string) {
+	byName := map[string]capability.FilterField{}
+	var notes []string
+	clash := map[string]bool{}
+	for _, key := range sortedKeys(schema) {
+		ff, ok := filterField(key, schema[key])
+		if !ok {
+			continue
+		}
+		name, err := dottedName(key)
+		if err == nil && len(strings.Split(name, ".")) > maxPathSegments {
+			err = fmt.Errorf("more than %d segments", maxPathSegments)
+		}
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("filter field %q not offered: %v", key, err))
+			continue
+		}
+		ff.Name = name
+		if prev, ok := byName[name]; ok && prev.Type != ff.Type {
+			clash[name] = true
+		}
+		byName[name] = ff
+	}
 	var out []capability.FilterField
-	for _, name := range sortedKeys(schema) {
-		if ff, ok := filterField(name, schema[name]); ok {
-			out = append(out, ff)
+	for _, name := range sortedKeys(byName) {
+		if clash[name] {
+			notes = append(notes, fmt.Sprintf("filter field %q not offered: its payload indexes disagree on the type", name))
+			continue
+		}
+		out = append(out, byName[name])
+		if byName[name].Type == mapping.TypeDate {
+			notes = append(notes, fmt.Sprintf("date field %q: Qdrant reads RFC 3339, ISO 8601 without a zone (as UTC), "+
+				"\"YYYY-MM-DD HH:MM[:SS]\" and calendar dates (midnight UTC); numbers are not dates; instants are kept "+
+				"to the microsecond", name))
 		}
 	}
-	return out
+	return out, notes
+}
+
+// dottedName turns an index key (a Qdrant JSON path) into the dotted §8
+// field name: "[]" dropped, quoted keys unquoted. Keys holding quotes or
+// brackets themselves are refused.
+func dottedName(key string) (string, error) {
+	var segs []string
+	for rest := key; ; {
+		var seg string
+		if strings.HasPrefix(rest, `"`) {
+			end := strings.Index(rest[1:], `"`)
+			if end < 0 {
+				return "", fmt.Errorf("unterminated quote in %q", key)
+			}
+			seg, rest = rest[1:end+1], rest[end+2:]
+		} else {
+			i := strings.IndexAny(rest, ".[")
+			if i < 0 {
+				i = len(rest)
+			}
+			seg, rest = rest[:i], rest[i:]
+		}
+		if seg == "" || strings.ContainsAny(seg, `"[]\`) {
+			return "", fmt.Errorf("path %q is not a dotted name", key)
+		}
+		rest = strings.TrimPrefix(rest, "[]")
+		segs = append(segs, strings.Split(seg, ".")...)
+		if rest == "" {
+			return strings.Join(segs, "."), nil
+		}
+		if !strings.HasPrefix(rest, ".") {
+			return "", fmt.Errorf("path %q is not a dotted name", key)
+		}
+		rest = rest[1:]
+	}
 }
 
 func filterField(name string, info *qdrantgo.PayloadSchemaInfo) (capability.FilterField, bool) {

@@ -15,13 +15,26 @@
 //     counts positions from 0, so Qdrant k = rrfK+1, settable from 1.16
 //     (Rrf{k}); 1.15's fixed k=2 equals rrfK=1 and is used only for it.
 //     Weighted and convex fusion run in the sidecar.
-//   - MMR: native nearest_with_mmr from 1.15 with diversity = 1 − lambda.
-//     Qdrant returns the original similarities, which are not monotonic in
-//     MMR order; the adapter rewrites each score to min(previous, raw) and
-//     keeps the raw value in Candidate.Scores["dense"].
+//   - MMR: native nearest_with_mmr from 1.15 with diversity = 1 − lambda,
+//     on every distance: the engine picks the nearest first, then argmax
+//     λ·sim(q,d) − (1−λ)·max sim(d,s) with the distance's raw similarity
+//     (cosine, dot, −Σ(a−b)² for Euclid, −Σ|a−b| for Manhattan),
+//     unnormalised. It returns the original scores, which are not monotonic
+//     in MMR order; the adapter rewrites each score to min(previous, raw)
+//     and keeps the raw value in Candidate.Scores["dense"].
 //   - filter: payload-indexed fields (keyword, integer, float, bool,
-//     datetime, uuid → keyword, text, geo). Text `contains` is not
-//     advertised: a full-text index matches tokens, not RCP substrings.
+//     datetime, uuid → keyword, text, geo), named by their dotted path: an
+//     index on "a.b", "a[].b" or `"a.b"` is field "a.b", and a condition on
+//     it holds at any of those paths (objects, arrays of objects, keys
+//     with dots), as §8 reads a field. Text `contains` is not advertised:
+//     a full-text index (and MatchText without one) matches tokens, not
+//     RCP substrings. Dates: Qdrant reads RFC 3339, zone-less ISO 8601 (as
+//     UTC), "YYYY-MM-DD HH:MM[:SS]" and calendar dates, never numbers,
+//     and keeps instants to the microsecond; bounds finer than that are
+//     rounded to the microsecond that selects the same instants.
+//   - sparse analysis is the engine's qdrant/bm25: lower-casing, English
+//     Snowball stemming and English stop words (a stop-word-only query
+//     finds nothing).
 //   - pagination: Query API offset behind the Engine's sealed cursors.
 //
 // Scores: Cosine → cosine (floor −1); Dot → dot (no floor). Euclid and
@@ -36,15 +49,14 @@
 // the write; deletes count only points that existed (Get first).
 //
 // Tests: no package registry ships a runnable Qdrant server (Docker images
-// and release binaries only). Qdrant Edge (PyPI qdrant-edge-py 0.9.0) is
-// Qdrant's engine as an in-process library with query/prefetch/fusion and
-// a BM25 model, but it has no network API: serving it over gRPC would need
-// a hand-written translation of every protobuf message, itself a fake. The
-// tests therefore run against qdranttest, an in-process gRPC FAKE built on
-// go-client's generated server interfaces that reproduces Qdrant's
-// documented semantics (distance ordering, RRF constant, filters, MMR raw
-// scores, rate limiting, API keys). Point the tests at a real server with
-// RCP_QDRANT_ADDR.
+// and release binaries only). Qdrant Edge (PyPI qdrant-edge-py) is Qdrant's
+// engine as an in-process library; integration/qdrant serves it over
+// Qdrant's gRPC API (a front that converts messages and decides nothing),
+// and the conformance suite and the live tests run against it
+// (RCP_QDRANT_ADDR; a Qdrant server works too), with expected results
+// from oracles over the source documents. qdranttest, an in-process gRPC
+// FAKE, remains only for what Edge cannot show: API keys, rate limiting
+// with retry-after, and a server that appears late.
 package qdrant
 
 import (

@@ -13,35 +13,27 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/adaptertest"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant"
-	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant/qdranttest"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 )
 
-// addrEnv points the tests at a real Qdrant gRPC endpoint (host:port)
-// instead of the in-process FAKE.
+// addrEnv is the gRPC endpoint (host:port) of Qdrant's engine: the front
+// over Qdrant Edge that integration/qdrant/start.sh runs, or a Qdrant
+// server.
 const addrEnv = "RCP_QDRANT_ADDR"
 
 var seq atomic.Int64
 
-// harness builds collections on the FAKE server (qdranttest), or on a real
-// Qdrant when RCP_QDRANT_ADDR is set, through go-client like any client.
+// harness builds collections on Qdrant's engine at RCP_QDRANT_ADDR
+// through go-client like any client.
 type harness struct {
-	fake    *qdranttest.Server
 	addr    string
 	client  *qdrantgo.Client
 	created []string
 }
 
 func newHarness(_ context.Context, t testing.TB) (adaptertest.Harness, error) {
-	h := &harness{addr: os.Getenv(addrEnv)}
-	if h.addr == "" {
-		fake, err := qdranttest.Start(qdranttest.Options{Version: "1.17.0"})
-		if err != nil {
-			return nil, err
-		}
-		h.fake, h.addr = fake, fake.Addr()
-	}
+	h := &harness{addr: liveAddr(t)}
 	host, port, err := net.SplitHostPort(h.addr)
 	if err != nil {
 		return nil, err
@@ -121,30 +113,24 @@ func (h *harness) Unreachable(ctx context.Context) (adapters.Adapter, error) {
 	return qdrant.Factory.Open(ctx, cfg, adapters.Deps{})
 }
 
-// Close drops the collections and stops the FAKE server.
+// Close drops the collections.
 func (h *harness) Close() {
 	ctx := context.Background()
 	for _, name := range h.created {
 		_ = h.client.DeleteCollection(ctx, name)
 	}
 	h.client.Close()
-	if h.fake != nil {
-		h.fake.Close()
-	}
 }
 
-// TestConformance runs the adapter conformance suite against the in-process
-// FAKE Qdrant (qdranttest), or against a real Qdrant when RCP_QDRANT_ADDR
-// is set.
+// TestConformance runs the adapter conformance suite against Qdrant's
+// engine (RCP_QDRANT_ADDR).
 func TestConformance(t *testing.T) {
-	if os.Getenv(addrEnv) == "" {
-		t.Log("running against the in-process FAKE Qdrant (qdranttest); set " + addrEnv + " for a real server")
-	}
+	liveAddr(t)
 	adaptertest.RunConformanceTests(t, newHarness)
 }
 
 // BenchmarkConformance measures sidecar overhead per retrieve against the
-// in-process FAKE server.
+// engine at RCP_QDRANT_ADDR.
 func BenchmarkConformance(b *testing.B) {
 	adaptertest.RunBenchmarks(b, newHarness)
 }

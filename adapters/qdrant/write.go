@@ -62,10 +62,7 @@ func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 func (a *adapter) point(f *facts, d adapters.Document) (*qdrantgo.PointStruct, error) {
 	meta := make(map[string]any, len(d.Meta)+2)
 	for k, v := range d.Meta {
-		meta[k] = v
-		if !f.floats[k] {
-			meta[k] = integral(v)
-		}
+		meta[k] = integral(v, k, f.floats)
 	}
 	meta[idKey], meta[a.cfg.textField()] = d.ID, d.Text
 	payload, err := qdrantgo.TryValueMap(meta)
@@ -140,17 +137,24 @@ func pointIDs(ids []string) []*qdrantgo.PointId {
 
 // integral turns whole JSON numbers (decoded as float64) into int64, so an
 // integer payload index and match:{integer} see integers as Qdrant stores
-// them; fields indexed as Float keep their float values.
-func integral(v any) any {
+// them; values of fields indexed as Float (by dotted name, through objects
+// and arrays) keep their float values.
+func integral(v any, path string, floats map[string]bool) any {
 	switch x := v.(type) {
 	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+		if !floats[path] && x == math.Trunc(x) && math.Abs(x) < 1<<53 {
 			return int64(x)
 		}
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = integral(e)
+			out[i] = integral(e, path, floats)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = integral(e, path+"."+k, floats)
 		}
 		return out
 	}

@@ -4,6 +4,11 @@
 //
 //	go run ./bench/scifact -engine elasticsearch -url $RCP_ES_URL
 //	go run ./bench/scifact -engine elasticsearch -url $RCP_ES_URL -bench
+//	go run ./bench/scifact -engine qdrant -url $RCP_QDRANT_ADDR
+//
+// For Qdrant the address is a gRPC host:port: a Qdrant server or the
+// Qdrant Edge front of integration/qdrant (Qdrant's engine), whose direct
+// path is the official Go client.
 //
 // With -embed-url (default $RCP_EMBED_URL) the index also holds document
 // vectors and dense and hybrid are evaluated too.

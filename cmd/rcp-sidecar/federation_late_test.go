@@ -19,7 +19,8 @@ import (
 
 // TestFederationLateBackend: a backend whose engine cannot be probed at
 // start-up (its Qdrant collection does not exist yet; the engine is the
-// in-process Qdrant FAKE) does not stop the federation and is not lost:
+// in-process Qdrant FAKE, which stands in for a server that comes and goes
+// and decides nothing about results) does not stop the federation and is not lost:
 // the aggregator reports it in _meta.degraded as -32010 and its own
 // endpoint answers -32010, until its probe succeeds; then it serves and
 // the aggregator asks it again.
@@ -88,7 +89,7 @@ func rpcCode(t *testing.T, url, method string, params any) rcp.Code {
 	return r.Error.Code
 }
 
-// qdrantClient connects to the FAKE at addr.
+// qdrantClient connects go-client to the Qdrant gRPC endpoint at addr.
 func qdrantClient(t *testing.T, addr string) *qdrantgo.Client {
 	t.Helper()
 	host, port, _ := net.SplitHostPort(addr)

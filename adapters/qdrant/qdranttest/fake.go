@@ -1,22 +1,26 @@
-// Package qdranttest is an in-process FAKE Qdrant gRPC server for tests.
-// It is not Qdrant: no registry ships a runnable Qdrant server, so this
-// fake implements go-client's generated service interfaces
+// Package qdranttest is an in-process FAKE Qdrant gRPC server for tests of
+// what Qdrant's engine cannot show through the Qdrant Edge front of
+// integration/qdrant: API keys (Unauthenticated), rate limiting
+// (ResourceExhausted with a `retry-after` trailer), and a server that
+// appears at a fixed address later. It is not Qdrant, and engine
+// semantics (scores, filters, BM25, fusion, MMR) are tested against the
+// front, where they come from Qdrant's engine: this fake is known to
+// disagree with the engine on MMR over Euclid, BM25 stemming and stop
+// words, dotted and nested payload keys, zone-less datetimes and text
+// matching without an index.
+//
+// It implements go-client's generated service interfaces
 // (qdrant.RegisterQdrantServer, RegisterCollectionsServer,
-// RegisterPointsServer) on 127.0.0.1:0 and reproduces Qdrant's documented
-// semantics for what the adapter uses:
+// RegisterPointsServer) on 127.0.0.1:0 with enough of Qdrant's API for an
+// adapter to probe, write and query:
 //   - HealthCheck with a configurable version; features are gated on it
 //     (Rrf{k} ≥ 1.16, nearest_with_mmr ≥ 1.15, qdrant/bm25 ≥ 1.15.2) and
 //     rejected with InvalidArgument below it;
-//   - collections with unnamed or named dense vectors (Cosine vectors are
-//     normalised on insert; Euclid/Manhattan scores are distances returned
-//     in ascending order, score_threshold keeps score < threshold), sparse
-//     vectors with the IDF modifier, payload indexes and aliases;
-//   - Query API: nearest (dense, sparse, Document qdrant/bm25), prefetch,
-//     Fusion.RRF = Σ 1/(k+pos) with pos from 0 and default k=2, Rrf{k},
-//     nearest_with_mmr returning the original (non-monotonic) scores;
-//   - filters: must/should/must_not, match (any element of an array),
-//     match any, except, text (substring without a text index, all tokens
-//     with one), range, datetime_range, is_empty, is_null;
+//   - collections with unnamed or named dense vectors, sparse vectors with
+//     the IDF modifier, payload indexes and aliases;
+//   - Query API: nearest, prefetch, Fusion.RRF and Rrf{k}, nearest_with_mmr;
+//   - filters: must/should/must_not, match, range, datetime_range,
+//     is_empty, is_null;
 //   - Unauthenticated without the configured api-key; ResourceExhausted
 //     with a `retry-after` trailer when rate limiting is switched on.
 //

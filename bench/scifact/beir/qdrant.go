@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	qdrantgo "github.com/qdrant/go-client/qdrant"
@@ -12,6 +13,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant/qdranttest"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // QdrantName is the -engine name of the Qdrant kit.
@@ -19,11 +21,14 @@ const QdrantName = qdrant.Name
 
 // The Qdrant kit: a collection with an unnamed cosine dense vector and a
 // sparse vector "bm25" (IDF modifier) filled by qdrant/bm25 Document
-// inference, loaded through the adapter's own Writer. With no URL (or
-// "fake") it starts the in-process FAKE server of adapters/qdrant/qdranttest
-// — not Qdrant: its BM25 is a simplification and it has no HNSW, so its
-// figures say nothing about Qdrant's quality or speed. There is no direct
-// (non-sidecar) query path: sparse, dense and hybrid report the sidecar only.
+// inference, loaded through the adapter's own Writer. The URL is a gRPC
+// host:port (Qdrant, or the Qdrant Edge front of integration/qdrant). The
+// direct path is the official Go client sending the query a user would
+// write: nearest to a qdrant/bm25 Document on "bm25" (sparse), nearest to
+// the query embedding on the unnamed vector (dense). With "fake" it
+// starts the in-process FAKE server of adapters/qdrant/qdranttest — not
+// Qdrant: its BM25 is a simplification and it has no HNSW, so its figures
+// say nothing about Qdrant's quality or speed, and it has no direct path.
 func init() { kits[QdrantName] = qdKit{} }
 
 // qdrantSparse is the sparse vector name of the collection.
@@ -50,8 +55,9 @@ func openQdrant(ctx context.Context, addr, collection string, writable bool) (ad
 // prepare starts the fake when no address is given, recreates the
 // collection and loads the corpus.
 func (qdKit) prepare(ctx context.Context, s *Setup) error {
-	s.noDirect, s.label = true, "qdrant at "+s.opts.URL
+	s.label = "qdrant at " + s.opts.URL
 	if s.opts.URL == "" || s.opts.URL == "fake" {
+		s.noDirect = true
 		fake, err := qdranttest.Start(qdranttest.Options{})
 		if err != nil {
 			return err
@@ -141,4 +147,77 @@ func qdrantBatch(ctx context.Context, docs []Doc, vc *vectorCache, emb adapters.
 		out[i].Vector = vecs[i]
 	}
 	return out, nil
+}
+
+// directIDs sends the user's own query with go-client, asking for k+1
+// like the Engine (which looks one hit ahead for its next page).
+func (qdKit) directIDs(ctx context.Context, s *Setup, q string, mode rcp.Mode) ([]string, error) {
+	host, ps, err := net.SplitHostPort(s.opts.URL)
+	if err != nil {
+		return nil, err
+	}
+	port, _ := strconv.Atoi(ps)
+	c, err := qdrantClient(host, port)
+	if err != nil {
+		return nil, err
+	}
+	limit := uint64(s.opts.K + 1)
+	qp := &qdrantgo.QueryPoints{CollectionName: s.opts.Index, Limit: &limit}
+	switch mode {
+	case rcp.ModeSparse:
+		using := qdrantSparse
+		qp.Using = &using
+		qp.Query = qdrantgo.NewQueryNearest(qdrantgo.NewVectorInputDocument(&qdrantgo.Document{Text: q, Model: qdrant.ModelBM25}))
+	case rcp.ModeDense:
+		v, err := s.opts.Embedder.Embed(ctx, []string{q}, "query")
+		if err != nil {
+			return nil, err
+		}
+		qp.Query = qdrantgo.NewQueryDense(v[0])
+	default:
+		return nil, fmt.Errorf("qdrant: no direct %s query", mode)
+	}
+	points, err := c.Query(ctx, qp)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(points))
+	for i, p := range points {
+		// The kit loads through the adapter, so a point id is the UUIDv5
+		// of the document id; map it back through the same function.
+		ids[i] = s.qdrantIDs()[p.GetId().GetUuid()]
+	}
+	return ids, nil
+}
+
+// qdrantClients caches one go-client per address (the direct path runs
+// once per query).
+var qdrantClients sync.Map
+
+func qdrantClient(host string, port int) (*qdrantgo.Client, error) {
+	key := net.JoinHostPort(host, strconv.Itoa(port))
+	if c, ok := qdrantClients.Load(key); ok {
+		return c.(*qdrantgo.Client), nil
+	}
+	c, err := qdrantgo.NewClient(&qdrantgo.Config{Host: host, Port: port, SkipCompatibilityCheck: true})
+	if err != nil {
+		return nil, err
+	}
+	actual, loaded := qdrantClients.LoadOrStore(key, c)
+	if loaded {
+		c.Close()
+	}
+	return actual.(*qdrantgo.Client), nil
+}
+
+// qdrantIDs maps the point id of every loaded document (qdrant.PointID)
+// to its document id.
+func (s *Setup) qdrantIDs() map[string]string {
+	s.pointsOnce.Do(func() {
+		s.points = make(map[string]string, len(s.ds.Docs))
+		for _, d := range s.ds.Docs {
+			s.points[qdrant.PointID(d.ID)] = d.ID
+		}
+	})
+	return s.points
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
@@ -57,6 +58,9 @@ type Setup struct {
 	label    string
 	noDirect bool
 	closers  []func()
+	// points maps Qdrant point ids back to document ids (qdrant kit).
+	points     map[string]string
+	pointsOnce sync.Once
 }
 
 // Prepare loads the dataset, ensures the index and builds the Engine.
@@ -239,7 +243,18 @@ func (s *Setup) Fidelity(ctx context.Context, mode rcp.Mode) (*FidelityReport, e
 	return r, nil
 }
 
+// directSearcher is implemented by kits whose direct path is not an HTTP
+// search body (e.g. a gRPC client): ids for query q in mode, k+1 asked
+// for as the Engine does.
+type directSearcher interface {
+	directIDs(ctx context.Context, s *Setup, q string, mode rcp.Mode) ([]string, error)
+}
+
 func (s *Setup) directIDs(ctx context.Context, q string, mode rcp.Mode) ([]string, error) {
+	if ds, ok := s.kit.(directSearcher); ok {
+		ids, err := ds.directIDs(ctx, s, q, mode)
+		return ids[:min(len(ids), s.opts.K)], err
+	}
 	body, err := s.directBody(ctx, q, mode)
 	if err != nil {
 		return nil, err

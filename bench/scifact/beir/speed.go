@@ -124,6 +124,10 @@ func (s *Setup) pass(ctx context.Context, run runner, c int) ([]time.Duration, t
 
 func (s *Setup) directRunner(mode rcp.Mode) runner {
 	return func(ctx context.Context, q string) error {
+		if ds, ok := s.kit.(directSearcher); ok {
+			_, err := ds.directIDs(ctx, s, q, mode)
+			return err
+		}
 		body, err := s.directBody(ctx, q, mode)
 		if err != nil {
 			return err

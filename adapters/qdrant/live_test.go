@@ -1,36 +1,41 @@
 package qdrant_test
 
-// These tests run the adapter against the in-process FAKE Qdrant
-// (qdranttest) to check the engine facts the adapter depends on.
+// These tests run the adapter against Qdrant's engine: the gRPC front over
+// Qdrant Edge that integration/qdrant/start.sh serves (RCP_QDRANT_ADDR).
+// Expected results come from oracles over the source documents and
+// vectors, not from the engine under test.
 
 import (
+	"bufio"
 	"context"
-	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	qdrantgo "github.com/qdrant/go-client/qdrant"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant"
-	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant/qdranttest"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
-// fakeEnv is a FAKE server with one 2-d collection "c" and an adapter on it.
-type fakeEnv struct {
-	srv *qdranttest.Server
-	cli *qdrantgo.Client
-	a   adapters.Adapter
-	ev  *capability.Evidence
+// liveEnv is one fresh 2-d collection on a live front and an adapter on it.
+type liveEnv struct {
+	addr, name string
+	cli        *qdrantgo.Client
+	a          adapters.Adapter
+	ev         *capability.Evidence
 }
 
 var points2d = []adapters.Document{
@@ -40,30 +45,66 @@ var points2d = []adapters.Document{
 	{ID: "42", Text: "cherry tart", Vector: []float32{0.7, 0.7}},
 }
 
-func startFake(t *testing.T, opts qdranttest.Options, dist qdrantgo.Distance, cfg func(*qdrant.Config)) *fakeEnv {
+// requireEngine skips loudly, or fails under RCP_REQUIRE_ENGINES.
+func requireEngine(t testing.TB, why string) {
 	t.Helper()
-	ctx := context.Background()
-	srv, err := qdranttest.Start(opts)
-	if err != nil {
-		t.Fatal(err)
+	if os.Getenv("RCP_REQUIRE_ENGINES") != "" {
+		t.Fatal(why + " (RCP_REQUIRE_ENGINES is set)")
 	}
-	t.Cleanup(srv.Close)
-	host, port, _ := net.SplitHostPort(srv.Addr())
+	t.Skip("SKIPPING: " + why)
+}
+
+// liveAddr is the front's address from RCP_QDRANT_ADDR.
+func liveAddr(t testing.TB) string {
+	t.Helper()
+	addr := os.Getenv(addrEnv)
+	if addr == "" {
+		requireEngine(t, addrEnv+" is unset (run integration/qdrant/start.sh and source integration/.work/qdrant.env)")
+	}
+	return addr
+}
+
+// client connects go-client to addr; closed by t.Cleanup.
+func client(t testing.TB, addr string) *qdrantgo.Client {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
 	p, _ := strconv.Atoi(port)
-	cli, err := qdrantgo.NewClient(&qdrantgo.Config{Host: host, Port: p, APIKey: opts.APIKey, SkipCompatibilityCheck: true, PoolSize: 1})
+	cli, err := qdrantgo.NewClient(&qdrantgo.Config{Host: host, Port: p, SkipCompatibilityCheck: true, PoolSize: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// newCollection creates a uniquely named collection with a 2-d vector "v"
+// of distance dist and an IDF sparse vector "s"; dropped by t.Cleanup.
+func newCollection(t testing.TB, cli *qdrantgo.Client, dist qdrantgo.Distance) string {
+	t.Helper()
+	name := fmt.Sprintf("rcp_live_%d_%d", os.Getpid(), seq.Add(1))
 	idf := qdrantgo.Modifier_Idf
-	if err := cli.CreateCollection(ctx, &qdrantgo.CreateCollection{CollectionName: "c",
+	if err := cli.CreateCollection(context.Background(), &qdrantgo.CreateCollection{CollectionName: name,
 		VectorsConfig:       qdrantgo.NewVectorsConfigMap(map[string]*qdrantgo.VectorParams{"v": {Size: 2, Distance: dist}}),
 		SparseVectorsConfig: qdrantgo.NewSparseVectorsConfig(map[string]*qdrantgo.SparseVectorParams{"s": {Modifier: &idf}})}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cli.DeleteCollection(context.Background(), name) })
+	return name
+}
+
+// startLive builds a collection on the front at RCP_QDRANT_ADDR (or at
+// addr, when given), opens a writable adapter on it (cfg may edit the
+// config), probes it and, when the probe succeeds, loads docs.
+func startLive(t *testing.T, addr string, dist qdrantgo.Distance, cfg func(*qdrant.Config), docs []adapters.Document) *liveEnv {
+	t.Helper()
+	if addr == "" {
+		addr = liveAddr(t)
+	}
+	ctx := context.Background()
+	e := &liveEnv{addr: addr, cli: client(t, addr)}
+	e.name = newCollection(t, e.cli, dist)
 	c := qdrant.DefaultConfig()
-	c.Address, c.Collection, c.Vector, c.SparseVector, c.SparseModel, c.Writable = srv.Addr(), "c", "v", "s", qdrant.ModelBM25, true
-	c.APIKey = adapters.Secret(opts.APIKey)
+	c.Address, c.Collection, c.Vector, c.SparseVector, c.SparseModel, c.Writable = addr, e.name, "v", "s", qdrant.ModelBM25, true
 	if cfg != nil {
 		cfg(c)
 	}
@@ -72,16 +113,44 @@ func startFake(t *testing.T, opts qdranttest.Options, dist qdrantgo.Distance, cf
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	e := &fakeEnv{srv: srv, cli: cli, a: a}
-	if e.ev, err = a.Probe(ctx); err == nil {
-		if err := a.(adapters.Writer).Upsert(ctx, points2d); err != nil {
+	e.a = a
+	if e.ev, err = a.Probe(ctx); err == nil && docs != nil {
+		if err := a.(adapters.Writer).Upsert(ctx, docs); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return e
 }
 
-func (e *fakeEnv) search(t *testing.T, req adapters.SearchRequest) *adapters.Candidates {
+// startFront runs a front of its own that reports version (the engine is
+// the same; only HealthCheck changes) and returns its address.
+func startFront(t *testing.T, version string) string {
+	t.Helper()
+	python := os.Getenv("RCP_QDRANT_PYTHON")
+	if python == "" {
+		requireEngine(t, "RCP_QDRANT_PYTHON is unset (run integration/qdrant/start.sh and source integration/.work/qdrant.env)")
+	}
+	dir := t.TempDir()
+	portFile := filepath.Join(dir, "port")
+	cmd := exec.Command(python, filepath.Join("..", "..", "integration", "qdrant", "edge_front.py"),
+		"--data", filepath.Join(dir, "data"), "--port-file", portFile, "--server-version", version)
+	var log strings.Builder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if b, err := os.ReadFile(portFile); err == nil && len(b) > 0 {
+			port, _ := bufio.NewReader(strings.NewReader(string(b))).ReadString('\n')
+			return "127.0.0.1:" + strings.TrimSpace(port)
+		}
+	}
+	t.Fatalf("front %s did not start: %s", version, log.String())
+	return ""
+}
+
+func (e *liveEnv) search(t *testing.T, req adapters.SearchRequest) *adapters.Candidates {
 	t.Helper()
 	p, err := e.a.Plan(&req)
 	if err != nil {
@@ -107,7 +176,7 @@ func ids(c *adapters.Candidates) string {
 func TestDistanceScores(t *testing.T) {
 	for _, dist := range []qdrantgo.Distance{qdrantgo.Distance_Euclid, qdrantgo.Distance_Manhattan} {
 		t.Run(dist.String(), func(t *testing.T) {
-			e := startFake(t, qdranttest.Options{}, dist, nil)
+			e := startLive(t, "", dist, nil, points2d)
 			q := []float32{1, 0}
 			c := e.search(t, adapters.SearchRequest{Stage: adapters.StageDense, Vector: q, K: 4, CandidateK: 4})
 			if got := ids(c); got != "a,b,42,c" {
@@ -162,7 +231,7 @@ func indexOf(id string) int {
 // Native MMR: Qdrant keeps raw similarities (not monotonic in MMR order);
 // the adapter caps scores to be non-increasing and keeps the raw ones.
 func TestNativeMMRMonotone(t *testing.T) {
-	e := startFake(t, qdranttest.Options{}, qdrantgo.Distance_Cosine, nil)
+	e := startLive(t, "", qdrantgo.Distance_Cosine, nil, points2d)
 	if !e.ev.NativeMMR {
 		t.Fatal("NativeMMR not in evidence on 1.17")
 	}
@@ -189,31 +258,45 @@ func TestNativeMMRMonotone(t *testing.T) {
 	}
 }
 
-// Native RRF on ≥1.16 with k = rrfK+1 reproduces RCP's 1/(rrfK+rank).
+// Native RRF reproduces RCP's 1/(rrfK+rank): on ≥1.16 with Rrf{k =
+// rrfK+1} for any rrfK, on 1.15.2 with Fusion.RRF (the engine's k=2) for
+// rrfK=1, the only value the probe lets through there.
 func TestNativeRRFMatchesRCP(t *testing.T) {
-	e := startFake(t, qdranttest.Options{}, qdrantgo.Distance_Cosine, nil)
-	if !e.ev.NativeRRF {
-		t.Fatal("NativeRRF not in evidence on 1.17")
-	}
-	base := adapters.SearchRequest{Text: "apple tart", Vector: []float32{0.2, 1}, K: 4, CandidateK: 4}
-	var lists [][]mapping.Ranked
-	for _, st := range []adapters.Stage{adapters.StageLexical, adapters.StageDense} {
-		r := base
-		r.Stage = st
-		var l []mapping.Ranked
-		for _, h := range e.search(t, r).Hits {
-			l = append(l, mapping.Ranked{ID: h.ID, Score: h.Score})
+	for _, tc := range []struct {
+		version string
+		ks      []int
+	}{{"", []int{1, 60}}, {"1.15.2", []int{1}}} {
+		addr := ""
+		if tc.version != "" {
+			addr = startFront(t, tc.version)
 		}
-		lists = append(lists, l)
-	}
-	for _, k := range []int{1, 60} {
-		r := base
-		r.Stage, r.RRFK = adapters.StageHybrid, k
-		got := e.search(t, r)
-		want := mapping.RRF(lists, []float64{1, 1}, k)
-		for i, h := range got.Hits {
-			if math.Abs(h.Score-want[i].Score) > 1e-6 || h.ID != want[i].ID {
-				t.Errorf("rrfK=%d #%d: native %s %g, RCP %s %g", k, i, h.ID, h.Score, want[i].ID, want[i].Score)
+		e := startLive(t, addr, qdrantgo.Distance_Cosine, nil, points2d)
+		if !e.ev.NativeRRF {
+			t.Fatalf("%s: NativeRRF not in evidence", e.ev.Version)
+		}
+		base := adapters.SearchRequest{Text: "apple tart", Vector: []float32{0.2, 1}, K: 4, CandidateK: 4}
+		var lists [][]mapping.Ranked
+		for _, st := range []adapters.Stage{adapters.StageLexical, adapters.StageDense} {
+			r := base
+			r.Stage = st
+			var l []mapping.Ranked
+			for _, h := range e.search(t, r).Hits {
+				l = append(l, mapping.Ranked{ID: h.ID, Score: h.Score})
+			}
+			lists = append(lists, l)
+		}
+		for _, k := range tc.ks {
+			r := base
+			r.Stage, r.RRFK = adapters.StageHybrid, k
+			got := e.search(t, r)
+			want := mapping.RRF(lists, []float64{1, 1}, k)
+			if len(got.Hits) != len(want) {
+				t.Errorf("%s rrfK=%d: %d hits, RCP %d", e.ev.Version, k, len(got.Hits), len(want))
+			}
+			for i, h := range got.Hits {
+				if math.Abs(h.Score-want[i].Score) > 1e-6 || h.ID != want[i].ID {
+					t.Errorf("%s rrfK=%d #%d: native %s %g, RCP %s %g", e.ev.Version, k, i, h.ID, h.Score, want[i].ID, want[i].Score)
+				}
 			}
 		}
 	}
@@ -232,7 +315,7 @@ func TestVersionGates(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.version, func(t *testing.T) {
-			e := startFake(t, qdranttest.Options{Version: c.version}, qdrantgo.Distance_Cosine, nil)
+			e := startLive(t, startFront(t, c.version), qdrantgo.Distance_Cosine, nil, points2d)
 			if e.ev == nil {
 				t.Fatal("probe failed")
 			}
@@ -249,44 +332,24 @@ func TestVersionGates(t *testing.T) {
 	}
 }
 
-// Errors: rate limit with retry-after, missing api key, missing collection.
-func TestErrors(t *testing.T) {
-	e := startFake(t, qdranttest.Options{APIKey: "k3y"}, qdrantgo.Distance_Cosine, nil)
-	req := adapters.SearchRequest{Stage: adapters.StageDense, Vector: []float32{1, 0}, K: 1, CandidateK: 1}
-	p, _ := e.a.Plan(&req)
-	e.srv.RateLimit(1, 3)
-	_, err := e.a.Search(context.Background(), p)
-	var ra adapters.RetryAfterer
-	if code := e.a.ErrorCode(err); code != rcp.CodeRateLimited || !errors.As(err, &ra) || ra.RetryAfterMs() != 3000 {
-		t.Errorf("rate limited: code %d, retry-after %v (%v)", code, ra, err)
-	}
-	noKey := startFake(t, qdranttest.Options{APIKey: "k3y"}, qdrantgo.Distance_Cosine, func(c *qdrant.Config) { c.APIKey = "" })
-	if _, err := noKey.a.Probe(context.Background()); noKey.a.ErrorCode(err) != rcp.CodeUnauthorized {
-		t.Errorf("no api key: code %d (%v)", noKey.a.ErrorCode(err), err)
-	}
-	missing := startFake(t, qdranttest.Options{}, qdrantgo.Distance_Cosine, func(c *qdrant.Config) { c.Collection = "nope" })
-	if _, err := missing.a.Probe(context.Background()); missing.a.ErrorCode(err) != rcp.CodeBackendUnavailable {
-		t.Errorf("missing collection: code %d (%v)", missing.a.ErrorCode(err), err)
-	}
-}
-
 // A configured alias resolves; writes keep ids; delete counts only
 // existing points.
 func TestAliasAndWrites(t *testing.T) {
-	e := startFake(t, qdranttest.Options{}, qdrantgo.Distance_Cosine, nil)
+	e := startLive(t, "", qdrantgo.Distance_Cosine, nil, points2d)
 	ctx := context.Background()
-	if err := e.cli.CreateAlias(ctx, "current", "c"); err != nil {
+	alias := e.name + "_current"
+	if err := e.cli.CreateAlias(ctx, alias, e.name); err != nil {
 		t.Fatal(err)
 	}
 	cfg := qdrant.DefaultConfig()
-	cfg.Address, cfg.Collection, cfg.Vector = e.srv.Addr(), "current", "v"
+	cfg.Address, cfg.Collection, cfg.Vector = e.addr, alias, "v"
 	a, err := qdrant.Factory.Open(ctx, cfg, adapters.Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
 	ev, err := a.Probe(ctx)
-	if err != nil || ev.Target != "current" || ev.DocCount != int64(len(points2d)) || !strings.Contains(strings.Join(ev.Notes, ";"), `alias "current" resolves to collection "c"`) {
+	if err != nil || ev.Target != alias || ev.DocCount != int64(len(points2d)) || !strings.Contains(strings.Join(ev.Notes, ";"), fmt.Sprintf("alias %q resolves to collection %q", alias, e.name)) {
 		t.Fatalf("alias probe: %v %+v", err, ev)
 	}
 	c := e.search(t, adapters.SearchRequest{Stage: adapters.StageDense, Vector: []float32{0.7, 0.7}, K: 1, CandidateK: 1})
@@ -302,81 +365,15 @@ func TestAliasAndWrites(t *testing.T) {
 	}
 }
 
-// BenchmarkOverhead compares a direct go-client Query with the adapter's
-// Plan+Search for the same request against the in-process FAKE server: the
-// difference is the adapter's own cost per retrieve (planning, protojson
-// round trip, decoding, score conversion).
-func BenchmarkOverhead(b *testing.B) {
-	srv, err := qdranttest.Start(qdranttest.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	ctx := context.Background()
-	host, port, _ := net.SplitHostPort(srv.Addr())
-	p, _ := strconv.Atoi(port)
-	cli, _ := qdrantgo.NewClient(&qdrantgo.Config{Host: host, Port: p, SkipCompatibilityCheck: true, PoolSize: 1})
-	defer cli.Close()
-	const dims = 384
-	if err := cli.CreateCollection(ctx, &qdrantgo.CreateCollection{CollectionName: "c",
-		VectorsConfig: qdrantgo.NewVectorsConfigMap(map[string]*qdrantgo.VectorParams{"v": {Size: dims, Distance: qdrantgo.Distance_Cosine}})}); err != nil {
-		b.Fatal(err)
-	}
-	cfg := qdrant.DefaultConfig()
-	cfg.Address, cfg.Collection, cfg.Vector = srv.Addr(), "c", "v"
-	a, _ := qdrant.Factory.Open(ctx, cfg, adapters.Deps{})
-	defer a.Close()
-	if _, err := a.Probe(ctx); err != nil {
-		b.Fatal(err)
-	}
-	docs := make([]adapters.Document, 200)
-	for i := range docs {
-		v := make([]float32, dims)
-		for j := range v {
-			v[j] = float32((i*31+j*17)%97) / 97
-		}
-		docs[i] = adapters.Document{ID: strconv.Itoa(i), Text: "doc " + strconv.Itoa(i), Meta: map[string]any{"n": float64(i)}, Vector: v}
-	}
-	if err := a.(adapters.Writer).Upsert(ctx, docs); err != nil {
-		b.Fatal(err)
-	}
-	req := adapters.SearchRequest{Stage: adapters.StageDense, Vector: docs[7].Vector, K: 10, CandidateK: 10, WithText: true}
-	plan, _ := a.Plan(&req)
-	var qp qdrantgo.QueryPoints
-	if err := protojson.Unmarshal(plan.Body, &qp); err != nil {
-		b.Fatal(err)
-	}
-	b.Run("direct", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := cli.Query(ctx, &qp); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("adapter", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			p, err := a.Plan(&req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := a.Search(ctx, p); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
 // TestMetaFields: with meta_fields the payload comes back limited to the
 // listed keys (the original id and the text still arrive); without it,
-// every key but the text becomes meta (FAKE).
+// every key but the text becomes meta.
 func TestMetaFields(t *testing.T) {
 	for _, tc := range []struct {
 		fields []string
 		want   []string
 	}{{nil, []string{"extra", "keep"}}, {[]string{"keep"}, []string{"keep"}}} {
-		e := startFake(t, qdranttest.Options{}, qdrantgo.Distance_Cosine, func(c *qdrant.Config) { c.MetaFields = tc.fields })
+		e := startLive(t, "", qdrantgo.Distance_Cosine, func(c *qdrant.Config) { c.MetaFields = tc.fields }, points2d)
 		doc := adapters.Document{ID: "m1", Text: "field selection", Vector: []float32{-1, 0}, Meta: map[string]any{"keep": "k", "extra": "x"}}
 		if err := e.a.(adapters.Writer).Upsert(context.Background(), []adapters.Document{doc}); err != nil {
 			t.Fatal(err)
@@ -388,5 +385,13 @@ func TestMetaFields(t *testing.T) {
 		if got := slices.Sorted(maps.Keys(c.Hits[0].Meta)); !slices.Equal(got, tc.want) {
 			t.Errorf("meta_fields %v: meta keys %v, want %v", tc.fields, got, tc.want)
 		}
+	}
+}
+
+// A configured collection that does not exist is -32010 at probe time.
+func TestMissingCollection(t *testing.T) {
+	e := startLive(t, "", qdrantgo.Distance_Cosine, func(c *qdrant.Config) { c.Collection = "rcp_absent_collection" }, nil)
+	if _, err := e.a.Probe(context.Background()); e.a.ErrorCode(err) != rcp.CodeBackendUnavailable {
+		t.Errorf("missing collection: code %d (%v)", e.a.ErrorCode(err), err)
 	}
 }
