@@ -18,8 +18,9 @@ import (
 // every time.Duration of the loaded configuration, engine settings
 // included, printed as a duration string, never as bare nanoseconds.
 func TestConfigCheckPrintsTheFileForm(t *testing.T) {
-	example := filepath.Join("..", "..", "config.example.yaml")
-	out, stderr, err := run(t, "", "config", "check", "--config", example)
+	// From the repository root, where the example's relative paths point.
+	t.Chdir(filepath.Join("..", ".."))
+	out, stderr, err := run(t, "", "config", "check", "--config", "config.example.yaml")
 	if err != nil {
 		t.Fatalf("config check: %v\n%s", err, stderr)
 	}
@@ -42,7 +43,7 @@ func TestConfigCheckPrintsTheFileForm(t *testing.T) {
 		}
 	})
 
-	cfg, err := config.Load(example, newRegistry())
+	cfg, err := config.Load("config.example.yaml", newRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
