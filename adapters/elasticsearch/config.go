@@ -82,9 +82,10 @@ type Config struct {
 	// (default 1m).
 	PITKeepAlive time.Duration `json:"pit_keep_alive,omitempty" mapstructure:"pit_keep_alive"`
 
-	// DisableCompression stops asking for gzip responses: on loopback or a
-	// fast LAN compression only costs CPU on both sides.
-	DisableCompression bool `json:"disable_compression,omitempty" mapstructure:"disable_compression"`
+	// DisableCompression stops asking for gzip responses (the default): on
+	// loopback or a fast LAN compression only costs CPU on both sides. Set
+	// it to false for a slow link.
+	DisableCompression bool `json:"disable_compression" mapstructure:"disable_compression"`
 
 	// Timeout bounds each HTTP request as a backstop to the request
 	// context (default 30s).
@@ -93,7 +94,8 @@ type Config struct {
 
 // DefaultConfig returns a Config with defaults applied.
 func DefaultConfig() *Config {
-	return &Config{Refresh: "wait_for", MultiMatchType: "best_fields", Timeout: 30 * time.Second, PITKeepAlive: time.Minute}
+	return &Config{Refresh: "wait_for", MultiMatchType: "best_fields", Timeout: 30 * time.Second, PITKeepAlive: time.Minute,
+		DisableCompression: true}
 }
 
 // Validate implements adapters.Config.

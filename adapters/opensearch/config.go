@@ -64,10 +64,11 @@ type Config struct {
 	// CAFile is a PEM bundle to trust for https URLs.
 	CAFile string `json:"ca_file,omitempty" mapstructure:"ca_file"`
 
-	// DisableCompression stops asking for gzip responses: on loopback or a
-	// fast LAN compression only costs CPU on both sides (a page of 100
+	// DisableCompression stops asking for gzip responses (the default; set
+	// it to false for a slow link): on loopback or a fast LAN compression
+	// only costs CPU on both sides (a page of 100
 	// passages is ~150 kB; gzip adds milliseconds to every search).
-	DisableCompression bool `json:"disable_compression,omitempty" mapstructure:"disable_compression"`
+	DisableCompression bool `json:"disable_compression" mapstructure:"disable_compression"`
 
 	// Timeout bounds each HTTP request as a backstop to the request
 	// context (default 30s).
@@ -76,7 +77,8 @@ type Config struct {
 
 // DefaultConfig returns a Config with defaults applied.
 func DefaultConfig() *Config {
-	return &Config{Refresh: "wait_for", MultiMatchType: "best_fields", Timeout: 30 * time.Second}
+	return &Config{Refresh: "wait_for", MultiMatchType: "best_fields", Timeout: 30 * time.Second,
+		DisableCompression: true}
 }
 
 // Validate implements adapters.Config.
