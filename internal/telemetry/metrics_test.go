@@ -127,3 +127,19 @@ func hasLabels(m *dto.Metric, want map[string]string) bool {
 	}
 	return n == len(want)
 }
+
+// TestRuntimeMetrics: /metrics also serves the Go runtime, process and
+// build metrics a Go service's dashboards and alerts expect.
+func TestRuntimeMetrics(t *testing.T) {
+	s := newStack(t, stackOpts{})
+	fams := scrape(t, s)
+	for _, name := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "go_build_info",
+		"process_cpu_seconds_total", "process_resident_memory_bytes", "rcp_build_info"} {
+		if _, ok := fams[name]; !ok {
+			t.Errorf("/metrics has no %s", name)
+		}
+	}
+	if got, ok := value(fams, "rcp_build_info", map[string]string{}); !ok || got != 1 {
+		t.Errorf("rcp_build_info = %v (found %t), want 1", got, ok)
+	}
+}

@@ -15,10 +15,12 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/otlptranslator"
 	"go.opentelemetry.io/otel/attribute"
@@ -136,9 +138,24 @@ func sampler(record bool, ratio float64) sdktrace.Sampler {
 
 // initMetrics registers the OTel → Prometheus exporter (the OTel-native
 // way to serve /metrics) on a private registry, plus OTLP push when
-// configured.
+// configured. The registry also serves the Go runtime (go_*), process
+// (process_*) and build (go_build_info, rcp_build_info) metrics dashboards
+// and alerts expect of a Go service.
 func (t *Telemetry) initMetrics(ctx context.Context, o Options, res *resource.Resource) error {
 	t.reg = prometheus.NewRegistry()
+	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: "rcp_build_info",
+		Help:        "Always 1; labels name the running build.",
+		ConstLabels: prometheus.Labels{"version": o.Version, "goversion": runtime.Version()}})
+	build.Set(1)
+	if err := t.reg.Register(build); err != nil {
+		return err
+	}
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewBuildInfoCollector()} {
+		if err := t.reg.Register(c); err != nil {
+			return err
+		}
+	}
 	pexp, err := otelprom.New(otelprom.WithRegisterer(t.reg), otelprom.WithoutScopeInfo(),
 		otelprom.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes))
 	if err != nil {
