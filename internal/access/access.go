@@ -22,6 +22,7 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
@@ -87,6 +88,7 @@ type Guard struct {
 	maxBody       int64
 	defaultEngine string
 	log           *slog.Logger
+	sample        *sampler
 	isolated      []string
 }
 
@@ -112,6 +114,7 @@ func New(o Options) (*Guard, error) {
 	if g.maxBody <= 0 {
 		g.maxBody = server.DefaultMaxBodyBytes
 	}
+	g.sample = newSampler(time.Now)
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
@@ -75,7 +76,7 @@ func (g *Guard) readBody(w http.ResponseWriter, r *http.Request) bool {
 	body, err := io.ReadAll(io.LimitReader(r.Body, g.maxBody+1))
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		g.log.Info("rejected request: body not received in time", "remote", r.RemoteAddr, "path", r.URL.Path, "read", len(body))
+		g.refused(slog.LevelInfo, "slow-body", "rejected request: body not received in time", "remote", r.RemoteAddr, "path", r.URL.Path, "read", len(body))
 		w.Header().Set("Connection", "close")
 		http.Error(w, "request body not received in time", http.StatusRequestTimeout)
 		return false
@@ -94,7 +95,7 @@ func (g *Guard) acquire(w http.ResponseWriter, r *http.Request, p *Principal) (r
 	var mine func()
 	if p != nil {
 		if mine, ok = tryAcquire(p.sem); !ok {
-			g.log.Warn("shedding request: the key's concurrency limit reached", "key", p.id, "path", r.URL.Path, "limit", cap(p.sem))
+			g.refused(slog.LevelWarn, "key-inflight", "shedding request: the key's concurrency limit reached", "key", p.id, "path", r.URL.Path, "limit", cap(p.sem))
 			shed(w, shedRetryMs, "this key is at its concurrency limit")
 			return nil, false
 		}
@@ -104,7 +105,7 @@ func (g *Guard) acquire(w http.ResponseWriter, r *http.Request, p *Principal) (r
 		if mine != nil {
 			mine()
 		}
-		g.log.Warn("shedding request: concurrency limit reached", "path", r.URL.Path, "limit", cap(g.sem))
+		g.refused(slog.LevelWarn, "inflight", "shedding request: concurrency limit reached", "path", r.URL.Path, "limit", cap(g.sem))
 		shed(w, shedRetryMs, "server is at its concurrency limit")
 		return nil, false
 	}
@@ -119,13 +120,13 @@ func (g *Guard) acquire(w http.ResponseWriter, r *http.Request, p *Principal) (r
 func (g *Guard) admit(w http.ResponseWriter, r *http.Request) (*Principal, bool) {
 	p := g.authenticate(r)
 	if p == nil {
-		g.log.Info("rejected request: missing or unknown credentials", "remote", r.RemoteAddr, "path", r.URL.Path)
+		g.refused(slog.LevelInfo, "credentials", "rejected request: missing or unknown credentials", "remote", r.RemoteAddr, "path", r.URL.Path)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="rcp"`)
 		deny(w, http.StatusUnauthorized)
 		return nil, false
 	}
 	if !p.Allows(g.engineOf(r.URL.Path)) {
-		g.log.Info("rejected request: engine outside the key's scope", "key", p.id, "path", r.URL.Path)
+		g.refused(slog.LevelInfo, "scope", "rejected request: engine outside the key's scope", "key", p.id, "path", r.URL.Path)
 		deny(w, http.StatusForbidden)
 		return nil, false
 	}
