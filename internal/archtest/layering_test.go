@@ -106,9 +106,12 @@ var layers = map[string][]string{
 	"capability":                  {"std", "rcp", "mapping"},
 	"adapters/internal/dsl":       {"std"},
 	"adapters/internal/dslfilter": {"std", "adapters/internal/dsl", "mapping", "rcp", "capability"},
-	"adapters/internal/livetest":  {"std", "adapters", "rcp"},
-	"adapters":                    {"std", "rcp", "rcp/server", "capability", "mapping", "go.opentelemetry.io/"},
-	"rcp/server":                  {"std", "rcp", "rcp/jsonrpc", "rcp/internal/jsonscan", "go.opentelemetry.io/"},
+	"adapters/internal/livetest":  {"std", "adapters", "retrieval", "rcp"},
+	// adapters is the contract only: it names no pipeline, server or tracer.
+	"adapters": {"std", "rcp", "capability", "mapping"},
+	// retrieval is the portable pipeline over the adapters contract.
+	"retrieval":  {"std", "adapters", "capability", "mapping", "rcp", "go.opentelemetry.io/"},
+	"rcp/server": {"std", "rcp", "rcp/jsonrpc", "rcp/internal/jsonscan", "go.opentelemetry.io/"},
 	// The memory engine's optional English analyzer stems with Snowball.
 	"adapters/memory": {"std", "adapters", "capability", "mapping", "rcp", "github.com/blevesearch/snowballstem"},
 	"adapters/elasticsearch": {"std", "adapters", "capability", "mapping", "rcp", "adapters/internal/dsl",
@@ -118,7 +121,7 @@ var layers = map[string][]string{
 	"adapters/qdrant": {"std", "adapters", "capability", "mapping", "rcp",
 		"github.com/qdrant/", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	"embedding":       {"std", "adapters", "rcp"},
-	"internal/config": {"std", "adapters", "mapping", "github.com/spf13/viper"},
+	"internal/config": {"std", "adapters", "retrieval", "mapping", "github.com/spf13/viper"},
 }
 
 func TestLayering(t *testing.T) {

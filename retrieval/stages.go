@@ -1,4 +1,4 @@
-package adapters
+package retrieval
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -19,7 +20,7 @@ import (
 // copy. scores stays nil on a single-stage list: Hit.scores is built only
 // for the hits actually returned.
 type item struct {
-	c      *Candidate
+	c      *adapters.Candidate
 	score  float64
 	scores map[string]float64
 	wsum   float64
@@ -88,8 +89,8 @@ type ranking struct {
 // stageRun is one recall stage: its Hit.scores key, request and result.
 type stageRun struct {
 	key   string
-	req   SearchRequest
-	cands *Candidates
+	req   adapters.SearchRequest
+	cands *adapters.Candidates
 }
 
 // Retrieve runs the §7.7 pipeline as named steps: gate, clamp, recall,
@@ -164,7 +165,7 @@ func (e *Engine) recall(ctx context.Context, r *retrieval) ([]*stageRun, error) 
 
 func (e *Engine) planStages(r *retrieval) []*stageRun {
 	base := e.baseRequest(r)
-	mk := func(key string, st Stage) *stageRun {
+	mk := func(key string, st adapters.Stage) *stageRun {
 		req := base
 		req.Stage = st
 		e.extendRequest(r, &req)
@@ -173,14 +174,14 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 	var one *stageRun
 	switch {
 	case r.mode == rcp.ModeSparse:
-		one = mk("sparse", StageLexical)
+		one = mk("sparse", adapters.StageLexical)
 	case r.mode == rcp.ModeDense:
-		one = mk("dense", StageDense)
+		one = mk("dense", adapters.StageDense)
 		one.req.MMRLambda = r.nativeLambda()
 	case e.nativeRRF(r):
-		one = mk("fused", StageHybrid)
+		one = mk("fused", adapters.StageHybrid)
 	default:
-		return []*stageRun{mk("sparse", StageLexical), mk("dense", StageDense)}
+		return []*stageRun{mk("sparse", adapters.StageLexical), mk("dense", adapters.StageDense)}
 	}
 	if !r.mmr || r.nativeMMR {
 		// One engine list and no sidecar stage after recall: the page is
@@ -196,9 +197,9 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 // the funnel and for the current page plus one (to know whether more exist).
 // planStages sets each one's Stage and then its optional features, and
 // trims K for a single list nothing re-ranks.
-func (e *Engine) baseRequest(r *retrieval) SearchRequest {
+func (e *Engine) baseRequest(r *retrieval) adapters.SearchRequest {
 	k := max(r.funnel.CandidateK, r.offset+r.funnel.K+1)
-	req := SearchRequest{Tenant: r.tenant, Text: r.text, TextFields: e.ev.TextFields, Filter: r.filter, K: k, CandidateK: k,
+	req := adapters.SearchRequest{Tenant: r.tenant, Text: r.text, TextFields: e.ev.TextFields, Filter: r.filter, K: k, CandidateK: k,
 		RRFK: r.rrfK, WithText: r.text2 || r.budget > 0, WithVectors: (r.mmr && !r.nativeMMR) || r.vectors, Seed: r.p.Seed}
 	switch {
 	case e.dense != nil:
@@ -214,7 +215,7 @@ func (e *Engine) baseRequest(r *retrieval) SearchRequest {
 func (e *Engine) runStage(ctx context.Context, s *stageRun) (err error) {
 	ctx, span := startStage(ctx, "recall "+s.key, attribute.String("rcp.stage", string(s.req.Stage)))
 	defer func() { endStage(span, err) }()
-	if s.req.Stage != StageLexical && !e.ev.QueryInference {
+	if s.req.Stage != adapters.StageLexical && !e.ev.QueryInference {
 		v, err := e.queryVector(ctx, s.req.Text)
 		if err != nil {
 			return err
@@ -239,9 +240,9 @@ func (e *Engine) runStage(ctx context.Context, s *stageRun) (err error) {
 // neither names a scale the stage's capability.ModeScale. Dense scores
 // the evidence calls approximate (VectorField.ApproxScores) are always
 // unbounded with no floor, whatever the adapter says.
-func (e *Engine) labelScale(st Stage, plan *Plan, c *Candidates) {
+func (e *Engine) labelScale(st adapters.Stage, plan *adapters.Plan, c *adapters.Candidates) {
 	switch {
-	case st == StageDense && e.dense != nil && e.dense.ApproxScores:
+	case st == adapters.StageDense && e.dense != nil && e.dense.ApproxScores:
 		c.Scale, c.Floor = capability.ModeScale(rcp.ModeDense, e.dense)
 	case c.Scale != "":
 	case plan.Scale != "":
@@ -252,11 +253,11 @@ func (e *Engine) labelScale(st Stage, plan *Plan, c *Candidates) {
 }
 
 // stageMode is the retrieval mode whose scale a stage's scores are on.
-func stageMode(st Stage) rcp.Mode {
+func stageMode(st adapters.Stage) rcp.Mode {
 	switch st {
-	case StageLexical:
+	case adapters.StageLexical:
 		return rcp.ModeSparse
-	case StageDense:
+	case adapters.StageDense:
 		return rcp.ModeDense
 	}
 	return rcp.ModeHybrid
@@ -287,7 +288,7 @@ func runAll(ctx context.Context, fns ...func(context.Context) error) error {
 	if len(fns) == 1 {
 		return fns[0](ctx)
 	}
-	ctx, cancel := context.WithCancelCause(WithCallGroup(ctx))
+	ctx, cancel := context.WithCancelCause(adapters.WithCallGroup(ctx))
 	defer cancel(nil)
 	var (
 		wg    sync.WaitGroup

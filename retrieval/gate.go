@@ -1,4 +1,4 @@
-package adapters
+package retrieval
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -42,7 +43,7 @@ type retrieval struct {
 	notes     []string
 	// unit is the advertised unit served ("" when units are not advertised).
 	unit    string
-	recency *Recency
+	recency *adapters.Recency
 	// after/resume continue an engine-side page (Candidates.Next).
 	after, resume json.RawMessage
 	// pinned is the snapshot a client pinned with indexVersion (§7.7.1).

@@ -1,4 +1,4 @@
-package adapters
+package retrieval
 
 import (
 	"context"
@@ -8,14 +8,14 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
-	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
 
-// EngineOptions configure an Engine.
-type EngineOptions struct {
+// Options configure an Engine.
+type Options struct {
 	// Name and Version identify the server (initialize.result.server).
 	Name, Version string
 	// Policy narrows the derived capabilities. EmbedDim and EmbedIdentity
@@ -23,7 +23,7 @@ type EngineOptions struct {
 	Policy capability.Policy
 	// Embedder embeds queries (dense stages), embed inputs and documents
 	// written by index/add. Nil means no embedder.
-	Embedder Embedder
+	Embedder adapters.Embedder
 	// Logger receives engine-side error text, never sent to clients (§15).
 	Logger *slog.Logger
 	// CursorKey authenticates pagination cursors; random when empty.
@@ -39,8 +39,8 @@ type EngineOptions struct {
 // for every engine. Its capability set is fixed at NewEngine (§13.2).
 // Engine is safe for concurrent use.
 type Engine struct {
-	a       Adapter
-	opts    EngineOptions
+	a       adapters.Adapter
+	opts    Options
 	policy  capability.Policy
 	ev      *capability.Evidence
 	caps    rcp.Capabilities
@@ -61,7 +61,7 @@ type Reason = capability.Reason
 // NewEngine probes a once and derives the capability set that the Engine
 // then serves for its whole lifetime (§13.2: a backend lost later yields
 // -32010, never a narrower capability set).
-func NewEngine(ctx context.Context, a Adapter, opts EngineOptions) (*Engine, error) {
+func NewEngine(ctx context.Context, a adapters.Adapter, opts Options) (*Engine, error) {
 	if a == nil {
 		return nil, errors.New("adapters: nil adapter")
 	}
@@ -99,7 +99,7 @@ func (e *Engine) initKey() error {
 
 // embedPolicy makes the policy's embedder facts agree with the embedder
 // actually configured: dense is advertised only when it can be served.
-func embedPolicy(p capability.Policy, emb Embedder) capability.Policy {
+func embedPolicy(p capability.Policy, emb adapters.Embedder) capability.Policy {
 	if emb == nil {
 		p.EmbedDim, p.EmbedIdentity = 0, ""
 		return p
@@ -177,6 +177,3 @@ func (e *Engine) hasFusion(f rcp.FusionMethod) bool {
 func (e *Engine) hasEncoding(enc string) bool {
 	return e.caps.Embed != nil && slices.Contains(e.caps.Embed.Encodings, enc)
 }
-
-// §13.2 and the server's gating rely on Engine being a server.Backend.
-var _ server.Backend = (*Engine)(nil)

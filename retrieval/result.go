@@ -1,4 +1,4 @@
-package adapters
+package retrieval
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -181,7 +182,7 @@ func (e *Engine) hit(r *retrieval, key string, it *item, sh *pageShared) rcp.Hit
 	return h
 }
 
-func (e *Engine) citation(c *Candidate, sh *pageShared) *rcp.Citation {
+func (e *Engine) citation(c *adapters.Candidate, sh *pageShared) *rcp.Citation {
 	if c.Citation != nil {
 		return c.Citation
 	}
