@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
@@ -176,4 +177,33 @@ func (e *Engine) hasFusion(f rcp.FusionMethod) bool {
 
 func (e *Engine) hasEncoding(enc string) bool {
 	return e.caps.Embed != nil && slices.Contains(e.caps.Embed.Encodings, enc)
+}
+
+// Retrieve runs the §7.7 pipeline as named steps: gate, clamp, recall,
+// fuse, diversify, filter by minScore, page and pack, label.
+func (e *Engine) Retrieve(ctx context.Context, p *rcp.RetrieveParams) (*rcp.RetrieveResult, error) {
+	start := time.Now()
+	if e.caps.Retrieve == nil {
+		return nil, rcp.NewError(rcp.CodeCapabilityMissing, "retrieve is not advertised")
+	}
+	tenant, terr := e.tenantOf(ctx, false)
+	if terr != nil {
+		return nil, terr
+	}
+	r, gerr := e.gate(p, tenant)
+	if gerr != nil {
+		return nil, gerr
+	}
+	if err := e.clamp(r); err != nil {
+		return nil, err
+	}
+	if err := e.openCursor(r); err != nil {
+		return nil, err
+	}
+	rk, err := e.recallAndRank(ctx, r)
+	if err != nil {
+		return nil, e.wrap(ctx, err)
+	}
+	rk.items = minScore(r, rk.items)
+	return e.finish(ctx, r, rk, start)
 }

@@ -147,15 +147,6 @@ func (e *Engine) release(ctx context.Context, r *retrieval, rk *ranking) {
 	rk.next = nil
 }
 
-// versionState is what a sealed indexVersion carries: the adapter's own
-// snapshot token, authenticated so a client cannot name another target's.
-// Under index isolation it also names the tenant whose index it pins, so
-// one tenant's snapshot cannot be searched by another.
-type versionState struct {
-	V string `json:"v"`
-	T string `json:"t,omitempty"`
-}
-
 // sealVersion turns an adapter snapshot into the opaque indexVersion.
 func (e *Engine) sealVersion(r *retrieval, v string) string {
 	if v == "" {

@@ -16,16 +16,6 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
-// cursorState is what a sealed pagination cursor carries (§10).
-type cursorState struct {
-	Query  string   `json:"q"`
-	Mode   rcp.Mode `json:"m"`
-	Offset int      `json:"o"`
-	// After and Next continue an engine-side page (Candidates.Next).
-	After json.RawMessage `json:"a,omitempty"`
-	Next  json.RawMessage `json:"n,omitempty"`
-}
-
 // openCursor restores the page offset; a cursor minted for another query,
 // filter or mode is -32602 on field "cursor".
 func (e *Engine) openCursor(r *retrieval) *rcp.Error {

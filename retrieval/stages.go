@@ -2,10 +2,8 @@ package retrieval
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -14,113 +12,6 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
-
-// item is one ranked candidate inside the pipeline. It points into the
-// stage's Candidates (no copy per candidate); fusion points at a merged
-// copy. scores stays nil on a single-stage list: Hit.scores is built only
-// for the hits actually returned.
-type item struct {
-	c      *adapters.Candidate
-	score  float64
-	scores map[string]float64
-	wsum   float64
-}
-
-// scoreMap is the item's Hit.scores as a map: the fused or re-scored map
-// when one was built, otherwise the scores of the single stage key.
-func (it *item) scoreMap(key string) map[string]float64 {
-	if it.scores != nil {
-		return it.scores
-	}
-	return stageScores(key, it.c)
-}
-
-// appendScores appends the item's Hit.scores to dst, ordered by stage and
-// finite (§4.6): the fused or re-scored map when one was built, otherwise
-// the single stage's score under key and the candidate's own extra scores
-// (which win on conflict).
-func (it *item) appendScores(dst rcp.Scores, key string) rcp.Scores {
-	at := len(dst)
-	if it.scores != nil {
-		for k, v := range it.scores {
-			dst = append(dst, rcp.StageScore{Stage: k, Score: mapping.Finite(v)})
-		}
-	} else {
-		if _, ok := it.c.Scores[key]; !ok {
-			dst = append(dst, rcp.StageScore{Stage: key, Score: mapping.Finite(it.c.Score)})
-		}
-		for k, v := range it.c.Scores {
-			dst = append(dst, rcp.StageScore{Stage: k, Score: mapping.Finite(v)})
-		}
-	}
-	sortStages(dst[at:])
-	return dst
-}
-
-// sortStages orders a few scores by stage name (insertion sort: a hit has
-// one to four).
-func sortStages(s rcp.Scores) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j].Stage < s[j-1].Stage; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-}
-
-// ranking is the pipeline's working list and the scale of its scores.
-type ranking struct {
-	items []item
-	// key is the Hit.scores key of a single-stage list ("" once fused).
-	key        string
-	scale      rcp.ScoreScale
-	floor      *float64
-	candidates int
-	qvec       []float32
-	// next and version are a single stage's Candidates.Next and
-	// IndexVersion (continuation paging, §10, §7.7.1).
-	next    json.RawMessage
-	version string
-	// partial is the recall progress's hits for the items from partialAt
-	// (reportRecall), reused by finish when the page is the same items.
-	partial   []rcp.Hit
-	partialAt *item
-}
-
-// stageRun is one recall stage: its Hit.scores key, request and result.
-type stageRun struct {
-	key   string
-	req   adapters.SearchRequest
-	cands *adapters.Candidates
-}
-
-// Retrieve runs the §7.7 pipeline as named steps: gate, clamp, recall,
-// fuse, diversify, filter by minScore, page and pack, label.
-func (e *Engine) Retrieve(ctx context.Context, p *rcp.RetrieveParams) (*rcp.RetrieveResult, error) {
-	start := time.Now()
-	if e.caps.Retrieve == nil {
-		return nil, rcp.NewError(rcp.CodeCapabilityMissing, "retrieve is not advertised")
-	}
-	tenant, terr := e.tenantOf(ctx, false)
-	if terr != nil {
-		return nil, terr
-	}
-	r, gerr := e.gate(p, tenant)
-	if gerr != nil {
-		return nil, gerr
-	}
-	if err := e.clamp(r); err != nil {
-		return nil, err
-	}
-	if err := e.openCursor(r); err != nil {
-		return nil, err
-	}
-	rk, err := e.recallAndRank(ctx, r)
-	if err != nil {
-		return nil, e.wrap(ctx, err)
-	}
-	rk.items = minScore(r, rk.items)
-	return e.finish(ctx, r, rk, start)
-}
 
 // clamp applies the §7.7 funnel invariant candidateK ≥ topN ≥ k ≤ maxK.
 // Rerank is never advertised here, so topN does not take part.
