@@ -1,7 +1,3 @@
-// Package adapters is the engine-agnostic layer: the Adapter contract each
-// engine package implements, and Engine, the portable type that implements
-// RCP semantics once (gating, funnel, client-side fusion/MMR/packing, score
-// labels, usage notes, error mapping) over any Adapter.
 package adapters
 
 import (
@@ -13,10 +9,10 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
-// Adapter is implemented by one package per engine. Only Engine calls it,
-// and only with requests that are validated, clamped and restricted to what
-// the adapter's own Probe evidence allows. Implementations are safe for
-// concurrent use.
+// Adapter is implemented by one package per engine. Only the retrieval
+// Engine calls it, and only with requests that are validated, clamped and
+// restricted to what the adapter's own Probe evidence allows.
+// Implementations are safe for concurrent use.
 type Adapter interface {
 	// Probe inspects the live engine with read-only, idempotent calls.
 	Probe(ctx context.Context) (*capability.Evidence, error)

@@ -13,6 +13,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // corpora are three small, overlapping-topic corpora; ids repeat across
@@ -36,11 +37,11 @@ var corpora = map[string][]adapters.Document{
 }
 
 // memEngine returns an in-process sparse engine over corpus name.
-func memEngine(t testing.TB, name string) *adapters.Engine {
+func memEngine(t testing.TB, name string) *retrieval.Engine {
 	t.Helper()
 	store := memory.New(memory.Options{K1: 1.2, B: 0.75, Similarity: capability.SimCosine})
 	store.Add(corpora[name]...)
-	e, err := adapters.NewEngine(context.Background(), store, adapters.EngineOptions{
+	e, err := retrieval.NewEngine(context.Background(), store, retrieval.Options{
 		Name: name, Version: "1", Policy: capability.Policy{MaxK: 50, DefaultCandidateK: 20},
 	})
 	if err != nil {

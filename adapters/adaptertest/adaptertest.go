@@ -3,7 +3,7 @@
 // An adapter's _test.go implements Harness (build a target from Schema,
 // load its Docs, return an adapter bound to it) and calls
 // RunConformanceTests and RunBenchmarks. The suite builds an
-// adapters.Engine over the adapter with the FAKE Embedder, wraps it in the
+// retrieval.Engine over the adapter with the FAKE Embedder, wraps it in the
 // rcptest in-memory client and issues every request as JSON-RPC, so the
 // real dispatcher, the real Engine and the real adapter are exercised and
 // every frame is validated against the RCP schema. A few checks call the
@@ -28,6 +28,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // Harness is implemented in each adapter's _test.go.
@@ -105,11 +106,11 @@ var (
 )
 
 // engineOptions returns the Engine options for v.
-func engineOptions(s Schema, v variant) adapters.EngineOptions {
+func engineOptions(s Schema, v variant) retrieval.Options {
 	key := []byte("adaptertest-cursor-key-0123456789")
 	if v == narrowed {
 		p := capability.Policy{MaxK: 50, Fields: narrowedFields, Operators: narrowedOps}
-		return adapters.EngineOptions{Name: "adaptertest", Version: "narrowed", Policy: p, CursorKey: key}
+		return retrieval.Options{Name: "adaptertest", Version: "narrowed", Policy: p, CursorKey: key}
 	}
 	names := make([]string, len(s.Fields))
 	for i, f := range s.Fields {
@@ -117,7 +118,7 @@ func engineOptions(s Schema, v variant) adapters.EngineOptions {
 	}
 	p := capability.Policy{MaxK: 100, DefaultCandidateK: 100, Writable: true, Streaming: true,
 		Fields: names, Operators: mapping.AllOps, EmbedDim: 8, EmbedIdentity: FakeIdentity}
-	return adapters.EngineOptions{Name: "adaptertest", Version: "full", Policy: p, Embedder: Embedder(), CursorKey: key}
+	return retrieval.Options{Name: "adaptertest", Version: "full", Policy: p, Embedder: Embedder(), CursorKey: key}
 }
 
 // env is one harness + adapter + Engine + in-memory client.
@@ -125,7 +126,7 @@ type env struct {
 	schema Schema
 	h      Harness
 	a      adapters.Adapter
-	eng    *adapters.Engine
+	eng    *retrieval.Engine
 	c      *rcptest.Client
 	caps   rcp.Capabilities
 	traits Traits
@@ -145,7 +146,7 @@ func newEnv(t testing.TB, mk HarnessMaker, v variant) *env {
 	if e.a, err = h.MakeAdapter(ctx, e.schema); err != nil {
 		t.Fatalf("MakeAdapter: %v", err)
 	}
-	if e.eng, err = adapters.NewEngine(ctx, e.a, engineOptions(e.schema, v)); err != nil {
+	if e.eng, err = retrieval.NewEngine(ctx, e.a, engineOptions(e.schema, v)); err != nil {
 		e.a.Close()
 		t.Fatalf("NewEngine: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // prompt bounds how long a cancelled or expired request may take.
@@ -59,7 +60,7 @@ func testUnreachable(t *testing.T, mk HarnessMaker) {
 	if err != nil {
 		t.Fatalf("Unreachable: %v", err)
 	}
-	eng, err := adapters.NewEngine(ctx, a, engineOptions(DefaultSchema(), full))
+	eng, err := retrieval.NewEngine(ctx, a, engineOptions(DefaultSchema(), full))
 	if err != nil {
 		t.Logf("NewEngine failed cleanly: %v", err)
 		return

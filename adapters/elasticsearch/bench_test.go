@@ -19,6 +19,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // passagePage is a search response of n hits shaped like a passage index.
@@ -61,7 +62,7 @@ func BenchmarkSidecarHTTP(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	eng, err := adapters.NewEngine(ctx, a, adapters.EngineOptions{})
+	eng, err := retrieval.NewEngine(ctx, a, retrieval.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,12 +13,13 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // liveFeatureIndex creates a 2-shard index with text, a document-id
 // keyword, a date and a 4-d vector, loads docs and returns an Engine over
 // a probed adapter (document_id_field "doc").
-func liveFeatureIndex(t *testing.T, docs []adapters.Document, edit ...func(*Config)) (*adapters.Engine, *adapter, string) {
+func liveFeatureIndex(t *testing.T, docs []adapters.Document, edit ...func(*Config)) (*retrieval.Engine, *adapter, string) {
 	t.Helper()
 	base := liveURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -48,14 +49,14 @@ func liveFeatureIndex(t *testing.T, docs []adapters.Document, edit ...func(*Conf
 	if err := load(ctx, a, docs); err != nil {
 		t.Fatal(err)
 	}
-	e, err := adapters.NewEngine(ctx, a, adapters.EngineOptions{Name: "t", Version: "0", CursorKey: []byte("k")})
+	e, err := retrieval.NewEngine(ctx, a, retrieval.Options{Name: "t", Version: "0", CursorKey: []byte("k")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e, a.(*adapter), base
 }
 
-func liveRetrieve(t *testing.T, e *adapters.Engine, js string) *rcp.RetrieveResult {
+func liveRetrieve(t *testing.T, e *retrieval.Engine, js string) *rcp.RetrieveResult {
 	t.Helper()
 	var p rcp.RetrieveParams
 	if err := json.Unmarshal([]byte(js), &p); err != nil {
@@ -203,7 +204,7 @@ func TestLiveMetaFields(t *testing.T) {
 	all, _, _ := liveFeatureIndex(t, docs)
 	some, _, _ := liveFeatureIndex(t, docs, func(c *Config) { c.MetaFields = []string{"published"} })
 	for name, tc := range map[string]struct {
-		e    *adapters.Engine
+		e    *retrieval.Engine
 		want []string
 	}{"without": {all, []string{"doc", "extra", "published"}}, "with": {some, []string{"doc", "published"}}} {
 		res := liveRetrieve(t, tc.e, `{"query":"selection","mode":"sparse","k":1}`)

@@ -11,11 +11,12 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // liveTenantEngine opens an Engine that keeps each tenant in an index
 // prefix-{tenant}, paging under points in time.
-func liveTenantEngine(t *testing.T) (*adapters.Engine, string, string) {
+func liveTenantEngine(t *testing.T) (*retrieval.Engine, string, string) {
 	t.Helper()
 	base := liveURL(t)
 	prefix := uniqueName("rcp-tenants")
@@ -28,8 +29,8 @@ func liveTenantEngine(t *testing.T) (*adapters.Engine, string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := adapters.NewEngine(context.Background(), a, adapters.EngineOptions{Name: "t", Version: "0", CursorKey: []byte("k"),
-		Tenancy: adapters.Tenancy{Index: true}, Policy: capability.Policy{Writable: true}})
+	e, err := retrieval.NewEngine(context.Background(), a, retrieval.Options{Name: "t", Version: "0", CursorKey: []byte("k"),
+		Tenancy: retrieval.Tenancy{Index: true}, Policy: capability.Policy{Writable: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/memory"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // benchWords is the vocabulary of the synthetic benchmark corpus.
@@ -42,7 +43,7 @@ func benchDocs(n int) []adapters.Document {
 func BenchmarkMemoryRetrieve(b *testing.B) {
 	st := memory.New(memory.Options{})
 	st.Add(benchDocs(150)...)
-	eng, err := adapters.NewEngine(context.Background(), st, adapters.EngineOptions{Name: "bench",
+	eng, err := retrieval.NewEngine(context.Background(), st, retrieval.Options{Name: "bench",
 		Policy: capability.Policy{MaxK: 200, DefaultCandidateK: 100, Streaming: true, Log: true}})
 	if err != nil {
 		b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 func osDo(t *testing.T, method, url, body string) (int, string) {
@@ -44,8 +45,8 @@ func TestLiveTenantIndices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := adapters.NewEngine(context.Background(), a, adapters.EngineOptions{Name: "t", Version: "0", CursorKey: []byte("k"),
-		Tenancy: adapters.Tenancy{Index: true}, Policy: capability.Policy{Writable: true}})
+	e, err := retrieval.NewEngine(context.Background(), a, retrieval.Options{Name: "t", Version: "0", CursorKey: []byte("k"),
+		Tenancy: retrieval.Tenancy{Index: true}, Policy: capability.Policy{Writable: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/federation"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // switchable is the real in-process memory engine behind a FAKE network:
@@ -102,9 +103,9 @@ func breakerOptions() resilient.Options {
 		Timeout: 5 * time.Second, ReprobeInterval: time.Hour}
 }
 
-func newEngine(t *testing.T, a adapters.Adapter) *adapters.Engine {
+func newEngine(t *testing.T, a adapters.Adapter) *retrieval.Engine {
 	t.Helper()
-	e, err := adapters.NewEngine(context.Background(), a, adapters.EngineOptions{
+	e, err := retrieval.NewEngine(context.Background(), a, retrieval.Options{
 		Name: "t", Version: "0", Embedder: adaptertest.Embedder(),
 		Policy: capability.Policy{MaxK: 10, DefaultCandidateK: 10},
 	})

@@ -89,7 +89,7 @@ func (o Options) withDefaults() Options {
 }
 
 // Adapter is the resilient decorator. Pass AsAdapter() to
-// adapters.NewEngine; keep the *Adapter for Run, State and Abort.
+// retrieval.NewEngine; keep the *Adapter for Run, State and Abort.
 type Adapter struct {
 	inner adapters.Adapter
 	opts  Options

@@ -13,6 +13,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/telemetry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // app is the wired-up process: configuration, logger and one Engine.
@@ -20,7 +21,7 @@ type app struct {
 	cfg     *config.Config
 	log     *slog.Logger
 	backend string
-	engine  *adapters.Engine
+	engine  *retrieval.Engine
 	obs     observability // traces, metrics, request logs (telemetry.go)
 	// redact scrubs the configuration's secrets from logs and answers.
 	redact *telemetry.Redactor
@@ -97,7 +98,7 @@ func (a *app) openBackend(ctx context.Context, name string, emb adapters.Embedde
 	}
 	ad = a.observeAdapter(ad, b.Name)
 	a.backend = b.Name
-	a.engine, err = adapters.NewEngine(ctx, ad, engineOptions(b.Policy, b.Tenancy, emb, log))
+	a.engine, err = retrieval.NewEngine(ctx, ad, engineOptions(b.Policy, b.Tenancy, emb, log))
 	if err != nil {
 		ad.Close()
 		return fmt.Errorf("probe backend %s: %w", b.Name, err)
@@ -123,8 +124,8 @@ func backendDeps(b *config.Backend, log *slog.Logger, emb adapters.Embedder) (ad
 	return adapters.Deps{Logger: log, Embedder: emb, TenantIndex: ti}, nil
 }
 
-func engineOptions(p config.Policy, t config.Tenancy, emb adapters.Embedder, log *slog.Logger) adapters.EngineOptions {
-	return adapters.EngineOptions{
+func engineOptions(p config.Policy, t config.Tenancy, emb adapters.Embedder, log *slog.Logger) retrieval.Options {
+	return retrieval.Options{
 		Name:     "rcp-sidecar",
 		Version:  version,
 		Embedder: emb,

@@ -13,6 +13,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/cmd/rcp-sidecar/demo"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 const demoBackend = "demo"
@@ -21,7 +22,7 @@ const demoBackend = "demo"
 // English analyzer (stemming and stop words): sparse always, dense too when an embedder is configured (the corpus is embedded
 // once at start-up). wrap decorates the store (telemetry: a span and
 // latency per engine call).
-func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger, wrap func(adapters.Adapter) adapters.Adapter) (*adapters.Engine, error) {
+func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger, wrap func(adapters.Adapter) adapters.Adapter) (*retrieval.Engine, error) {
 	docs, err := demoDocuments()
 	if err != nil {
 		return nil, err
@@ -40,7 +41,7 @@ func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger, wrap
 	store := memory.New(opts)
 	store.Add(docs...)
 	log.Info("demo corpus loaded", "docs", len(docs), "dense", emb != nil)
-	return adapters.NewEngine(ctx, wrap(store), engineOptions(config.DefaultPolicy(), config.Tenancy{}, emb, log.With("backend", demoBackend)))
+	return retrieval.NewEngine(ctx, wrap(store), engineOptions(config.DefaultPolicy(), config.Tenancy{}, emb, log.With("backend", demoBackend)))
 }
 
 // demoDocuments parses the embedded BEIR-shaped JSONL: _id and text are

@@ -19,6 +19,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // enginesPrefix is where each federated engine is served over HTTP:
@@ -51,7 +52,7 @@ type fedApp struct {
 	log *slog.Logger
 	// mu guards engines, which late backends join (late.go).
 	mu      sync.Mutex
-	engines []*adapters.Engine
+	engines []*retrieval.Engine
 	ids     []string
 	agg     *federation.Aggregator
 	// aggOptions built agg; handler reuses them over scoped engines.
@@ -202,7 +203,7 @@ func (fa *fedApp) open(ctx, runCtx context.Context, b *config.Backend, emb adapt
 	}
 	fe := &federation.Engine{ID: b.Name, Weight: b.FusionWeight(), Required: b.Required}
 	fa.ids = append(fa.ids, b.Name)
-	e, err := adapters.NewEngine(ctx, ra.AsAdapter(), opts)
+	e, err := retrieval.NewEngine(ctx, ra.AsAdapter(), opts)
 	switch {
 	case err != nil && b.Required:
 		ra.Close()
@@ -226,16 +227,16 @@ func (fa *fedApp) open(ctx, runCtx context.Context, b *config.Backend, emb adapt
 // openAdapter opens one configured backend's adapter behind the
 // resilience layer, as the single-backend path does, and returns the
 // options its Engine is built with.
-func (fa *fedApp) openAdapter(ctx context.Context, b *config.Backend, emb adapters.Embedder) (*resilient.Adapter, adapters.EngineOptions, error) {
+func (fa *fedApp) openAdapter(ctx context.Context, b *config.Backend, emb adapters.Embedder) (*resilient.Adapter, retrieval.Options, error) {
 	f, _ := newRegistry().Lookup(b.Engine)
 	log := fa.log.With("backend", b.Name, "engine", b.Engine)
 	deps, err := backendDeps(b, log, emb)
 	if err != nil {
-		return nil, adapters.EngineOptions{}, err
+		return nil, retrieval.Options{}, err
 	}
 	ad, err := f.Open(ctx, b.Config, deps)
 	if err != nil {
-		return nil, adapters.EngineOptions{}, fmt.Errorf("open backend %s: %w", b.Name, err)
+		return nil, retrieval.Options{}, fmt.Errorf("open backend %s: %w", b.Name, err)
 	}
 	ra := resilient.New(fa.obs.observeAdapter(ad, b.Name), resilientOptions(b, log))
 	if !fa.cfg.Telemetry.Disabled {

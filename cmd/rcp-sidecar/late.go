@@ -8,13 +8,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient/standby"
 	"github.com/rcp-sidecar/rcp-sidecar/federation"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // lateBackend is a federated backend (not required) whose engine could
@@ -191,7 +191,7 @@ func (v *lateView) IndexDelete(ctx context.Context, p *rcp.IndexDeleteParams) (*
 // await probes ra until its engine opens (awaitEngine), then registers
 // it (Close closes it), opens l and runs the periodic re-probe. It returns
 // when runCtx ends; ra is closed then if the engine never opened.
-func (fa *fedApp) await(runCtx context.Context, l *lateBackend, ra *resilient.Adapter, opts adapters.EngineOptions) {
+func (fa *fedApp) await(runCtx context.Context, l *lateBackend, ra *resilient.Adapter, opts retrieval.Options) {
 	e, ok := awaitEngine(runCtx, ra, opts, &l.next, func(err error) {
 		l.fail(err)
 		fa.log.Debug("start-up probe failed", "backend", l.id, "err", err)

@@ -13,11 +13,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient/standby"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // Start-up probing backs off from startBackoffMin to startBackoffMax.
@@ -35,7 +35,7 @@ type resilience struct {
 	a     *app
 	ra    *resilient.Adapter // nil for the demo engine
 	gate  *standby.Gate
-	opts  adapters.EngineOptions
+	opts  retrieval.Options
 	next  atomic.Int64 // unix ns of the next start-up probe
 	fatal chan error   // the real server could not be built
 
@@ -52,7 +52,7 @@ func loadResilientApp(ctx context.Context, g *globals) (*resilience, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newResilience(a, nil, adapters.EngineOptions{}), nil
+		return newResilience(a, nil, retrieval.Options{}), nil
 	}
 	a, err := newBareApp(g)
 	if err != nil {
@@ -97,7 +97,7 @@ func openResilient(ctx context.Context, a *app, b *config.Backend) (*resilience,
 	ra := resilient.New(a.observeAdapter(ad, b.Name), resilientOptions(b, log)) // a span per attempt
 	a.tel().WatchCircuit(b.Name, ra)
 	rs := newResilience(a, ra, engineOptions(b.Policy, b.Tenancy, emb, log))
-	if a.engine, err = adapters.NewEngine(ctx, ra.AsAdapter(), rs.opts); err != nil {
+	if a.engine, err = retrieval.NewEngine(ctx, ra.AsAdapter(), rs.opts); err != nil {
 		log.Warn("backend not ready; serving -32010 until its first probe succeeds", "err", err)
 	}
 	return rs, nil
@@ -121,7 +121,7 @@ func resilientOptions(b *config.Backend, log *slog.Logger) resilient.Options {
 	return o
 }
 
-func newResilience(a *app, ra *resilient.Adapter, opts adapters.EngineOptions) *resilience {
+func newResilience(a *app, ra *resilient.Adapter, opts retrieval.Options) *resilience {
 	rs := &resilience{a: a, ra: ra, opts: opts, fatal: make(chan error, 1), cancel: func() {}}
 	rs.gate = standby.New(rs.retryAfter)
 	return rs
@@ -174,14 +174,14 @@ func (rs *resilience) await(ctx context.Context, build func() (http.Handler, sta
 // opens on it; next holds when the next probe runs (UnixNano, for
 // retryAfterMs) and failed sees each failure. It returns false when ctx
 // ends first.
-func awaitEngine(ctx context.Context, ra *resilient.Adapter, opts adapters.EngineOptions, next *atomic.Int64, failed func(error)) (*adapters.Engine, bool) {
+func awaitEngine(ctx context.Context, ra *resilient.Adapter, opts retrieval.Options, next *atomic.Int64, failed func(error)) (*retrieval.Engine, bool) {
 	for delay := startBackoffMin; ; delay = min(2*delay, startBackoffMax) {
 		wait := delay/2 + rand.N(delay/2+1)
 		next.Store(time.Now().Add(wait).UnixNano())
 		if !sleepCtx(ctx, wait) {
 			return nil, false
 		}
-		e, err := adapters.NewEngine(ctx, ra.AsAdapter(), opts)
+		e, err := retrieval.NewEngine(ctx, ra.AsAdapter(), opts)
 		if err == nil {
 			return e, true
 		}

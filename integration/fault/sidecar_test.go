@@ -18,6 +18,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // Sidecar timing under test.
@@ -46,7 +47,7 @@ func startSidecar(t *testing.T, esURL, index string) *sidecar {
 	}
 	ra := resilient.New(ad, resilient.Options{Name: "fault", Timeout: time.Second, Retries: 2,
 		FailureThreshold: 5, OpenFor: openFor, ReprobeInterval: 2 * time.Second, Logger: log})
-	e, err := adapters.NewEngine(ctx, ra.AsAdapter(), adapters.EngineOptions{Name: "rcp-sidecar", Version: "test", Logger: log,
+	e, err := retrieval.NewEngine(ctx, ra.AsAdapter(), retrieval.Options{Name: "rcp-sidecar", Version: "test", Logger: log,
 		Policy: capability.Policy{MaxK: 50, DefaultCandidateK: 50, Writable: true}})
 	if err != nil {
 		t.Fatal(err)

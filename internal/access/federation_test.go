@@ -5,11 +5,11 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // fanOut is a minimal aggregator: it asks every engine the caller may use,
@@ -48,7 +48,7 @@ func TestFederatedCallIsChargedOnceAndScopedPerEngine(t *testing.T) {
 	}
 	agg := &fanOut{ids: []string{"docs", "wiki"}}
 	for _, id := range agg.ids {
-		eng, err := adapters.NewEngine(context.Background(), newStore(), adapters.EngineOptions{
+		eng, err := retrieval.NewEngine(context.Background(), newStore(), retrieval.Options{
 			Policy: capability.Policy{MaxK: 50, DefaultCandidateK: 50}})
 		if err != nil {
 			t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // Secrets used by the tests; configuration only ever holds their digests.
@@ -77,7 +78,7 @@ func newServer(t testing.TB, opts access.Options) *httptest.Server {
 // whose fake clock cannot wait on real sockets).
 func newHandler(t testing.TB, opts access.Options) http.Handler {
 	t.Helper()
-	eng, err := adapters.NewEngine(context.Background(), newStore(), adapters.EngineOptions{
+	eng, err := retrieval.NewEngine(context.Background(), newStore(), retrieval.Options{
 		Name: "test", Version: "0", Policy: capability.Policy{MaxK: 50, DefaultCandidateK: 50, Writable: true},
 	})
 	if err != nil {

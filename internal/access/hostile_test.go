@@ -14,6 +14,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // Keys of the hostile suite: tenants scoped by a nested field (org.id).
@@ -31,7 +32,7 @@ func orgServer(t *testing.T) (*httptest.Server, *memory.Store) {
 	st := memory.New(memory.Options{Writable: true, Fields: map[string]mapping.FieldType{"org.id": mapping.TypeKeyword}})
 	st.Add(adapters.Document{ID: "c/own", Text: "quarterly report", Meta: map[string]any{"org": map[string]any{"id": "c"}}},
 		adapters.Document{ID: "d/own", Text: "quarterly report", Meta: map[string]any{"org": map[string]any{"id": "d"}}})
-	eng, err := adapters.NewEngine(context.Background(), st, adapters.EngineOptions{
+	eng, err := retrieval.NewEngine(context.Background(), st, retrieval.Options{
 		Name: "test", Version: "0", Policy: capability.Policy{MaxK: 50, DefaultCandidateK: 50, Writable: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +137,7 @@ func TestHostileMetaRepeatingOwnTenant(t *testing.T) {
 // alone on a shared index scopes nothing, and a filter without a tenant
 // cannot pick an index on an index-isolated engine.
 func TestHostileTenantFieldsNeedMatchingMode(t *testing.T) {
-	eng, err := adapters.NewEngine(context.Background(), newStore(), adapters.EngineOptions{
+	eng, err := retrieval.NewEngine(context.Background(), newStore(), retrieval.Options{
 		Name: "test", Version: "0", Policy: capability.Policy{Writable: true}})
 	if err != nil {
 		t.Fatal(err)

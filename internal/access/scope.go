@@ -34,7 +34,7 @@ type scoped struct {
 	tenants []*tenant // by Principal.idx; nil: no tenant scope
 }
 
-// fieldOpser is implemented by adapters.Engine (per-field operators, §8).
+// fieldOpser is implemented by retrieval.Engine (per-field operators, §8).
 type fieldOpser interface {
 	FieldOps(field string) []mapping.Op
 }

@@ -96,19 +96,29 @@ func allowed(imp string, allow []string) bool {
 }
 
 // layers lists, per module package, everything its non-test code may
-// import directly (ARCHITECTURE §2.2). Packages absent here are only
-// subject to the global rules below.
+// import directly (ARCHITECTURE §2.2). Every module package must appear:
+// TestLayering fails on a package missing here, so a new package starts
+// by stating its layer. An empty list is a package with no non-test
+// imports (documentation and test-only packages).
 var layers = map[string][]string{
-	"rcp/internal/jsonscan":       {"std"},
-	"rcp/jsonrpc":                 {"std", "rcp/internal/jsonscan"},
-	"rcp":                         {"std", "rcp/jsonrpc", "rcp/internal/jsonscan"},
-	"mapping":                     {"std", "rcp"},
-	"capability":                  {"std", "rcp", "mapping"},
+	// The wire protocol and the pure packages: the standard library only.
+	"rcp/internal/jsonscan": {"std"},
+	"rcp/jsonrpc":           {"std", "rcp/internal/jsonscan"},
+	"rcp":                   {"std", "rcp/jsonrpc", "rcp/internal/jsonscan"},
+	"mapping":               {"std", "rcp"},
+	"capability":            {"std", "rcp", "mapping"},
+	"rcp/server":            {"std", "rcp", "rcp/jsonrpc", "rcp/internal/jsonscan", "go.opentelemetry.io/"},
+	"rcp/rcptest":           {"std", "rcp", "rcp/jsonrpc", "rcp/server", "github.com/santhosh-tekuri/jsonschema/"},
+
+	// adapters is the contract only: it names no pipeline, server or tracer.
+	"adapters": {"std", "rcp", "capability", "mapping"},
+	// retrieval is the portable pipeline over the adapters contract; it
+	// does not know the server that serves it nor any engine.
+	"retrieval": {"std", "adapters", "capability", "mapping", "rcp", "go.opentelemetry.io/"},
+
+	// Engines implement the contract and never import the pipeline.
 	"adapters/internal/dsl":       {"std"},
 	"adapters/internal/dslfilter": {"std", "adapters/internal/dsl", "mapping", "rcp", "capability"},
-	"adapters/internal/livetest":  {"std", "adapters", "rcp"},
-	"adapters":                    {"std", "rcp", "rcp/server", "capability", "mapping", "go.opentelemetry.io/"},
-	"rcp/server":                  {"std", "rcp", "rcp/jsonrpc", "rcp/internal/jsonscan", "go.opentelemetry.io/"},
 	// The memory engine's optional English analyzer stems with Snowball.
 	"adapters/memory": {"std", "adapters", "capability", "mapping", "rcp", "github.com/blevesearch/snowballstem"},
 	"adapters/elasticsearch": {"std", "adapters", "capability", "mapping", "rcp", "adapters/internal/dsl",
@@ -117,20 +127,68 @@ var layers = map[string][]string{
 		"adapters/internal/dslfilter", "github.com/opensearch-project/"},
 	"adapters/qdrant": {"std", "adapters", "capability", "mapping", "rcp",
 		"github.com/qdrant/", "google.golang.org/grpc", "google.golang.org/protobuf"},
-	"embedding":       {"std", "adapters", "rcp"},
-	"internal/config": {"std", "adapters", "mapping", "github.com/spf13/viper"},
+	"adapters/qdrant/qdranttest": {"std", "github.com/qdrant/", "google.golang.org/grpc"},
+	// Decorators wrap an Adapter; the standby keeps a peer sidecar warm.
+	"adapters/resilient":         {"std", "adapters", "capability", "rcp"},
+	"adapters/resilient/standby": {"std", "rcp", "rcp/jsonrpc"},
+	"embedding":                  {"std", "adapters", "rcp"},
+
+	// Test helpers drive the pipeline over an adapter.
+	"adapters/adaptertest": {"std", "adapters", "retrieval", "capability", "mapping", "rcp", "rcp/rcptest",
+		"github.com/google/go-cmp/"},
+	"adapters/internal/filterdiff": {"std", "adapters", "retrieval", "capability", "mapping", "rcp"},
+	"adapters/internal/livetest":   {"std", "adapters", "retrieval", "rcp"},
+
+	// Serving layers above the pipeline.
+	"federation":      {"std", "mapping", "rcp", "rcp/server"},
+	"internal/access": {"std", "adapters", "mapping", "rcp", "rcp/jsonrpc", "rcp/server"},
+	"internal/telemetry": {"std", "adapters", "capability", "mapping", "rcp", "rcp/server",
+		"github.com/prometheus/", "go.opentelemetry.io/"},
+	"internal/config": {"std", "adapters", "retrieval", "mapping", "github.com/spf13/viper"},
+
+	// The binary wires everything together.
+	"cmd/rcp-sidecar": {"std", "adapters", "adapters/elasticsearch", "adapters/memory", "adapters/opensearch",
+		"adapters/qdrant", "adapters/resilient", "adapters/resilient/standby", "capability", "cmd/rcp-sidecar/demo",
+		"embedding", "federation", "internal/access", "internal/config", "internal/telemetry", "rcp", "rcp/server",
+		"retrieval", "github.com/spf13/cobra", "golang.org/x/net/netutil"},
+	"cmd/rcp-sidecar/demo": {"std"},
+	"deploy/healthcheck":   {"std"},
+
+	// Benchmark tools drive in-process engines and fakes.
+	"bench/scifact": {"std", "adapters", "bench/scifact/beir", "embedding", "rcp"},
+	"bench/scifact/beir": {"std", "adapters", "adapters/elasticsearch", "adapters/opensearch", "adapters/qdrant",
+		"adapters/qdrant/qdranttest", "capability", "rcp", "rcp/server", "retrieval", "github.com/qdrant/"},
+
+	// Documentation and test-only packages.
+	"deploy":              {},
+	"integration/fault":   {},
+	"integration/interop": {},
+	"integration/qdrant":  {},
+	"internal/archtest":   {},
 }
 
+// TestLayering checks every module package's direct imports against its
+// layer, fails on a package the table does not list, and on a listed
+// package that no longer exists (so the table stays the whole map).
 func TestLayering(t *testing.T) {
+	seen := make(map[string]bool, len(layers))
 	for _, p := range listPackages(t) {
-		allow, ok := layers[rel(p.ImportPath)]
+		r := rel(p.ImportPath)
+		seen[r] = true
+		allow, ok := layers[r]
 		if !ok {
+			t.Errorf("package %s has no layer: add it to layers with the imports it may use", r)
 			continue
 		}
 		for _, imp := range p.Imports {
 			if !allowed(imp, allow) {
-				t.Errorf("%s imports %s; allowed: %v", rel(p.ImportPath), imp, allow)
+				t.Errorf("%s imports %s; allowed: %v", r, imp, allow)
 			}
+		}
+	}
+	for r := range layers {
+		if !seen[r] {
+			t.Errorf("layers lists %s, which is not a package of the module", r)
 		}
 	}
 }

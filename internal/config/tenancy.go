@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // Tenancy modes (backends[].tenancy.mode).
@@ -63,8 +64,8 @@ func applyTenancyDefaults(t *Tenancy) {
 func (t *Tenancy) Isolated() bool { return t.Mode == TenancyIndex }
 
 // Engine returns the Engine's view of the settings.
-func (t *Tenancy) Engine() adapters.Tenancy {
-	return adapters.Tenancy{Index: t.Isolated(), MetaFields: slices.Clone(t.MetaFields), MaxNewFields: t.MaxNewFields}
+func (t *Tenancy) Engine() retrieval.Tenancy {
+	return retrieval.Tenancy{Index: t.Isolated(), MetaFields: slices.Clone(t.MetaFields), MaxNewFields: t.MaxNewFields}
 }
 
 // TenantIndex reads the mapping file and returns the adapter's view of

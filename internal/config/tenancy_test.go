@@ -10,6 +10,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // tenancyRegistry has an engine that can isolate tenants by index and
@@ -86,7 +87,7 @@ func TestTenancyConfig(t *testing.T) {
 // and 0 with one, unless set (mode index: see TestTenancyConfig).
 func TestTenancyDefaults(t *testing.T) {
 	for tenancy, want := range map[string]int{
-		"{}": adapters.DefaultMaxNewFields, "{meta_fields: [lang]}": 0, "{meta_fields: [lang], max_new_fields: 4}": 4, "{max_new_fields: -1}": -1,
+		"{}": retrieval.DefaultMaxNewFields, "{meta_fields: [lang]}": 0, "{meta_fields: [lang], max_new_fields: 4}": 4, "{max_new_fields: -1}": -1,
 	} {
 		cfg, err := config.Parse([]byte("backends:\n  - {name: docs, engine: fake, settings: {url: http://x}, tenancy: "+tenancy+"}\n"), tenancyRegistry)
 		if err != nil {

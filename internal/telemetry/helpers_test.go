@@ -19,6 +19,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // engineName labels every span and metric in these tests.
@@ -74,8 +75,8 @@ func newStack(t *testing.T, o stackOpts) *stack {
 	if o.wrap != nil {
 		a = o.wrap(a)
 	}
-	e, err := adapters.NewEngine(context.Background(), s.tel.Adapter(a, engineName),
-		adapters.EngineOptions{Name: "test", Version: "0", Embedder: emb, Logger: log,
+	e, err := retrieval.NewEngine(context.Background(), s.tel.Adapter(a, engineName),
+		retrieval.Options{Name: "test", Version: "0", Embedder: emb, Logger: log,
 			Policy: capability.Policy{Writable: true}})
 	if err != nil {
 		t.Fatal(err)

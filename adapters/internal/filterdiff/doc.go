@@ -8,7 +8,7 @@
 // copy_to, runtime and derived fields), and an alias over two indices that
 // disagree on a field. It indexes a few hundred documents with boundary
 // values raw through _bulk, opens the sidecar's adapter on the target and
-// builds an adapters.Engine, then sends filter trees over every (field,
+// builds an retrieval.Engine, then sends filter trees over every (field,
 // operator) pair the Engine advertises (Capabilities().Filter and
 // FieldOps), in sparse mode on a token every document holds, following
 // nextCursor to collect every match. It also sends leaves the sidecar must

@@ -22,6 +22,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // Target is one live engine the suite runs against, wired by the
@@ -247,7 +248,7 @@ func (s *suite) round(i int, plan roundPlan) {
 		t.Fatalf("round %d: open %s: %v", i, r.Target, err)
 	}
 	defer a.Close()
-	e, err := adapters.NewEngine(s.ctx, a, adapters.EngineOptions{Name: "filterdiff", CursorKey: []byte("filterdiff")})
+	e, err := retrieval.NewEngine(s.ctx, a, retrieval.Options{Name: "filterdiff", CursorKey: []byte("filterdiff")})
 	if err != nil {
 		t.Fatalf("round %d: engine: %v", i, err)
 	}
@@ -331,7 +332,7 @@ type roundState struct {
 	*suite
 	r      *Round
 	i      int
-	e      *adapters.Engine
+	e      *retrieval.Engine
 	fg     *filterGen
 	maxK   int
 	ops    []string            // advertised operators
@@ -427,7 +428,7 @@ type check struct {
 	// nil for a filter over advertised pairs, judged by the oracle.
 	want *wantErr
 	// eng is the engine to ask (nil: the round's).
-	eng *adapters.Engine
+	eng *retrieval.Engine
 }
 
 // wantErr is an expected refusal.
@@ -566,7 +567,7 @@ func (rs *roundState) narrowed(a adapters.Adapter) {
 			kept = append(kept, mapping.Op(op))
 		}
 	}
-	e2, err := adapters.NewEngine(rs.ctx, a, adapters.EngineOptions{Name: "filterdiff", CursorKey: []byte("filterdiff"),
+	e2, err := retrieval.NewEngine(rs.ctx, a, retrieval.Options{Name: "filterdiff", CursorKey: []byte("filterdiff"),
 		Policy: capability.Policy{Operators: kept}})
 	if err != nil {
 		rs.t.Fatalf("round %d: narrowed engine: %v", rs.i, err)
@@ -600,7 +601,7 @@ func (rs *roundState) narrowed(a adapters.Adapter) {
 
 // retrieveAll runs n in sparse mode on the common token with k = maxK and
 // follows nextCursor to the end, returning every id, sorted.
-func (rs *roundState) retrieveAll(e *adapters.Engine, n *Node) ([]string, error) {
+func (rs *roundState) retrieveAll(e *retrieval.Engine, n *Node) ([]string, error) {
 	filter := n.String()
 	var ids []string
 	seen := map[string]bool{}
@@ -679,7 +680,7 @@ func (rs *roundState) judge(c check) {
 // right: the refusal a check wants; for a filter over advertised pairs,
 // -32602 on a refusable leaf's field when one is refusable (Refusable),
 // else exactly the oracle's ids.
-func (rs *roundState) verdict(eng *adapters.Engine, c check) *finding {
+func (rs *roundState) verdict(eng *retrieval.Engine, c check) *finding {
 	rs.stats.filters++
 	ids, err := rs.retrieveAll(eng, c.node)
 	var re *rcp.Error

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // ClassesIndex is the index body (settings and mappings) FilterClasses
@@ -63,7 +64,7 @@ func FilterClasses(ctx context.Context, t *testing.T, a adapters.Adapter, ignore
 		{ID: "c4", Text: "class four", Meta: map[string]any{"d": "2023-02-16T17:49:02.001Z"}},
 		{ID: "c5", Text: "class five", Meta: map[string]any{"d": "2023-02-16T17:49:02Z"}},
 	}
-	e, err := adapters.NewEngine(ctx, a, adapters.EngineOptions{Name: "live", CursorKey: []byte("k")})
+	e, err := retrieval.NewEngine(ctx, a, retrieval.Options{Name: "live", CursorKey: []byte("k")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func FilterClasses(ctx context.Context, t *testing.T, a adapters.Adapter, ignore
 
 // filterIDs runs a sparse retrieve over every document with filter and
 // returns the sorted ids.
-func filterIDs(ctx context.Context, e *adapters.Engine, filter string) ([]string, error) {
+func filterIDs(ctx context.Context, e *retrieval.Engine, filter string) ([]string, error) {
 	var p rcp.RetrieveParams
 	if err := json.Unmarshal([]byte(`{"query":"class","k":50,"mode":"sparse","filter":`+filter+`}`), &p); err != nil {
 		return nil, err

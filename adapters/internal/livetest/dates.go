@@ -10,6 +10,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // DateMapping is the index mapping DateFilters expects: a text field
@@ -33,7 +34,7 @@ func DateFilters(ctx context.Context, t *testing.T, a adapters.Adapter) {
 		{ID: "n2", Text: "instant two", Meta: map[string]any{"ts": t2, "ms": m2}},
 		{ID: "n3", Text: "instant three", Meta: map[string]any{"ts": t3, "ms": m3}},
 	}
-	e, err := adapters.NewEngine(ctx, a, adapters.EngineOptions{Name: "live", CursorKey: []byte("k")})
+	e, err := retrieval.NewEngine(ctx, a, retrieval.Options{Name: "live", CursorKey: []byte("k")})
 	if err != nil {
 		t.Fatal(err)
 	}

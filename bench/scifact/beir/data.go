@@ -1,5 +1,5 @@
 // Package beir runs BEIR-style fidelity and speed comparisons between the
-// sidecar (an in-process adapters.Engine, optionally behind the RCP HTTP
+// sidecar (an in-process retrieval.Engine, optionally behind the RCP HTTP
 // handler) and the same engine queried directly.
 package beir
 

@@ -12,6 +12,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // Options configure a run.
@@ -52,7 +53,7 @@ type Setup struct {
 	ds     *Dataset
 	kit    Kit
 	direct *direct
-	eng    *adapters.Engine
+	eng    *retrieval.Engine
 	// label names the engine behind the run when it is not what -engine
 	// says (a fake); noDirect means no direct query path exists.
 	label    string
@@ -108,11 +109,11 @@ func (s *Setup) openEngine(ctx context.Context) error {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	p := capability.Policy{MaxK: max(s.opts.K, 100), DefaultCandidateK: s.opts.K}
-	eo := adapters.EngineOptions{Name: "scifact", Version: "bench", Policy: p, CursorKey: key}
+	eo := retrieval.Options{Name: "scifact", Version: "bench", Policy: p, CursorKey: key}
 	if s.opts.Embedder != nil {
 		eo.Policy.EmbedDim, eo.Policy.EmbedIdentity, eo.Embedder = s.opts.Embedder.Dimension(), s.opts.Embedder.Identity(), s.opts.Embedder
 	}
-	if s.eng, err = adapters.NewEngine(ctx, a, eo); err != nil {
+	if s.eng, err = retrieval.NewEngine(ctx, a, eo); err != nil {
 		a.Close()
 		return err
 	}
@@ -146,7 +147,7 @@ func (s *Setup) Label() string { return s.label }
 func (s *Setup) Queries() []Query { return s.ds.Queries }
 
 // Engine returns the sidecar Engine.
-func (s *Setup) Engine() *adapters.Engine { return s.eng }
+func (s *Setup) Engine() *retrieval.Engine { return s.eng }
 
 // params is the sidecar request for one query: candidateK = k so the
 // dense stage asks for exactly what the direct kNN query asks for.

@@ -1,4 +1,4 @@
-package adapters
+package retrieval
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -164,7 +165,7 @@ func (e *Engine) IndexAdd(ctx context.Context, p *rcp.IndexAddParams) (*rcp.Inde
 	if rerr := e.canonicalMeta(docs); rerr != nil {
 		return nil, rerr
 	}
-	if t, scoped := TenantFrom(ctx); scoped {
+	if t, scoped := adapters.TenantFrom(ctx); scoped {
 		if rerr := e.checkTenantMeta(t, tenant, docs); rerr != nil {
 			return nil, rerr
 		}
@@ -184,8 +185,8 @@ func (e *Engine) IndexAdd(ctx context.Context, p *rcp.IndexAddParams) (*rcp.Inde
 	return &rcp.IndexAddResult{IDs: ids}, nil
 }
 
-func (e *Engine) writer() (Writer, *rcp.Error) {
-	w, ok := e.a.(Writer)
+func (e *Engine) writer() (adapters.Writer, *rcp.Error) {
+	w, ok := e.a.(adapters.Writer)
 	if e.caps.Index == nil || !e.caps.Index.Writable || !ok {
 		return nil, rcp.NewError(rcp.CodeCapabilityMissing, "index is not advertised as writable")
 	}
@@ -204,8 +205,8 @@ func (e *Engine) gateIndexAdd(p *rcp.IndexAddParams) *rcp.Error {
 	return nil
 }
 
-func toDocuments(in []rcp.Document) ([]Document, *rcp.Error) {
-	docs := make([]Document, len(in))
+func toDocuments(in []rcp.Document) ([]adapters.Document, *rcp.Error) {
+	docs := make([]adapters.Document, len(in))
 	for i, d := range in {
 		id := d.ID
 		if id == "" {
@@ -213,7 +214,7 @@ func toDocuments(in []rcp.Document) ([]Document, *rcp.Error) {
 		} else if err := checkID(id, fmt.Sprintf("documents[%d].id", i)); err != nil {
 			return nil, err
 		}
-		docs[i] = Document{ID: id, Text: d.Text, Meta: d.Meta}
+		docs[i] = adapters.Document{ID: id, Text: d.Text, Meta: d.Meta}
 	}
 	return docs, nil
 }
@@ -236,7 +237,7 @@ func mintID() string {
 
 // embedDocuments fills vectors (kind "document") when dense retrieval is
 // served through the sidecar's embedder.
-func (e *Engine) embedDocuments(ctx context.Context, docs []Document) error {
+func (e *Engine) embedDocuments(ctx context.Context, docs []adapters.Document) error {
 	if !e.embedsDocuments() || len(docs) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package adapters
+package retrieval
 
 import (
 	"bytes"
@@ -11,19 +11,10 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
-
-// cursorState is what a sealed pagination cursor carries (§10).
-type cursorState struct {
-	Query  string   `json:"q"`
-	Mode   rcp.Mode `json:"m"`
-	Offset int      `json:"o"`
-	// After and Next continue an engine-side page (Candidates.Next).
-	After json.RawMessage `json:"a,omitempty"`
-	Next  json.RawMessage `json:"n,omitempty"`
-}
 
 // openCursor restores the page offset; a cursor minted for another query,
 // filter or mode is -32602 on field "cursor".
@@ -181,7 +172,7 @@ func (e *Engine) hit(r *retrieval, key string, it *item, sh *pageShared) rcp.Hit
 	return h
 }
 
-func (e *Engine) citation(c *Candidate, sh *pageShared) *rcp.Citation {
+func (e *Engine) citation(c *adapters.Candidate, sh *pageShared) *rcp.Citation {
 	if c.Citation != nil {
 		return c.Citation
 	}

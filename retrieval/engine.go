@@ -1,4 +1,4 @@
-package adapters
+package retrieval
 
 import (
 	"context"
@@ -7,15 +7,16 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
-	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
 
-// EngineOptions configure an Engine.
-type EngineOptions struct {
+// Options configure an Engine.
+type Options struct {
 	// Name and Version identify the server (initialize.result.server).
 	Name, Version string
 	// Policy narrows the derived capabilities. EmbedDim and EmbedIdentity
@@ -23,7 +24,7 @@ type EngineOptions struct {
 	Policy capability.Policy
 	// Embedder embeds queries (dense stages), embed inputs and documents
 	// written by index/add. Nil means no embedder.
-	Embedder Embedder
+	Embedder adapters.Embedder
 	// Logger receives engine-side error text, never sent to clients (§15).
 	Logger *slog.Logger
 	// CursorKey authenticates pagination cursors; random when empty.
@@ -39,8 +40,8 @@ type EngineOptions struct {
 // for every engine. Its capability set is fixed at NewEngine (§13.2).
 // Engine is safe for concurrent use.
 type Engine struct {
-	a       Adapter
-	opts    EngineOptions
+	a       adapters.Adapter
+	opts    Options
 	policy  capability.Policy
 	ev      *capability.Evidence
 	caps    rcp.Capabilities
@@ -61,7 +62,7 @@ type Reason = capability.Reason
 // NewEngine probes a once and derives the capability set that the Engine
 // then serves for its whole lifetime (§13.2: a backend lost later yields
 // -32010, never a narrower capability set).
-func NewEngine(ctx context.Context, a Adapter, opts EngineOptions) (*Engine, error) {
+func NewEngine(ctx context.Context, a adapters.Adapter, opts Options) (*Engine, error) {
 	if a == nil {
 		return nil, errors.New("adapters: nil adapter")
 	}
@@ -99,7 +100,7 @@ func (e *Engine) initKey() error {
 
 // embedPolicy makes the policy's embedder facts agree with the embedder
 // actually configured: dense is advertised only when it can be served.
-func embedPolicy(p capability.Policy, emb Embedder) capability.Policy {
+func embedPolicy(p capability.Policy, emb adapters.Embedder) capability.Policy {
 	if emb == nil {
 		p.EmbedDim, p.EmbedIdentity = 0, ""
 		return p
@@ -178,5 +179,31 @@ func (e *Engine) hasEncoding(enc string) bool {
 	return e.caps.Embed != nil && slices.Contains(e.caps.Embed.Encodings, enc)
 }
 
-// §13.2 and the server's gating rely on Engine being a server.Backend.
-var _ server.Backend = (*Engine)(nil)
+// Retrieve runs the §7.7 pipeline as named steps: gate, clamp, recall,
+// fuse, diversify, filter by minScore, page and pack, label.
+func (e *Engine) Retrieve(ctx context.Context, p *rcp.RetrieveParams) (*rcp.RetrieveResult, error) {
+	start := time.Now()
+	if e.caps.Retrieve == nil {
+		return nil, rcp.NewError(rcp.CodeCapabilityMissing, "retrieve is not advertised")
+	}
+	tenant, terr := e.tenantOf(ctx, false)
+	if terr != nil {
+		return nil, terr
+	}
+	r, gerr := e.gate(p, tenant)
+	if gerr != nil {
+		return nil, gerr
+	}
+	if err := e.clamp(r); err != nil {
+		return nil, err
+	}
+	if err := e.openCursor(r); err != nil {
+		return nil, err
+	}
+	rk, err := e.recallAndRank(ctx, r)
+	if err != nil {
+		return nil, e.wrap(ctx, err)
+	}
+	rk.items = minScore(r, rk.items)
+	return e.finish(ctx, r, rk, start)
+}

@@ -1,4 +1,4 @@
-package adapters
+package retrieval
 
 // Engine-side support for the optional adapter features: units
 // (§7.7.2), native recency (§7.7) and continuation paging (§10).
@@ -7,6 +7,7 @@ import (
 	"context"
 	"math"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -14,11 +15,11 @@ import (
 // extendRequest adds the optional features the gate accepted to a stage
 // request (its Stage set): recency only where the adapter applies it
 // (gateRecency noted a dense list run without it).
-func (e *Engine) extendRequest(r *retrieval, req *SearchRequest) {
+func (e *Engine) extendRequest(r *retrieval, req *adapters.SearchRequest) {
 	if r.unit != "" && r.unit != "chunk" {
 		req.Unit = r.unit
 	}
-	if req.Stage == StageLexical || !e.ev.RecencyLexicalOnly {
+	if req.Stage == adapters.StageLexical || !e.ev.RecencyLexicalOnly {
 		req.Recency = r.recency
 	}
 	req.IndexVersion = r.pinned
@@ -73,7 +74,7 @@ func (e *Engine) gateRecency(r *retrieval) *rcp.Error {
 			r.note("%s; applied to the sparse list only (strict:false)", why)
 		}
 	}
-	r.recency = &Recency{Field: rc.Field, HalfLifeDays: rc.HalfLifeDays}
+	r.recency = &adapters.Recency{Field: rc.Field, HalfLifeDays: rc.HalfLifeDays}
 	return nil
 }
 
@@ -96,7 +97,7 @@ func (e *Engine) continuable(r *retrieval) bool {
 
 // continueRequest asks for a continuation on a first page, or continues
 // after the previous page's last hit (§10).
-func (e *Engine) continueRequest(r *retrieval, req *SearchRequest) {
+func (e *Engine) continueRequest(r *retrieval, req *adapters.SearchRequest) {
 	if !e.continuable(r) {
 		return
 	}
@@ -135,7 +136,7 @@ func (e *Engine) release(ctx context.Context, r *retrieval, rk *ranking) {
 	if rk.next == nil {
 		return
 	}
-	if rel, ok := e.a.(Releaser); ok {
+	if rel, ok := e.a.(adapters.Releaser); ok {
 		if err := rel.Release(context.WithoutCancel(ctx), rk.next); err != nil {
 			e.log.Warn("release continuation", "err", err)
 		}
@@ -144,15 +145,6 @@ func (e *Engine) release(ctx context.Context, r *retrieval, rk *ranking) {
 		}
 	}
 	rk.next = nil
-}
-
-// versionState is what a sealed indexVersion carries: the adapter's own
-// snapshot token, authenticated so a client cannot name another target's.
-// Under index isolation it also names the tenant whose index it pins, so
-// one tenant's snapshot cannot be searched by another.
-type versionState struct {
-	V string `json:"v"`
-	T string `json:"t,omitempty"`
 }
 
 // sealVersion turns an adapter snapshot into the opaque indexVersion.

@@ -1,4 +1,4 @@
-package adapters_test
+package retrieval_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // blocking waits for ctx before searching, like a slow engine.
@@ -154,7 +155,7 @@ func TestIndexAddDelete(t *testing.T) {
 			t.Errorf("delete = %+v, %v; want %d", del, err, want)
 		}
 	}
-	long := strings.Repeat("x", adapters.MaxIDBytes+1)
+	long := strings.Repeat("x", retrieval.MaxIDBytes+1)
 	_, err = e.IndexAdd(ctx, &rcp.IndexAddParams{Documents: []rcp.Document{{ID: "ok", Text: "a"}, {ID: long, Text: "b"}}})
 	wantErr(t, err, rcp.CodeInvalidParams, "", "documents[1].id")
 	_, err = e.IndexAdd(ctx, &rcp.IndexAddParams{Documents: []rcp.Document{{Text: "a"}}, Chunk: new(true)})
@@ -182,7 +183,7 @@ func BenchmarkMemoryRetrieve(b *testing.B) {
 		}
 		s.Add(adapters.Document{ID: fmt.Sprintf("d%04d", i), Text: strings.Join(text, " ")})
 	}
-	e, err := adapters.NewEngine(context.Background(), s, adapters.EngineOptions{Name: "bench"})
+	e, err := retrieval.NewEngine(context.Background(), s, retrieval.Options{Name: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

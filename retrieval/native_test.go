@@ -1,4 +1,4 @@
-package adapters_test
+package retrieval_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // nativeFake is a FAKE adapter: the memory store with edited probe
@@ -96,7 +97,7 @@ func (f *nativeFake) stages() []adapters.Stage {
 }
 
 // newNative builds an Engine with an embedder over a nativeFake.
-func newNative(t *testing.T, p capability.Policy, edit func(*capability.Evidence)) (*adapters.Engine, *nativeFake) {
+func newNative(t *testing.T, p capability.Policy, edit func(*capability.Evidence)) (*retrieval.Engine, *nativeFake) {
 	t.Helper()
 	var f *nativeFake
 	e, _ := newEngine(t, setup{emb: true, policy: p, wrap: func(a adapters.Adapter) adapters.Adapter {

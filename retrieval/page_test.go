@@ -1,4 +1,4 @@
-package adapters_test
+package retrieval_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // contAdapter wraps the memory store with the optional features an
@@ -96,11 +97,11 @@ func (c *contAdapter) last() adapters.SearchRequest {
 	return c.reqs[len(c.reqs)-1]
 }
 
-func newContEngine(t *testing.T) (*adapters.Engine, *contAdapter) {
+func newContEngine(t *testing.T) (*retrieval.Engine, *contAdapter) {
 	return newContEngineWith(t, false)
 }
 
-func newContEngineWith(t *testing.T, lexicalRecency bool) (*adapters.Engine, *contAdapter) {
+func newContEngineWith(t *testing.T, lexicalRecency bool) (*retrieval.Engine, *contAdapter) {
 	var ca *contAdapter
 	e, _ := newEngine(t, setup{emb: true, wrap: func(a adapters.Adapter) adapters.Adapter {
 		ca = &contAdapter{Adapter: a, lexicalRecency: lexicalRecency}

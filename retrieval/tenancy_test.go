@@ -1,4 +1,4 @@
-package adapters_test
+package retrieval_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // mapped is a memory store that reports a mapping and reserved fields,
@@ -30,9 +31,9 @@ func (m *mapped) Probe(ctx context.Context) (*capability.Evidence, error) {
 	return ev, nil
 }
 
-func mappedEngine(t *testing.T, a *mapped, tn adapters.Tenancy) *adapters.Engine {
+func mappedEngine(t *testing.T, a *mapped, tn retrieval.Tenancy) *retrieval.Engine {
 	t.Helper()
-	e, err := adapters.NewEngine(context.Background(), a, adapters.EngineOptions{Name: "t", Version: "0",
+	e, err := retrieval.NewEngine(context.Background(), a, retrieval.Options{Name: "t", Version: "0",
 		Policy: capability.Policy{Writable: true}, Tenancy: tn, CursorKey: []byte("k")})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +41,7 @@ func mappedEngine(t *testing.T, a *mapped, tn adapters.Tenancy) *adapters.Engine
 	return e
 }
 
-func addDocs(ctx context.Context, e *adapters.Engine, metas ...map[string]any) error {
+func addDocs(ctx context.Context, e *retrieval.Engine, metas ...map[string]any) error {
 	docs := make([]rcp.Document, len(metas))
 	for i, m := range metas {
 		docs[i] = rcp.Document{Text: "x", Meta: m}
@@ -53,7 +54,7 @@ func addDocs(ctx context.Context, e *adapters.Engine, metas ...map[string]any) e
 // may not set a field the sidecar writes itself, whoever writes.
 func TestIndexAddCanonicalMeta(t *testing.T) {
 	st := memory.New(memory.Options{Writable: true, Fields: map[string]mapping.FieldType{"a.b": mapping.TypeInt}})
-	e := mappedEngine(t, &mapped{Store: st, reserved: []string{"body", "_rcp.id"}}, adapters.Tenancy{})
+	e := mappedEngine(t, &mapped{Store: st, reserved: []string{"body", "_rcp.id"}}, retrieval.Tenancy{})
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string
@@ -91,20 +92,20 @@ func TestHostileWriteFieldBudget(t *testing.T) {
 	three := 3
 	for _, tc := range []struct {
 		name   string
-		tn     adapters.Tenancy
+		tn     retrieval.Tenancy
 		metas  []map[string]any
 		field  string // "" for success
 		unscop bool
 	}{
-		{"mapped fields pass", adapters.Tenancy{}, []map[string]any{{"lang": "en", "geo": map[string]any{"lat": 1, "lon": 2}}}, "", false},
-		{"default budget", adapters.Tenancy{}, []map[string]any{manyFields(adapters.DefaultMaxNewFields + 1)}, "documents[0].meta.f032", false},
-		{"default budget across documents", adapters.Tenancy{}, []map[string]any{manyFields(20), manyFields(40)}, "documents[1].meta.f032", false},
-		{"explicit budget", adapters.Tenancy{MaxNewFields: &three}, []map[string]any{{"x1": 1, "x2": 1, "x3": 1, "x4": 1}}, "documents[0].meta.x4", false},
-		{"allow-list", adapters.Tenancy{MetaFields: []string{"lang", "author"}}, []map[string]any{{"lang": "en", "year": 1}}, "documents[0].meta.year", false},
-		{"allow-list admits below", adapters.Tenancy{MetaFields: []string{"lang", "geo"}}, []map[string]any{{"lang": "en", "geo.lat": 1}}, "", false},
-		{"allow-list means no new fields", adapters.Tenancy{MetaFields: []string{"author"}}, []map[string]any{{"author": "a"}}, "documents[0].meta.author", false},
-		{"forced fields exempt", adapters.Tenancy{MetaFields: []string{"lang"}}, []map[string]any{{"lang": "en", "org": map[string]any{"id": "c"}}}, "", false},
-		{"no tenant, no policy", adapters.Tenancy{MetaFields: []string{"lang"}}, []map[string]any{manyFields(100)}, "", true},
+		{"mapped fields pass", retrieval.Tenancy{}, []map[string]any{{"lang": "en", "geo": map[string]any{"lat": 1, "lon": 2}}}, "", false},
+		{"default budget", retrieval.Tenancy{}, []map[string]any{manyFields(retrieval.DefaultMaxNewFields + 1)}, "documents[0].meta.f032", false},
+		{"default budget across documents", retrieval.Tenancy{}, []map[string]any{manyFields(20), manyFields(40)}, "documents[1].meta.f032", false},
+		{"explicit budget", retrieval.Tenancy{MaxNewFields: &three}, []map[string]any{{"x1": 1, "x2": 1, "x3": 1, "x4": 1}}, "documents[0].meta.x4", false},
+		{"allow-list", retrieval.Tenancy{MetaFields: []string{"lang", "author"}}, []map[string]any{{"lang": "en", "year": 1}}, "documents[0].meta.year", false},
+		{"allow-list admits below", retrieval.Tenancy{MetaFields: []string{"lang", "geo"}}, []map[string]any{{"lang": "en", "geo.lat": 1}}, "", false},
+		{"allow-list means no new fields", retrieval.Tenancy{MetaFields: []string{"author"}}, []map[string]any{{"author": "a"}}, "documents[0].meta.author", false},
+		{"forced fields exempt", retrieval.Tenancy{MetaFields: []string{"lang"}}, []map[string]any{{"lang": "en", "org": map[string]any{"id": "c"}}}, "", false},
+		{"no tenant, no policy", retrieval.Tenancy{MetaFields: []string{"lang"}}, []map[string]any{manyFields(100)}, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := memory.New(memory.Options{Writable: true})
@@ -128,7 +129,7 @@ func TestHostileWriteFieldBudget(t *testing.T) {
 	}
 	// What a write added is mapped afterwards (the engine mapped it).
 	st := memory.New(memory.Options{Writable: true})
-	e := mappedEngine(t, &mapped{Store: st, fields: []string{}}, adapters.Tenancy{})
+	e := mappedEngine(t, &mapped{Store: st, fields: []string{}}, retrieval.Tenancy{})
 	ctx := adapters.WithTenant(context.Background(), adapters.Tenant{})
 	if err := addDocs(ctx, e, manyFields(30)); err != nil {
 		t.Fatal(err)
@@ -139,7 +140,7 @@ func TestHostileWriteFieldBudget(t *testing.T) {
 		t.Fatalf("30 known fields and 3 new ones: %v", err)
 	}
 	// An engine that keeps no mapping has no shared field budget.
-	e = mappedEngine(t, &mapped{Store: memory.New(memory.Options{Writable: true})}, adapters.Tenancy{})
+	e = mappedEngine(t, &mapped{Store: memory.New(memory.Options{Writable: true})}, retrieval.Tenancy{})
 	if err := addDocs(ctx, e, manyFields(100)); err != nil {
 		t.Fatalf("schemaless engine: %v", err)
 	}
@@ -158,10 +159,10 @@ func manyFields(n int) map[string]any {
 // tenant name, and an adapter that cannot isolate is refused at start-up.
 func TestIndexIsolationNeedsTenant(t *testing.T) {
 	st := memory.New(memory.Options{Writable: true})
-	if _, err := adapters.NewEngine(context.Background(), st, adapters.EngineOptions{Tenancy: adapters.Tenancy{Index: true}}); err == nil || !strings.Contains(err.Error(), "index of its own") {
+	if _, err := retrieval.NewEngine(context.Background(), st, retrieval.Options{Tenancy: retrieval.Tenancy{Index: true}}); err == nil || !strings.Contains(err.Error(), "index of its own") {
 		t.Fatalf("memory under index isolation: %v", err)
 	}
-	e := mappedEngine(t, &mapped{Store: st, isolates: true}, adapters.Tenancy{Index: true})
+	e := mappedEngine(t, &mapped{Store: st, isolates: true}, retrieval.Tenancy{Index: true})
 	for name, ctx := range map[string]context.Context{
 		"no tenant":      context.Background(),
 		"unnamed tenant": adapters.WithTenant(context.Background(), adapters.Tenant{}),

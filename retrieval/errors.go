@@ -1,11 +1,11 @@
-package adapters
+package retrieval
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -58,7 +58,7 @@ func ctxError(ctx context.Context, err error) *rcp.Error {
 func classified(code rcp.Code, err error) *rcp.Error {
 	retry := code.Retryable()
 	data := &rcp.ErrorData{Retryable: &retry}
-	var ra RetryAfterer
+	var ra adapters.RetryAfterer
 	if errors.As(err, &ra) {
 		if ms := ra.RetryAfterMs(); ms > 0 {
 			data.RetryAfterMs = &ms
@@ -110,14 +110,4 @@ func levelFor(code rcp.Code) slog.Level {
 
 func slogAttrs(code rcp.Code, err error) []slog.Attr {
 	return []slog.Attr{slog.String("code", code.String()), slog.String("error", err.Error())}
-}
-
-// MappingLimitError is the error of an index/add that the engine refused
-// because documents[i] would grow the index's mapping past one of its
-// limits (setting names it, e.g. index.mapping.total_fields.limit). Every
-// tenant of a shared index shares that budget, so the message says what
-// to do instead of the bare -32602 "backend rejected the request".
-func MappingLimitError(i int, setting string) *rcp.Error {
-	return rcp.InvalidParams(fmt.Sprintf("documents[%d].meta", i),
-		"documents[%d] would add fields past the index's mapping limit (%s): write only fields the index maps, or ask its operator to map them or raise the limit", i, setting)
 }

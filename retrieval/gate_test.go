@@ -1,4 +1,4 @@
-package adapters_test
+package retrieval_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 func TestConformanceLevel(t *testing.T) {
@@ -155,7 +156,7 @@ func TestMaxQueryChars(t *testing.T) {
 	const limit = 16
 	emb := &fakeEmbedder{dim: dim}
 	backend := &counting{Adapter: newStore(emb, false, "")}
-	e, err := adapters.NewEngine(context.Background(), backend, adapters.EngineOptions{Name: "test", Version: "0",
+	e, err := retrieval.NewEngine(context.Background(), backend, retrieval.Options{Name: "test", Version: "0",
 		Policy: capability.Policy{MaxQueryChars: limit}, Embedder: emb, CursorKey: []byte("k")})
 	if err != nil {
 		t.Fatal(err)

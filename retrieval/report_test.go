@@ -1,4 +1,4 @@
-package adapters_test
+package retrieval_test
 
 import (
 	"context"

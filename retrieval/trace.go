@@ -1,4 +1,4 @@
-package adapters
+package retrieval
 
 import (
 	"context"
@@ -8,7 +8,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// tracerName is the instrumentation scope of the Engine's stage spans.
+// tracerName is the instrumentation scope of the Engine's stage spans. It
+// keeps the import path the pipeline had before it left package adapters,
+// so that trace queries and dashboards keyed on the scope keep matching.
 const tracerName = "github.com/rcp-sidecar/rcp-sidecar/adapters"
 
 // startStage starts a child span for one pipeline stage (embed, recall,

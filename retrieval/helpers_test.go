@@ -1,4 +1,4 @@
-package adapters_test
+package retrieval_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/memory"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // fakeEmbedder is a FAKE embedder for tests: a deterministic hashed
@@ -99,10 +100,10 @@ type setup struct {
 	wrap     func(adapters.Adapter) adapters.Adapter
 }
 
-func newEngine(t testing.TB, s setup) (*adapters.Engine, *memory.Store) {
+func newEngine(t testing.TB, s setup) (*retrieval.Engine, *memory.Store) {
 	t.Helper()
 	var emb *fakeEmbedder
-	opts := adapters.EngineOptions{Name: "test", Version: "0", Policy: s.policy, CursorKey: []byte("k")}
+	opts := retrieval.Options{Name: "test", Version: "0", Policy: s.policy, CursorKey: []byte("k")}
 	opts.Policy.Writable = s.writable
 	if s.emb {
 		emb = &fakeEmbedder{dim: dim}
@@ -113,7 +114,7 @@ func newEngine(t testing.TB, s setup) (*adapters.Engine, *memory.Store) {
 	if s.wrap != nil {
 		a = s.wrap(store)
 	}
-	e, err := adapters.NewEngine(context.Background(), a, opts)
+	e, err := retrieval.NewEngine(context.Background(), a, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func params(t testing.TB, js string) *rcp.RetrieveParams {
 	return &p
 }
 
-func retrieve(t testing.TB, e *adapters.Engine, js string) *rcp.RetrieveResult {
+func retrieve(t testing.TB, e *retrieval.Engine, js string) *rcp.RetrieveResult {
 	t.Helper()
 	res, err := e.Retrieve(context.Background(), params(t, js))
 	if err != nil {

@@ -1,4 +1,4 @@
-package adapters_test
+package retrieval_test
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/jsonrpc"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // taxonomyFrames are valid and malformed frames for every method family;
@@ -69,7 +70,7 @@ var taxonomyFrames = []string{
 
 // serveEngine runs one stdio session over e with input and returns the
 // output lines; EOF drains in-flight requests (§5.1).
-func serveEngine(t testing.TB, e *adapters.Engine, input string) [][]byte {
+func serveEngine(t testing.TB, e *retrieval.Engine, input string) [][]byte {
 	var out bytes.Buffer
 	srv := server.New(e, server.Options{MaxBatch: 8, MaxLineBytes: 1 << 16})
 	if err := srv.ServeStdio(context.Background(), strings.NewReader(input), &out); err != nil {
@@ -138,7 +139,7 @@ func checkError(t testing.TB, w *jsonrpc.WireError, line []byte) rcp.Code {
 	return code
 }
 
-func taxonomyEngine(t testing.TB) *adapters.Engine {
+func taxonomyEngine(t testing.TB) *retrieval.Engine {
 	e, _ := newEngine(t, setup{emb: true, writable: true,
 		policy: capability.Policy{Streaming: true, Log: true, Operators: []mapping.Op{mapping.OpEq, mapping.OpGt, mapping.OpIn}}})
 	return e

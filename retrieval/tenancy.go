@@ -1,4 +1,4 @@
-package adapters
+package retrieval
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -14,34 +15,6 @@ import (
 // DefaultMaxNewFields is how many meta paths the target's mapping does not
 // hold yet one tenant index/add may write when no allow-list is set.
 const DefaultMaxNewFields = 32
-
-// Tenant identifies the tenant of a call that the access layer scoped to
-// one (an API key with a tenant filter or a tenant value).
-type Tenant struct {
-	// Name is the key's tenant value; with index isolation it selects the
-	// tenant's own index. Empty for a key scoped by its filter only.
-	Name string
-	// Forced are the meta paths the access layer set itself (the key
-	// filter's eq fields); they are exempt from Tenancy.MetaFields.
-	Forced []string
-}
-
-type tenantKey struct{}
-
-// WithTenant marks ctx as a call made by tenant t.
-func WithTenant(ctx context.Context, t Tenant) context.Context {
-	return context.WithValue(ctx, tenantKey{}, &t)
-}
-
-// TenantFrom returns the tenant of a call, if the access layer scoped it.
-// Adapters that isolate tenants by index read it in Upsert and Delete.
-func TenantFrom(ctx context.Context) (Tenant, bool) {
-	t, ok := ctx.Value(tenantKey{}).(*Tenant)
-	if !ok {
-		return Tenant{}, false
-	}
-	return *t, true
-}
 
 // Tenancy is a backend's multi-tenancy policy. Its write checks apply to
 // calls carrying a Tenant (WithTenant); other callers (stdio, a key with
@@ -129,7 +102,7 @@ func (k *knownFields) known(tenant, path string) bool {
 }
 
 // learn records the leaf paths a successful write added.
-func (k *knownFields) learn(tenant string, docs []Document) {
+func (k *knownFields) learn(tenant string, docs []adapters.Document) {
 	if k.probed == nil {
 		return
 	}
@@ -151,7 +124,7 @@ func (k *knownFields) learn(tenant string, docs []Document) {
 
 // canonicalMeta puts every document's meta in its one canonical spelling
 // and refuses meta keys on the paths index/add writes itself (§7.10).
-func (e *Engine) canonicalMeta(docs []Document) *rcp.Error {
+func (e *Engine) canonicalMeta(docs []adapters.Document) *rcp.Error {
 	reserved := e.reservedFields()
 	for i := range docs {
 		at := fmt.Sprintf("documents[%d].meta", i)
@@ -182,7 +155,7 @@ func (e *Engine) reservedFields() []string {
 // checkTenantMeta applies the tenancy write policy to a tenant's
 // documents: the meta allow-list, then the new-field budget of the index
 // they go to (index is the tenant's own under index isolation, else "").
-func (e *Engine) checkTenantMeta(t Tenant, index string, docs []Document) *rcp.Error {
+func (e *Engine) checkTenantMeta(t adapters.Tenant, index string, docs []adapters.Document) *rcp.Error {
 	pol := e.opts.Tenancy
 	budget := pol.newFieldCap()
 	if e.known.probed == nil {
@@ -224,7 +197,7 @@ func underAny(path string, paths []string) bool {
 // index isolation ("" for the configured target), or -32012 for a tenant
 // scope without a tenant name, which index isolation cannot serve.
 func (e *Engine) tenantOf(ctx context.Context, write bool) (string, *rcp.Error) {
-	t, scoped := TenantFrom(ctx)
+	t, scoped := adapters.TenantFrom(ctx)
 	switch {
 	case !e.opts.Tenancy.Index:
 		return "", nil

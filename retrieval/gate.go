@@ -1,7 +1,6 @@
-package adapters
+package retrieval
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -17,54 +16,6 @@ const (
 	defaultLambda = 0.5
 	defaultAlpha  = 0.5
 )
-
-// retrieval is one retrieve request after gating: the effective options,
-// the notes about what was degraded or emulated, and the funnel.
-type retrieval struct {
-	p       *rcp.RetrieveParams
-	strict  bool
-	text    string
-	mode    rcp.Mode
-	fusion  rcp.FusionMethod
-	rrfK    int
-	weights map[string]float64
-	alpha   float64
-	mmr     bool
-	lambda  float64
-	// nativeMMR: the single dense stage diversifies in the engine.
-	nativeMMR bool
-	filter    mapping.Filter
-	funnel    mapping.Funnel
-	offset    int
-	budget    int
-	text2     bool // includeText
-	vectors   bool // includeVectors
-	notes     []string
-	// unit is the advertised unit served ("" when units are not advertised).
-	unit    string
-	recency *Recency
-	// after/resume continue an engine-side page (Candidates.Next).
-	after, resume json.RawMessage
-	// pinned is the snapshot a client pinned with indexVersion (§7.7.1).
-	pinned string
-	// tenant names the tenant index served under index isolation.
-	tenant string
-}
-
-func (r *retrieval) note(format string, args ...any) {
-	r.notes = append(r.notes, fmt.Sprintf(format, args...))
-}
-
-// degrade applies the §7.7 strict rule to an unadvertised option value:
-// -32005 with data.option under strict (the default), otherwise a note.
-func (r *retrieval) degrade(option, format string, args ...any) *rcp.Error {
-	msg := fmt.Sprintf(format, args...)
-	if r.strict {
-		return rcp.OptionUnsupported(option, "%s", msg)
-	}
-	r.note("%s; ignored (strict:false)", msg)
-	return nil
-}
 
 // gate validates p against the advertised capabilities (§7.7 step 1).
 func (e *Engine) gate(p *rcp.RetrieveParams, tenant string) (*retrieval, *rcp.Error) {

@@ -1,4 +1,4 @@
-package adapters
+package retrieval
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -43,7 +44,7 @@ func (e *Engine) approxNote(r *retrieval, runs []*stageRun) {
 		return
 	}
 	for _, s := range runs {
-		if s.req.Stage == StageLexical {
+		if s.req.Stage == adapters.StageLexical {
 			continue
 		}
 		how := "quantised index"
@@ -140,7 +141,7 @@ func convexWeights(runs []*stageRun, alpha float64) []float64 {
 
 // mergeCandidate keeps the richest body for an id seen in several lists
 // (§16.3 dedup), merges meta and records the per-stage score.
-func mergeCandidate(prev item, key string, c Candidate) item {
+func mergeCandidate(prev item, key string, c adapters.Candidate) item {
 	if prev.scores == nil {
 		return item{c: &c, scores: stageScores(key, &c)}
 	}

@@ -1,125 +1,17 @@
-package adapters
+package retrieval
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
-
-// item is one ranked candidate inside the pipeline. It points into the
-// stage's Candidates (no copy per candidate); fusion points at a merged
-// copy. scores stays nil on a single-stage list: Hit.scores is built only
-// for the hits actually returned.
-type item struct {
-	c      *Candidate
-	score  float64
-	scores map[string]float64
-	wsum   float64
-}
-
-// scoreMap is the item's Hit.scores as a map: the fused or re-scored map
-// when one was built, otherwise the scores of the single stage key.
-func (it *item) scoreMap(key string) map[string]float64 {
-	if it.scores != nil {
-		return it.scores
-	}
-	return stageScores(key, it.c)
-}
-
-// appendScores appends the item's Hit.scores to dst, ordered by stage and
-// finite (§4.6): the fused or re-scored map when one was built, otherwise
-// the single stage's score under key and the candidate's own extra scores
-// (which win on conflict).
-func (it *item) appendScores(dst rcp.Scores, key string) rcp.Scores {
-	at := len(dst)
-	if it.scores != nil {
-		for k, v := range it.scores {
-			dst = append(dst, rcp.StageScore{Stage: k, Score: mapping.Finite(v)})
-		}
-	} else {
-		if _, ok := it.c.Scores[key]; !ok {
-			dst = append(dst, rcp.StageScore{Stage: key, Score: mapping.Finite(it.c.Score)})
-		}
-		for k, v := range it.c.Scores {
-			dst = append(dst, rcp.StageScore{Stage: k, Score: mapping.Finite(v)})
-		}
-	}
-	sortStages(dst[at:])
-	return dst
-}
-
-// sortStages orders a few scores by stage name (insertion sort: a hit has
-// one to four).
-func sortStages(s rcp.Scores) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j].Stage < s[j-1].Stage; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-}
-
-// ranking is the pipeline's working list and the scale of its scores.
-type ranking struct {
-	items []item
-	// key is the Hit.scores key of a single-stage list ("" once fused).
-	key        string
-	scale      rcp.ScoreScale
-	floor      *float64
-	candidates int
-	qvec       []float32
-	// next and version are a single stage's Candidates.Next and
-	// IndexVersion (continuation paging, §10, §7.7.1).
-	next    json.RawMessage
-	version string
-	// partial is the recall progress's hits for the items from partialAt
-	// (reportRecall), reused by finish when the page is the same items.
-	partial   []rcp.Hit
-	partialAt *item
-}
-
-// stageRun is one recall stage: its Hit.scores key, request and result.
-type stageRun struct {
-	key   string
-	req   SearchRequest
-	cands *Candidates
-}
-
-// Retrieve runs the §7.7 pipeline as named steps: gate, clamp, recall,
-// fuse, diversify, filter by minScore, page and pack, label.
-func (e *Engine) Retrieve(ctx context.Context, p *rcp.RetrieveParams) (*rcp.RetrieveResult, error) {
-	start := time.Now()
-	if e.caps.Retrieve == nil {
-		return nil, rcp.NewError(rcp.CodeCapabilityMissing, "retrieve is not advertised")
-	}
-	tenant, terr := e.tenantOf(ctx, false)
-	if terr != nil {
-		return nil, terr
-	}
-	r, gerr := e.gate(p, tenant)
-	if gerr != nil {
-		return nil, gerr
-	}
-	if err := e.clamp(r); err != nil {
-		return nil, err
-	}
-	if err := e.openCursor(r); err != nil {
-		return nil, err
-	}
-	rk, err := e.recallAndRank(ctx, r)
-	if err != nil {
-		return nil, e.wrap(ctx, err)
-	}
-	rk.items = minScore(r, rk.items)
-	return e.finish(ctx, r, rk, start)
-}
 
 // clamp applies the §7.7 funnel invariant candidateK ≥ topN ≥ k ≤ maxK.
 // Rerank is never advertised here, so topN does not take part.
@@ -164,7 +56,7 @@ func (e *Engine) recall(ctx context.Context, r *retrieval) ([]*stageRun, error) 
 
 func (e *Engine) planStages(r *retrieval) []*stageRun {
 	base := e.baseRequest(r)
-	mk := func(key string, st Stage) *stageRun {
+	mk := func(key string, st adapters.Stage) *stageRun {
 		req := base
 		req.Stage = st
 		e.extendRequest(r, &req)
@@ -173,14 +65,14 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 	var one *stageRun
 	switch {
 	case r.mode == rcp.ModeSparse:
-		one = mk("sparse", StageLexical)
+		one = mk("sparse", adapters.StageLexical)
 	case r.mode == rcp.ModeDense:
-		one = mk("dense", StageDense)
+		one = mk("dense", adapters.StageDense)
 		one.req.MMRLambda = r.nativeLambda()
 	case e.nativeRRF(r):
-		one = mk("fused", StageHybrid)
+		one = mk("fused", adapters.StageHybrid)
 	default:
-		return []*stageRun{mk("sparse", StageLexical), mk("dense", StageDense)}
+		return []*stageRun{mk("sparse", adapters.StageLexical), mk("dense", adapters.StageDense)}
 	}
 	if !r.mmr || r.nativeMMR {
 		// One engine list and no sidecar stage after recall: the page is
@@ -196,9 +88,9 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 // the funnel and for the current page plus one (to know whether more exist).
 // planStages sets each one's Stage and then its optional features, and
 // trims K for a single list nothing re-ranks.
-func (e *Engine) baseRequest(r *retrieval) SearchRequest {
+func (e *Engine) baseRequest(r *retrieval) adapters.SearchRequest {
 	k := max(r.funnel.CandidateK, r.offset+r.funnel.K+1)
-	req := SearchRequest{Tenant: r.tenant, Text: r.text, TextFields: e.ev.TextFields, Filter: r.filter, K: k, CandidateK: k,
+	req := adapters.SearchRequest{Tenant: r.tenant, Text: r.text, TextFields: e.ev.TextFields, Filter: r.filter, K: k, CandidateK: k,
 		RRFK: r.rrfK, WithText: r.text2 || r.budget > 0, WithVectors: (r.mmr && !r.nativeMMR) || r.vectors, Seed: r.p.Seed}
 	switch {
 	case e.dense != nil:
@@ -214,7 +106,7 @@ func (e *Engine) baseRequest(r *retrieval) SearchRequest {
 func (e *Engine) runStage(ctx context.Context, s *stageRun) (err error) {
 	ctx, span := startStage(ctx, "recall "+s.key, attribute.String("rcp.stage", string(s.req.Stage)))
 	defer func() { endStage(span, err) }()
-	if s.req.Stage != StageLexical && !e.ev.QueryInference {
+	if s.req.Stage != adapters.StageLexical && !e.ev.QueryInference {
 		v, err := e.queryVector(ctx, s.req.Text)
 		if err != nil {
 			return err
@@ -239,9 +131,9 @@ func (e *Engine) runStage(ctx context.Context, s *stageRun) (err error) {
 // neither names a scale the stage's capability.ModeScale. Dense scores
 // the evidence calls approximate (VectorField.ApproxScores) are always
 // unbounded with no floor, whatever the adapter says.
-func (e *Engine) labelScale(st Stage, plan *Plan, c *Candidates) {
+func (e *Engine) labelScale(st adapters.Stage, plan *adapters.Plan, c *adapters.Candidates) {
 	switch {
-	case st == StageDense && e.dense != nil && e.dense.ApproxScores:
+	case st == adapters.StageDense && e.dense != nil && e.dense.ApproxScores:
 		c.Scale, c.Floor = capability.ModeScale(rcp.ModeDense, e.dense)
 	case c.Scale != "":
 	case plan.Scale != "":
@@ -252,11 +144,11 @@ func (e *Engine) labelScale(st Stage, plan *Plan, c *Candidates) {
 }
 
 // stageMode is the retrieval mode whose scale a stage's scores are on.
-func stageMode(st Stage) rcp.Mode {
+func stageMode(st adapters.Stage) rcp.Mode {
 	switch st {
-	case StageLexical:
+	case adapters.StageLexical:
 		return rcp.ModeSparse
-	case StageDense:
+	case adapters.StageDense:
 		return rcp.ModeDense
 	}
 	return rcp.ModeHybrid
@@ -287,7 +179,7 @@ func runAll(ctx context.Context, fns ...func(context.Context) error) error {
 	if len(fns) == 1 {
 		return fns[0](ctx)
 	}
-	ctx, cancel := context.WithCancelCause(WithCallGroup(ctx))
+	ctx, cancel := context.WithCancelCause(adapters.WithCallGroup(ctx))
 	defer cancel(nil)
 	var (
 		wg    sync.WaitGroup

@@ -1,4 +1,4 @@
-package adapters
+package retrieval
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -50,7 +51,7 @@ func (e *Engine) nativeRRF(r *retrieval) bool {
 // stageScores is Hit.scores for one stage's candidate: the stage score
 // under key, then the adapter's own per-stage scores (e.g. the raw
 // similarity behind a native-MMR re-score), which win on conflict.
-func stageScores(key string, c *Candidate) map[string]float64 {
+func stageScores(key string, c *adapters.Candidate) map[string]float64 {
 	m := make(map[string]float64, 1+len(c.Scores))
 	m[key] = c.Score
 	maps.Copy(m, c.Scores)
