@@ -19,9 +19,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
@@ -228,6 +228,6 @@ func nullToNil(raw json.RawMessage) json.RawMessage {
 }
 
 // retryAfterMs rounds a wait up to whole milliseconds, at least 1.
-func retryAfterMs(seconds float64) int64 {
-	return max(1, int64(math.Ceil(seconds*1000)))
+func retryAfterMs(wait time.Duration) int64 {
+	return max(1, int64((wait+time.Millisecond-1)/time.Millisecond))
 }
