@@ -117,7 +117,9 @@ var layers = map[string][]string{
 		"adapters/internal/dslfilter", "github.com/opensearch-project/"},
 	"adapters/qdrant": {"std", "adapters", "capability", "mapping", "rcp",
 		"github.com/qdrant/", "google.golang.org/grpc", "google.golang.org/protobuf"},
-	"embedding":       {"std", "adapters", "rcp"},
+	// The one retry loop (backoff, hint, budget) for every retried call.
+	"internal/retry":  {"std"},
+	"embedding":       {"std", "adapters", "rcp", "internal/retry"},
 	"internal/config": {"std", "adapters", "mapping", "github.com/spf13/viper"},
 }
 
@@ -139,7 +141,7 @@ func TestLayering(t *testing.T) {
 // direct imports: the wire and pure packages depend on nothing outside
 // the standard library (§2.13).
 func TestStdOnlyLeavesStayLeaves(t *testing.T) {
-	leaves := []string{"rcp/internal/jsonscan", "rcp/jsonrpc", "rcp", "mapping", "capability", "adapters/internal/dsl"}
+	leaves := []string{"rcp/internal/jsonscan", "rcp/jsonrpc", "rcp", "mapping", "capability", "adapters/internal/dsl", "internal/retry"}
 	for _, p := range listPackages(t) {
 		if !contains(leaves, rel(p.ImportPath)) {
 			continue
