@@ -96,7 +96,7 @@ func allowed(imp string, allow []string) bool {
 }
 
 // layers lists, per module package, everything its non-test code may
-// import directly (ARCHITECTURE §2.2). Packages absent here are only
+// import directly (docs/ARCHITECTURE.md §2.2). Packages absent here are only
 // subject to the global rules below.
 var layers = map[string][]string{
 	"rcp/internal/jsonscan":       {"std"},
