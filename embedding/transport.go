@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"time"
 
+	"github.com/rcp-sidecar/rcp-sidecar/internal/retry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -32,24 +32,37 @@ type embedResponse struct {
 	} `json:"data"`
 }
 
-// embedBatch sends one batch, retrying transient failures with backoff.
+// embedBatch sends one batch, retrying transient failures with the
+// module's backoff (internal/retry).
 func (o *OpenAI) embedBatch(ctx context.Context, texts []string, kind string) ([][]float32, error) {
 	body, err := o.requestBody(texts, kind)
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		vecs, rerr := o.attempt(ctx, body, len(texts))
-		if rerr == nil {
-			return vecs, nil
-		}
-		if !isRetryable(rerr) || attempt >= o.opts.MaxRetries {
-			return nil, rerr
-		}
-		if werr := o.wait(ctx, o.delay(attempt, rerr), rerr); werr != nil {
-			return nil, werr
-		}
+	var vecs [][]float32
+	var last *rcp.Error
+	p := retry.Policy{
+		MaxAttempts: o.opts.MaxRetries + 1,
+		Base:        o.opts.BackoffBase,
+		Max:         o.opts.BackoffMax,
+		Retryable:   func(error) bool { return isRetryable(last) },
+		Hint:        func(error) time.Duration { return retryAfterOf(last) },
 	}
+	rerr := retry.Do(ctx, p, func(ctx context.Context, _ int) error {
+		vecs, last = o.attempt(ctx, body, len(texts))
+		if last == nil {
+			return nil
+		}
+		return last
+	})
+	if rerr == nil {
+		return vecs, nil
+	}
+	if cerr := ctx.Err(); cerr != nil && isRetryable(last) {
+		// Cancelled or timed out while waiting to retry.
+		return nil, classifyTransport(cerr)
+	}
+	return nil, last
 }
 
 func (o *OpenAI) requestBody(texts []string, kind string) ([]byte, error) {
@@ -62,32 +75,6 @@ func (o *OpenAI) requestBody(texts []string, kind string) ([]byte, error) {
 		return nil, rcp.AsError(err)
 	}
 	return b, nil
-}
-
-// delay is the pause before retry number attempt+1: the server's
-// Retry-After when given, else exponential backoff with full jitter.
-func (o *OpenAI) delay(attempt int, e *rcp.Error) time.Duration {
-	if ra := retryAfterOf(e); ra > 0 {
-		return ra
-	}
-	ceil := min(o.opts.BackoffBase<<attempt, o.opts.BackoffMax)
-	return time.Duration(rand.Int64N(int64(ceil)) + 1)
-}
-
-// wait sleeps for d unless ctx ends first. When the deadline cannot cover
-// d, it returns last at once rather than sleeping in vain.
-func (o *OpenAI) wait(ctx context.Context, d time.Duration, last *rcp.Error) *rcp.Error {
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
-		return last
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return classifyTransport(ctx.Err())
-	}
 }
 
 // attempt performs one HTTP round trip and validates the answer.

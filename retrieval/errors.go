@@ -9,7 +9,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
-// wrap is the single error boundary of the Engine (ARCHITECTURE §2.5):
+// wrap is the single error boundary of the Engine (docs/ARCHITECTURE.md §2.5):
 // *rcp.Error passes unchanged; a done ctx decides between -32014 (deadline)
 // and -32006 (cancel); anything else is classified by the adapter, marked
 // retryable per §12.2 and given a generic message. The engine's own text is

@@ -54,7 +54,7 @@ func scored(hits []rcp.Hit) []scoredHit {
 }
 
 // checkPlanDeterministic: two equal SearchRequests, built separately,
-// yield byte-identical plans (ARCHITECTURE §2.3 Plan contract).
+// yield byte-identical plans (docs/ARCHITECTURE.md §2.3 Plan contract).
 func checkPlanDeterministic(t *testing.T, a adapters.Adapter, ev *capability.Evidence, st adapters.Stage) {
 	switch {
 	case st == adapters.StageLexical && len(ev.TextFields) == 0:

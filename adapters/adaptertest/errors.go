@@ -187,7 +187,7 @@ func pickStage(e *env) adapters.Stage {
 }
 
 // checkErrorCodeTotal: ErrorCode classifies any error with a §12 code,
-// never 0 (ARCHITECTURE §2.5).
+// never 0 (docs/ARCHITECTURE.md §2.5).
 func checkErrorCodeTotal(t *testing.T, a adapters.Adapter) {
 	for _, err := range []error{
 		errors.New("boom"),

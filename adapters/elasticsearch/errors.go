@@ -16,7 +16,7 @@ import (
 // defaultRetryAfterMs is the hint sent with -32011 when ES gives none.
 const defaultRetryAfterMs = 1000
 
-// Error types by classification (engines.md §2.7). Decisions use
+// Error types by classification (docs/engines.md §2.7). Decisions use
 // error.type across the whole cause tree, never the status alone: a 429
 // may be a timeout or a disk block, a 403 a cluster block.
 var (

@@ -41,7 +41,7 @@ func denseScale(vf field) (rcp.ScoreScale, *float64) {
 }
 
 // nativeScore inverts ES's kNN _score to the similarity it was built from
-// (engines.md §2.3, checked against the live engine in live_test.go).
+// (docs/engines.md §2.3, checked against the live engine in live_test.go).
 func nativeScore(vf field, s float64) float64 {
 	switch vf.Similarity {
 	case "cosine":

@@ -9,7 +9,7 @@ import (
 )
 
 // translateFilter turns a validated §8 filter into query DSL
-// (docs/engines.md, dslfilter.Filter); plan says how each offered field
+// (docs/engines.md §2.5, dslfilter.Filter); plan says how each offered field
 // translates.
 func translateFilter(f mapping.Filter, plan map[string]dslfilter.Field) (dsl.Query, error) {
 	return dslfilter.Filter(f, func(c *mapping.Cond) (dslfilter.Field, error) {

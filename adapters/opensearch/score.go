@@ -4,7 +4,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
-// Score semantics of the k-NN plugin, per space_type (engines.md §3.3,
+// Score semantics of the k-NN plugin, per space_type (docs/engines.md §3.3,
 // verified on a live 3.5 node with the lucene engine for cosinesimil, l2
 // and innerproduct):
 //

@@ -37,7 +37,7 @@ var _ adapters.RetryAfterer = (*callError)(nil)
 
 func opErr(op string, err error) error { return &callError{op: op, err: err} }
 
-// grpcCodes maps gRPC status codes to RCP codes (engines.md §4.7). A
+// grpcCodes maps gRPC status codes to RCP codes (docs/engines.md §4.7). A
 // missing collection is the backend being unavailable for this target.
 var grpcCodes = map[codes.Code]rcp.Code{
 	codes.Unavailable:        rcp.CodeBackendUnavailable,

@@ -14,7 +14,7 @@ import (
 )
 
 // toFilter translates the validated §8 AST into a Qdrant filter
-// (engines.md §4.5): and/or/not → must/should/must_not; equality on
+// (docs/engines.md §4.5): and/or/not → must/should/must_not; equality on
 // keyword, int and bool → match; floats and dates only through ranges
 // (never match); nin → must_not + match any (match.except is satisfied by
 // an array with one element outside the set, which RCP nin is not);

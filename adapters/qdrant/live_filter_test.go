@@ -182,7 +182,7 @@ func TestLiveDottedFields(t *testing.T) {
 	}
 }
 
-// qdrantDate reads a stored value as Qdrant does (engines.md §4.5,
+// qdrantDate reads a stored value as Qdrant does (docs/engines.md §4.5,
 // segment DateTimePayloadType): RFC 3339, ISO 8601 without a zone (UTC),
 // a space for the T, minutes without seconds, a calendar date; numbers are
 // not dates. The instant is kept to the microsecond.

@@ -16,7 +16,7 @@ import (
 // version is a Qdrant server version (major, minor, patch).
 type version [3]int
 
-// Feature gates (engines.md §4.1).
+// Feature gates (docs/engines.md §4.1).
 var (
 	minSupported = version{1, 10, 0} // Query API, prefetch, Fusion.RRF
 	minMMR       = version{1, 15, 0} // nearest_with_mmr
@@ -227,7 +227,7 @@ func (a *adapter) sparseVector(ev *capability.Evidence, v version, sc *qdrantgo.
 	return true
 }
 
-// filterFields maps indexed payload fields to §8 fields (engines.md
+// filterFields maps indexed payload fields to §8 fields (docs/engines.md
 // §4.1). An index key is a Qdrant JSON path ("a.b", "a[].b", `"a.b"`);
 // the §8 field is its dotted name ("a.b" for all three), whose elements a
 // filter reads at every path (filter.go paths). Keys naming the same field

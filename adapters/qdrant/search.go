@@ -69,7 +69,7 @@ func isDistance(d qdrantgo.Distance) bool {
 	return d == qdrantgo.Distance_Euclid || d == qdrantgo.Distance_Manhattan
 }
 
-// denseScale is the scale and floor of dense scores (engines.md §4.3).
+// denseScale is the scale and floor of dense scores (docs/engines.md §4.3).
 func denseScale(d *denseFact) (rcp.ScoreScale, *float64) {
 	switch {
 	case d == nil:

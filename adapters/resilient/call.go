@@ -3,10 +3,10 @@ package resilient
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	retrypkg "github.com/rcp-sidecar/rcp-sidecar/internal/retry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -37,22 +37,23 @@ var errShutdown = errors.New("resilient: shutting down")
 var errCallTimeout = errors.New("resilient: engine call timed out")
 
 // do runs f under the breaker, each attempt with its own deadline, and
-// retries when retry is set and the failure is retryable (§12.2).
+// retries when retry is set and the failure is retryable (§12.2), backing
+// off as internal/retry does for every retried call of the module.
 func (r *Adapter) do(ctx context.Context, op string, timeout time.Duration, retry bool, f func(context.Context) error) error {
-	for attempt := 0; ; attempt++ {
-		err := r.once(ctx, timeout, f)
-		if err == nil || !retry || attempt >= r.opts.Retries || !r.retryable(ctx, err) {
-			return err
-		}
-		wait, ok := r.backoff(ctx, attempt, err)
-		if !ok {
-			return err
-		}
-		r.log.LogAttrs(ctx, slogDebug, "retrying engine call", attrs(r.opts.Name, op, attempt+1, wait, r.ErrorCode(err))...)
-		if !sleep(ctx, wait) {
-			return err
+	p := retrypkg.Policy{MaxAttempts: 1}
+	if retry {
+		p = retrypkg.Policy{
+			MaxAttempts: r.opts.Retries + 1,
+			Base:        r.opts.BackoffBase,
+			Max:         r.opts.BackoffMax,
+			Retryable:   func(err error) bool { return r.retryable(ctx, err) },
+			Hint:        retryHint,
+			OnRetry: func(attempt int, wait time.Duration, err error) {
+				r.log.LogAttrs(ctx, slogDebug, "retrying engine call", attrs(r.opts.Name, op, attempt+1, wait, r.ErrorCode(err))...)
+			},
 		}
 	}
+	return retrypkg.Do(ctx, p, func(ctx context.Context, _ int) error { return r.once(ctx, timeout, f) })
 }
 
 // once is one attempt: admitted by the breaker (with the other calls of
@@ -132,20 +133,13 @@ func retryableCode(c rcp.Code) bool {
 	return c == rcp.CodeBackendUnavailable || c == rcp.CodeRateLimited || c == rcp.CodeTimeout
 }
 
-// backoff returns the wait before retry attempt+1: full jitter over the
-// capped exponential, raised to the engine's retry hint. ok is false when
-// the wait would outlast the request's deadline.
-func (r *Adapter) backoff(ctx context.Context, attempt int, err error) (time.Duration, bool) {
-	ceiling := min(r.opts.BackoffMax, r.opts.BackoffBase<<min(attempt, 30))
-	wait := rand.N(ceiling + 1)
+// retryHint is the engine's retry hint carried by err (zero: none).
+func retryHint(err error) time.Duration {
 	var ra adapters.RetryAfterer
 	if errors.As(err, &ra) {
-		wait = max(wait, time.Duration(ra.RetryAfterMs())*time.Millisecond)
+		return time.Duration(ra.RetryAfterMs()) * time.Millisecond
 	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
-		return 0, false
-	}
-	return wait, true
+	return 0
 }
 
 // sleep waits d or until ctx is done; false when ctx ended first.

@@ -9,7 +9,7 @@ import (
 )
 
 // newRegistry is the explicit table of engines compiled into the binary
-// (ARCHITECTURE §2.4): no init side effects, no blank imports.
+// (docs/ARCHITECTURE.md §2.4): no init side effects, no blank imports.
 func newRegistry() *adapters.Registry {
 	return adapters.NewRegistry(
 		memory.Factory,

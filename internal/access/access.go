@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -231,6 +230,6 @@ func nullToNil(raw json.RawMessage) json.RawMessage {
 }
 
 // retryAfterMs rounds a wait up to whole milliseconds, at least 1.
-func retryAfterMs(seconds float64) int64 {
-	return max(1, int64(math.Ceil(seconds*1000)))
+func retryAfterMs(wait time.Duration) int64 {
+	return max(1, int64((wait+time.Millisecond-1)/time.Millisecond))
 }

@@ -2,17 +2,15 @@ package access
 
 import (
 	"math"
-	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
-// bucket is a token bucket (§15.5 per-client rate limiting). A nil bucket
-// admits everything.
+// bucket is a per-key token bucket (§15.5 per-client rate limiting) backed
+// by golang.org/x/time/rate. A nil bucket admits everything.
 type bucket struct {
-	mu          sync.Mutex
-	rate, burst float64
-	tokens      float64
-	last        time.Time
+	lim *rate.Limiter
 }
 
 // newBucket returns a full bucket, or nil when rps is not positive. Burst
@@ -21,30 +19,29 @@ func newBucket(rps float64, burst int) *bucket {
 	if rps <= 0 {
 		return nil
 	}
-	b := float64(burst)
 	if burst <= 0 {
-		b = max(1, math.Ceil(rps))
+		burst = int(max(1, math.Ceil(rps)))
 	}
-	return &bucket{rate: rps, burst: b, tokens: b}
+	return &bucket{lim: rate.NewLimiter(rate.Limit(rps), burst)}
 }
 
-// take removes one token at now, or reports how many seconds until one is
-// available.
-func (b *bucket) take(now time.Time) (wait float64, ok bool) {
+// take removes one token at now, or reports how long until one is
+// available without consuming anything. The wait is the delay of a
+// reservation made at now, which is cancelled straight away: a request
+// that is shed does not hold a future token.
+func (b *bucket) take(now time.Time) (wait time.Duration, ok bool) {
 	if b == nil {
 		return 0, true
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.last.IsZero() {
-		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+	r := b.lim.ReserveN(now, 1)
+	if !r.OK() {
+		return 0, false // unreachable: burst >= 1 and one token is asked for
 	}
-	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
-		return 0, true
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return d, false
 	}
-	return (1 - b.tokens) / b.rate, false
+	return 0, true
 }
 
 // tryAcquire takes a slot of the global concurrency limit without

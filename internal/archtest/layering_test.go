@@ -96,7 +96,7 @@ func allowed(imp string, allow []string) bool {
 }
 
 // layers lists, per module package, everything its non-test code may
-// import directly (ARCHITECTURE §2.2). Every module package must appear:
+// import directly (docs/ARCHITECTURE.md §2.2). Every module package must appear:
 // TestLayering fails on a package missing here, so a new package starts
 // by stating its layer. An empty list is a package with no non-test
 // imports (documentation and test-only packages).
@@ -129,9 +129,11 @@ var layers = map[string][]string{
 		"github.com/qdrant/", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	"adapters/qdrant/qdranttest": {"std", "github.com/qdrant/", "google.golang.org/grpc"},
 	// Decorators wrap an Adapter; the standby keeps a peer sidecar warm.
-	"adapters/resilient":         {"std", "adapters", "capability", "rcp"},
+	"adapters/resilient":         {"std", "adapters", "capability", "internal/retry", "rcp"},
 	"adapters/resilient/standby": {"std", "rcp", "rcp/jsonrpc"},
-	"embedding":                  {"std", "adapters", "rcp"},
+	"embedding":                  {"std", "adapters", "internal/retry", "rcp"},
+	// The one retry loop (backoff, hint, budget) for every retried call.
+	"internal/retry": {"std"},
 
 	// Test helpers drive the pipeline over an adapter.
 	"adapters/adaptertest": {"std", "adapters", "retrieval", "capability", "mapping", "rcp", "rcp/rcptest",
@@ -141,7 +143,7 @@ var layers = map[string][]string{
 
 	// Serving layers above the pipeline.
 	"federation":      {"std", "mapping", "rcp", "rcp/server"},
-	"internal/access": {"std", "adapters", "mapping", "rcp", "rcp/jsonrpc", "rcp/server"},
+	"internal/access": {"std", "adapters", "mapping", "rcp", "rcp/jsonrpc", "rcp/server", "golang.org/x/time/rate"},
 	"internal/telemetry": {"std", "adapters", "capability", "mapping", "rcp", "rcp/server",
 		"github.com/prometheus/", "go.opentelemetry.io/"},
 	"internal/config": {"std", "adapters", "retrieval", "mapping", "github.com/spf13/viper"},
@@ -197,7 +199,7 @@ func TestLayering(t *testing.T) {
 // direct imports: the wire and pure packages depend on nothing outside
 // the standard library (§2.13).
 func TestStdOnlyLeavesStayLeaves(t *testing.T) {
-	leaves := []string{"rcp/internal/jsonscan", "rcp/jsonrpc", "rcp", "mapping", "capability", "adapters/internal/dsl"}
+	leaves := []string{"rcp/internal/jsonscan", "rcp/jsonrpc", "rcp", "mapping", "capability", "adapters/internal/dsl", "internal/retry"}
 	for _, p := range listPackages(t) {
 		if !contains(leaves, rel(p.ImportPath)) {
 			continue

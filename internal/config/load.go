@@ -164,7 +164,7 @@ func applyPolicyDefaults(p *Policy) {
 	}
 }
 
-// decodeSettings is phase two (ARCHITECTURE §2.4): the engine owns its
+// decodeSettings is phase two (docs/ARCHITECTURE.md §2.4): the engine owns its
 // Config type; unknown keys are errors here too.
 func decodeSettings(path string, b *Backend, reg *adapters.Registry) error {
 	if reg == nil {

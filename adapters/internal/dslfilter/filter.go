@@ -80,7 +80,7 @@ type Field struct {
 // field, is the translation's error.
 type FieldFunc func(c *mapping.Cond) (Field, error)
 
-// Filter turns a validated §8 filter into a query (docs/engines.md); a nil
+// Filter turns a validated §8 filter into a query (docs/engines.md §2.5); a nil
 // filter is a nil query. Lucene's multi-value semantics match §8: eq, in
 // and ranges match when any element does; ne and nin (must_not) also match
 // documents without the field. A condition the engine cannot answer
