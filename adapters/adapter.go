@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -69,7 +69,7 @@ type SearchRequest struct {
 	TextFields  []capability.TextField
 	VectorField string
 	// Filter is the validated filter, nil when absent.
-	Filter mapping.Filter
+	Filter filterlang.Filter
 	// K is how many hits to return; CandidateK is how many the engine
 	// considers (e.g. kNN num_candidates). CandidateK >= K.
 	K, CandidateK int

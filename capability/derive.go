@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -302,8 +302,8 @@ func (d *deriver) filter() {
 		return
 	}
 	fields := map[string]string{}
-	perField := map[string][]mapping.Op{}
-	opset := map[mapping.Op]bool{}
+	perField := map[string][]filterlang.Op{}
+	opset := map[filterlang.Op]bool{}
 	for _, f := range d.ev.FilterFields {
 		ops := FieldOps(f, d.p)
 		if len(ops) == 0 {
@@ -321,9 +321,9 @@ func (d *deriver) filter() {
 // setFilter advertises the fields and the union of their operators, and
 // lists under FieldOperators each field that serves fewer of them than
 // its type allows, so a client can tell without trying.
-func (d *deriver) setFilter(fields map[string]string, opset map[mapping.Op]bool, perField map[string][]mapping.Op) {
+func (d *deriver) setFilter(fields map[string]string, opset map[filterlang.Op]bool, perField map[string][]filterlang.Op) {
 	var ops []string
-	for _, op := range mapping.AllOps {
+	for _, op := range filterlang.AllOps {
 		if opset[op] {
 			ops = append(ops, string(op))
 		}
@@ -335,7 +335,7 @@ func (d *deriver) setFilter(fields map[string]string, opset map[mapping.Op]bool,
 	fc := &rcp.FilterCap{Fields: fields, Operators: ops}
 	for name, served := range perField {
 		var implied int
-		for _, op := range mapping.AllowedOps(mapping.FieldType(fields[name])) {
+		for _, op := range filterlang.AllowedOps(filterlang.FieldType(fields[name])) {
 			if opset[op] {
 				implied++
 			}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -15,8 +15,8 @@ func fullEvidence() *Evidence {
 		TextFields:   []TextField{{Name: "title"}, {Name: "text"}},
 		VectorFields: []VectorField{{Name: "emb", Dims: 4, Similarity: SimCosine, Indexed: true}},
 		FilterFields: []FilterField{
-			{Name: "lang", Type: mapping.TypeKeyword, Ops: []mapping.Op{mapping.OpEq, mapping.OpIn}},
-			{Name: "year", Type: mapping.TypeInt, Ops: []mapping.Op{mapping.OpEq, mapping.OpGte}},
+			{Name: "lang", Type: filterlang.TypeKeyword, Ops: []filterlang.Op{filterlang.OpEq, filterlang.OpIn}},
+			{Name: "year", Type: filterlang.TypeInt, Ops: []filterlang.Op{filterlang.OpEq, filterlang.OpGte}},
 		},
 		TitleField: "title", Pagination: true, Writable: true, Deterministic: true,
 	}
@@ -129,10 +129,10 @@ func TestDeriveFilter(t *testing.T) {
 		{name: "all", fields: map[string]string{"lang": "keyword", "year": "int"}, ops: []string{"eq", "gte", "in"}},
 		{name: "narrowed fields", p: Policy{Fields: []string{"year", "nosuch"}},
 			fields: map[string]string{"year": "int"}, ops: []string{"eq", "gte"}},
-		{name: "narrowed ops drop a field left without one", p: Policy{Operators: []mapping.Op{mapping.OpIn, mapping.OpContains}},
+		{name: "narrowed ops drop a field left without one", p: Policy{Operators: []filterlang.Op{filterlang.OpIn, filterlang.OpContains}},
 			fields: map[string]string{"lang": "keyword"}, ops: []string{"in"}},
 		{name: "no surviving field", p: Policy{Fields: []string{"nosuch"}}},
-		{name: "no surviving op", p: Policy{Operators: []mapping.Op{mapping.OpExists}}},
+		{name: "no surviving op", p: Policy{Operators: []filterlang.Op{filterlang.OpExists}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,7 +157,7 @@ func TestDeriveFilter(t *testing.T) {
 // §8 table for their type (gt/gte/lt/lte only for ordered types).
 func TestDeriveFilterTypeOps(t *testing.T) {
 	ev := &Evidence{TextFields: []TextField{{Name: "t"}},
-		FilterFields: []FilterField{{Name: "tag", Type: mapping.TypeKeyword}}}
+		FilterFields: []FilterField{{Name: "tag", Type: filterlang.TypeKeyword}}}
 	caps, _ := Derive(ev, Policy{})
 	if caps.Filter == nil {
 		t.Fatal("filter absent")
@@ -274,10 +274,10 @@ func TestDeriveRetrieveExtras(t *testing.T) {
 func TestDeriveFieldOperators(t *testing.T) {
 	ev := &Evidence{Engine: "x", TextFields: []TextField{{Name: "body"}},
 		FilterFields: []FilterField{
-			{Name: "tag", Type: mapping.TypeKeyword},
-			{Name: "title", Type: mapping.TypeText, Ops: []mapping.Op{mapping.OpEq, mapping.OpNe, mapping.OpIn, mapping.OpNin, mapping.OpExists}},
-			{Name: "code", Type: mapping.TypeKeyword, Ops: []mapping.Op{mapping.OpEq, mapping.OpNe, mapping.OpIn, mapping.OpNin, mapping.OpContains}},
-			{Name: "year", Type: mapping.TypeInt},
+			{Name: "tag", Type: filterlang.TypeKeyword},
+			{Name: "title", Type: filterlang.TypeText, Ops: []filterlang.Op{filterlang.OpEq, filterlang.OpNe, filterlang.OpIn, filterlang.OpNin, filterlang.OpExists}},
+			{Name: "code", Type: filterlang.TypeKeyword, Ops: []filterlang.Op{filterlang.OpEq, filterlang.OpNe, filterlang.OpIn, filterlang.OpNin, filterlang.OpContains}},
+			{Name: "year", Type: filterlang.TypeInt},
 		}}
 	caps, _ := Derive(ev, Policy{MaxK: 10})
 	if caps.Filter == nil {

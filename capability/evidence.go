@@ -3,7 +3,7 @@
 // unavailable, and nothing is advertised that cannot be served. Pure.
 package capability
 
-import "github.com/rcp-sidecar/rcp-sidecar/mapping"
+import "github.com/rcp-sidecar/rcp-sidecar/filterlang"
 
 // Similarity is a vector similarity as the engine computes it.
 type Similarity string
@@ -42,11 +42,11 @@ type VectorField struct {
 
 // FilterField is a field the engine can filter on with exact semantics.
 type FilterField struct {
-	Name string            `json:"name"`
-	Type mapping.FieldType `json:"type"`
+	Name string               `json:"name"`
+	Type filterlang.FieldType `json:"type"`
 	// Ops lists the operators whose native semantics are exact for this
 	// field; nil means every operator §8 allows for Type.
-	Ops []mapping.Op `json:"ops,omitempty"`
+	Ops []filterlang.Op `json:"ops,omitempty"`
 }
 
 // Evidence is what a probe proved about a live engine and one target

@@ -3,18 +3,18 @@ package capability
 import (
 	"slices"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // AllowedOps returns the operators the engine serves exactly on this field:
 // Ops (every operator §8 allows for Type when Ops is nil), restricted to
-// the §8 table for Type, in mapping.AllOps order.
-func (ff FilterField) AllowedOps() []mapping.Op {
-	typed := mapping.AllowedOps(ff.Type)
+// the §8 table for Type, in filterlang.AllOps order.
+func (ff FilterField) AllowedOps() []filterlang.Op {
+	typed := filterlang.AllowedOps(ff.Type)
 	if ff.Ops == nil {
 		return sortOps(typed)
 	}
-	var out []mapping.Op
+	var out []filterlang.Op
 	for _, op := range ff.Ops {
 		if slices.Contains(typed, op) && !slices.Contains(out, op) {
 			out = append(out, op)
@@ -26,7 +26,7 @@ func (ff FilterField) AllowedOps() []mapping.Op {
 // OpsFor returns the operators the evidence proves for the filter field
 // named field (see FilterField.AllowedOps), or nil when the probe found
 // no such field. Policy narrowing is not applied; see FieldOps.
-func (ev *Evidence) OpsFor(field string) []mapping.Op {
+func (ev *Evidence) OpsFor(field string) []filterlang.Op {
 	for _, ff := range ev.FilterFields {
 		if ff.Name == field {
 			return ff.AllowedOps()
@@ -39,11 +39,11 @@ func (ev *Evidence) OpsFor(field string) []mapping.Op {
 // narrowed them: ff.AllowedOps() ∩ p.Operators, nil when p excludes the
 // field. A field left with no operator is not advertised (§8: every
 // advertised field must be filterable with some advertised operator).
-func FieldOps(ff FilterField, p Policy) []mapping.Op {
+func FieldOps(ff FilterField, p Policy) []filterlang.Op {
 	if !p.allowsField(ff.Name) {
 		return nil
 	}
-	var out []mapping.Op
+	var out []filterlang.Op
 	for _, op := range ff.AllowedOps() {
 		if p.allowsOp(op) {
 			out = append(out, op)
@@ -52,10 +52,10 @@ func FieldOps(ff FilterField, p Policy) []mapping.Op {
 	return out
 }
 
-// sortOps orders ops as mapping.AllOps does, so lists compare stably.
-func sortOps(ops []mapping.Op) []mapping.Op {
-	var out []mapping.Op
-	for _, op := range mapping.AllOps {
+// sortOps orders ops as filterlang.AllOps does, so lists compare stably.
+func sortOps(ops []filterlang.Op) []filterlang.Op {
+	var out []filterlang.Op
+	for _, op := range filterlang.AllOps {
 		if slices.Contains(ops, op) {
 			out = append(out, op)
 		}

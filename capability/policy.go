@@ -1,6 +1,6 @@
 package capability
 
-import "github.com/rcp-sidecar/rcp-sidecar/mapping"
+import "github.com/rcp-sidecar/rcp-sidecar/filterlang"
 
 // Defaults applied by Policy.WithDefaults.
 const (
@@ -31,7 +31,7 @@ type Policy struct {
 	// Fields, when non-empty, is the allow-list of filterable fields.
 	Fields []string
 	// Operators, when non-empty, is the allow-list of filter operators.
-	Operators []mapping.Op
+	Operators []filterlang.Op
 	// EmbedDim is the dimension of the configured embedder (0: none).
 	EmbedDim int
 	// EmbedIdentity names the embedding model (embed.identity, §15.7).
@@ -78,7 +78,7 @@ func (p Policy) allowsField(name string) bool {
 }
 
 // allowsOp reports whether the policy's operator allow-list admits op.
-func (p Policy) allowsOp(op mapping.Op) bool {
+func (p Policy) allowsOp(op filterlang.Op) bool {
 	if len(p.Operators) == 0 {
 		return true
 	}

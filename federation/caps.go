@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -160,7 +160,7 @@ func unionFieldOps(fs []*rcp.FilterCap, out *rcp.FilterCap) map[string][]string 
 			}
 		}
 		var have, implied []string
-		for _, op := range mapping.AllowedOps(mapping.FieldType(t)) {
+		for _, op := range filterlang.AllowedOps(filterlang.FieldType(t)) {
 			if slices.Contains(out.Operators, string(op)) {
 				implied = append(implied, string(op))
 				if slices.Contains(served, string(op)) {
@@ -189,10 +189,10 @@ func fieldTypes(fs []*rcp.FilterCap, name string) []string {
 	return ts
 }
 
-// opOrder is mapping.AllOps as strings.
+// opOrder is filterlang.AllOps as strings.
 func opOrder() []string {
-	out := make([]string, len(mapping.AllOps))
-	for i, op := range mapping.AllOps {
+	out := make([]string, len(filterlang.AllOps))
+	for i, op := range filterlang.AllOps {
 		out[i] = string(op)
 	}
 	return out

@@ -3,7 +3,7 @@ package federation
 import (
 	"maps"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -48,7 +48,7 @@ func key(engineID, hitID string) string { return hitID + "\x00" + engineID }
 
 // fuse merges the answered lists into at most k hits (§16.3).
 func (a *Aggregator) fuse(r *request, outs []outcome) *rcp.RetrieveResult {
-	lists := make([][]mapping.Ranked, len(outs))
+	lists := make([][]rankmath.Ranked, len(outs))
 	weights := make([]float64, len(outs))
 	floors := make([]float64, len(outs))
 	byKey := map[string]rcp.Hit{}
@@ -63,7 +63,7 @@ func (a *Aggregator) fuse(r *request, outs []outcome) *rcp.RetrieveResult {
 			if _, dup := byKey[k]; !dup {
 				byKey[k] = h
 			}
-			lists[i] = append(lists[i], mapping.Ranked{ID: k, Score: h.Score})
+			lists[i] = append(lists[i], rankmath.Ranked{ID: k, Score: h.Score})
 		}
 		candidates += len(o.res.Hits)
 	}
@@ -82,22 +82,22 @@ func rrfK(p *rcp.RetrieveParams) int {
 	if p.Fusion != nil && p.Fusion.RRFK != nil {
 		return *p.Fusion.RRFK
 	}
-	return mapping.DefaultRRFK
+	return rankmath.DefaultRRFK
 }
 
-func runFusion(m rcp.FusionMethod, lists [][]mapping.Ranked, weights, floors []float64, k int) []mapping.Fused {
+func runFusion(m rcp.FusionMethod, lists [][]rankmath.Ranked, weights, floors []float64, k int) []rankmath.Fused {
 	switch m {
 	case rcp.FusionConvex:
-		return mapping.ConvexFuse(lists, floors, weights)
+		return rankmath.ConvexFuse(lists, floors, weights)
 	case rcp.FusionWeighted:
-		return mapping.WeightedFuse(lists, weights)
+		return rankmath.WeightedFuse(lists, weights)
 	}
-	return mapping.RRF(lists, weights, k)
+	return rankmath.RRF(lists, weights, k)
 }
 
 // tagHits builds the result hits: the engine's hit with the fused score
 // and meta.engine, meta.engineRank and meta.engineScore (§16.3).
-func tagHits(fs []mapping.Fused, outs []outcome, byKey map[string]rcp.Hit) []rcp.Hit {
+func tagHits(fs []rankmath.Fused, outs []outcome, byKey map[string]rcp.Hit) []rcp.Hit {
 	hits := make([]rcp.Hit, len(fs))
 	for i, f := range fs {
 		h := byKey[f.ID]
@@ -118,7 +118,7 @@ func tagHits(fs []mapping.Fused, outs []outcome, byKey map[string]rcp.Hit) []rcp
 
 // origin is the index of the list a fused entry came from (its only list,
 // since keys are per engine).
-func origin(f mapping.Fused) int {
+func origin(f rankmath.Fused) int {
 	for i, r := range f.Ranks {
 		if r != 0 {
 			return i

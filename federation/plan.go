@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
@@ -15,7 +16,7 @@ import (
 type request struct {
 	p      *rcp.RetrieveParams
 	k      int
-	filter mapping.Filter
+	filter filterlang.Filter
 	notes  []string
 }
 
@@ -46,7 +47,7 @@ func (a *Aggregator) validate(p *rcp.RetrieveParams) (*request, error) {
 		n := int64(*p.Rerank.TopN)
 		topN = &n
 	}
-	fn, ferr := mapping.ClampFunnel(p.K, p.CandidateK, topN, rc.MaxK, 0)
+	fn, ferr := rankmath.ClampFunnel(p.K, p.CandidateK, topN, rc.MaxK, 0)
 	if ferr != nil {
 		return nil, ferr
 	}
@@ -117,29 +118,29 @@ func isFilterSet(raw []byte) bool {
 }
 
 // validateFilter checks the filter against the union of fields (§8).
-func (a *Aggregator) validateFilter(raw []byte) (mapping.Filter, error) {
+func (a *Aggregator) validateFilter(raw []byte) (filterlang.Filter, error) {
 	if !isFilterSet(raw) || a.caps.Filter == nil {
 		return nil, nil
 	}
-	f, err := mapping.ValidateFilter(raw, fieldTypeMap(a.caps.Filter), opsOf(a.caps.Filter))
+	f, err := filterlang.ValidateFilter(raw, fieldTypeMap(a.caps.Filter), opsOf(a.caps.Filter))
 	if err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-func fieldTypeMap(fc *rcp.FilterCap) map[string]mapping.FieldType {
-	m := make(map[string]mapping.FieldType, len(fc.Fields))
+func fieldTypeMap(fc *rcp.FilterCap) map[string]filterlang.FieldType {
+	m := make(map[string]filterlang.FieldType, len(fc.Fields))
 	for k, v := range fc.Fields {
-		m[k] = mapping.FieldType(v)
+		m[k] = filterlang.FieldType(v)
 	}
 	return m
 }
 
-func opsOf(fc *rcp.FilterCap) []mapping.Op {
-	ops := make([]mapping.Op, len(fc.Operators))
+func opsOf(fc *rcp.FilterCap) []filterlang.Op {
+	ops := make([]filterlang.Op, len(fc.Operators))
 	for i, o := range fc.Operators {
-		ops[i] = mapping.Op(o)
+		ops[i] = filterlang.Op(o)
 	}
 	return ops
 }
@@ -217,7 +218,7 @@ func lacks(c rcp.Capabilities, r *request) string {
 
 // lacksFilter names the first filter field or operator f uses that fc
 // does not advertise with the same type.
-func lacksFilter(fc *rcp.FilterCap, f mapping.Filter) string {
+func lacksFilter(fc *rcp.FilterCap, f filterlang.Filter) string {
 	if f == nil {
 		return ""
 	}
@@ -235,19 +236,19 @@ func lacksFilter(fc *rcp.FilterCap, f mapping.Filter) string {
 }
 
 // conds appends the leaf conditions of f to out.
-func conds(f mapping.Filter, out []*mapping.Cond) []*mapping.Cond {
+func conds(f filterlang.Filter, out []*filterlang.Cond) []*filterlang.Cond {
 	switch n := f.(type) {
-	case *mapping.And:
+	case *filterlang.And:
 		for _, c := range n.Children {
 			out = conds(c, out)
 		}
-	case *mapping.Or:
+	case *filterlang.Or:
 		for _, c := range n.Children {
 			out = conds(c, out)
 		}
-	case *mapping.Not:
+	case *filterlang.Not:
 		out = conds(n.Child, out)
-	case *mapping.Cond:
+	case *filterlang.Cond:
 		out = append(out, n)
 	}
 	return out

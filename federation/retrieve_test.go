@@ -24,7 +24,7 @@ type expected struct {
 	Rank       int
 }
 
-// handRRF is §16.3 written out independently of mapping.RRF: each hit
+// handRRF is §16.3 written out independently of rankmath.RRF: each hit
 // scores weight/(60+rank) in its own engine's namespace; order by score,
 // then weight, then id, then engine.
 func handRRF(lists map[string][]rcp.Hit, weights map[string]float64, k int) []expected {

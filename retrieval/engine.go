@@ -11,7 +11,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -46,10 +46,10 @@ type Engine struct {
 	ev      *capability.Evidence
 	caps    rcp.Capabilities
 	reasons []Reason
-	fields  map[string]mapping.FieldType
-	ops     []mapping.Op
+	fields  map[string]filterlang.FieldType
+	ops     []filterlang.Op
 	// fieldOps are the operators each advertised field serves (§8).
-	fieldOps map[string][]mapping.Op
+	fieldOps map[string][]filterlang.Op
 	dense    *capability.VectorField
 	log      *slog.Logger
 	// known is the target's mapping as probed and grown by writes.
@@ -116,14 +116,14 @@ func (e *Engine) indexFilter() {
 	if e.caps.Filter == nil {
 		return
 	}
-	e.fields = make(map[string]mapping.FieldType, len(e.caps.Filter.Fields))
+	e.fields = make(map[string]filterlang.FieldType, len(e.caps.Filter.Fields))
 	for name, t := range e.caps.Filter.Fields {
-		e.fields[name] = mapping.FieldType(t)
+		e.fields[name] = filterlang.FieldType(t)
 	}
 	for _, op := range e.caps.Filter.Operators {
-		e.ops = append(e.ops, mapping.Op(op))
+		e.ops = append(e.ops, filterlang.Op(op))
 	}
-	e.fieldOps = make(map[string][]mapping.Op, len(e.fields))
+	e.fieldOps = make(map[string][]filterlang.Op, len(e.fields))
 	for _, ff := range e.ev.FilterFields {
 		if _, adv := e.fields[ff.Name]; adv && e.fieldOps[ff.Name] == nil {
 			e.fieldOps[ff.Name] = capability.FieldOps(ff, e.policy)
@@ -135,7 +135,7 @@ func (e *Engine) indexFilter() {
 // field named field: those its evidence proves exact (FilterField.Ops, or
 // the §8 table for its type) narrowed by policy. Nil when the field is not
 // advertised. Any other operator on the field is -32602 on "filter.<field>".
-func (e *Engine) FieldOps(field string) []mapping.Op { return slices.Clone(e.fieldOps[field]) }
+func (e *Engine) FieldOps(field string) []filterlang.Op { return slices.Clone(e.fieldOps[field]) }
 
 // Info identifies the server.
 func (e *Engine) Info() rcp.PeerInfo { return rcp.PeerInfo{Name: e.opts.Name, Version: e.opts.Version} }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -273,7 +273,7 @@ func (e *Engine) gateFilter(r *retrieval) *rcp.Error {
 	if e.caps.Filter == nil {
 		return rcp.OptionUnsupported("filter", "filter is not advertised")
 	}
-	f, err := mapping.ValidateFilter(raw, e.fields, e.ops)
+	f, err := filterlang.ValidateFilter(raw, e.fields, e.ops)
 	if err != nil {
 		return err
 	}
@@ -287,15 +287,15 @@ func (e *Engine) gateFilter(r *retrieval) *rcp.Error {
 // checkFieldOps rejects a condition whose operator is advertised but not
 // served by its field (§8: "operator is not allowed for that field" is
 // -32602 with data.field "filter.<field>").
-func (e *Engine) checkFieldOps(f mapping.Filter) *rcp.Error {
+func (e *Engine) checkFieldOps(f filterlang.Filter) *rcp.Error {
 	switch n := f.(type) {
-	case *mapping.And:
+	case *filterlang.And:
 		return e.checkAllFieldOps(n.Children)
-	case *mapping.Or:
+	case *filterlang.Or:
 		return e.checkAllFieldOps(n.Children)
-	case *mapping.Not:
+	case *filterlang.Not:
 		return e.checkFieldOps(n.Child)
-	case *mapping.Cond:
+	case *filterlang.Cond:
 		if !slices.Contains(e.fieldOps[n.Field], n.Op) {
 			return rcp.InvalidParams("filter."+n.Field, "operator %q is not allowed for field %q (allowed: %v)", n.Op, n.Field, e.fieldOps[n.Field])
 		}
@@ -303,7 +303,7 @@ func (e *Engine) checkFieldOps(f mapping.Filter) *rcp.Error {
 	return nil
 }
 
-func (e *Engine) checkAllFieldOps(children []mapping.Filter) *rcp.Error {
+func (e *Engine) checkAllFieldOps(children []filterlang.Filter) *rcp.Error {
 	for _, c := range children {
 		if err := e.checkFieldOps(c); err != nil {
 			return err

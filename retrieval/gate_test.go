@@ -8,7 +8,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
@@ -29,7 +29,7 @@ func TestConformanceLevel(t *testing.T) {
 
 func TestRetrieveGating(t *testing.T) {
 	full, _ := newEngine(t, setup{emb: true})
-	sparse, _ := newEngine(t, setup{policy: capability.Policy{Operators: []mapping.Op{mapping.OpEq, mapping.OpIn}}})
+	sparse, _ := newEngine(t, setup{policy: capability.Policy{Operators: []filterlang.Op{filterlang.OpEq, filterlang.OpIn}}})
 	tests := []struct {
 		name          string
 		sparseOnly    bool

@@ -8,7 +8,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
@@ -110,8 +110,8 @@ func newNative(t *testing.T, p capability.Policy, edit func(*capability.Evidence
 // fieldOpsEvidence: lang serves eq/in, year gte/lte/exists (a FAKE probe).
 func fieldOpsEvidence(ev *capability.Evidence) {
 	ev.FilterFields = []capability.FilterField{
-		{Name: "lang", Type: mapping.TypeKeyword, Ops: []mapping.Op{mapping.OpEq, mapping.OpIn}},
-		{Name: "year", Type: mapping.TypeInt, Ops: []mapping.Op{mapping.OpGte, mapping.OpLte, mapping.OpExists}},
+		{Name: "lang", Type: filterlang.TypeKeyword, Ops: []filterlang.Op{filterlang.OpEq, filterlang.OpIn}},
+		{Name: "year", Type: filterlang.TypeInt, Ops: []filterlang.Op{filterlang.OpGte, filterlang.OpLte, filterlang.OpExists}},
 	}
 }
 
@@ -156,10 +156,10 @@ func TestEngineFieldOps(t *testing.T) {
 		name  string
 		p     capability.Policy
 		field string
-		want  []mapping.Op
+		want  []filterlang.Op
 	}{
-		{name: "evidence ops", field: "lang", want: []mapping.Op{"eq", "in"}},
-		{name: "policy narrows", p: capability.Policy{Operators: []mapping.Op{"lte", "in"}}, field: "year", want: []mapping.Op{"lte"}},
+		{name: "evidence ops", field: "lang", want: []filterlang.Op{"eq", "in"}},
+		{name: "policy narrows", p: capability.Policy{Operators: []filterlang.Op{"lte", "in"}}, field: "year", want: []filterlang.Op{"lte"}},
 		{name: "policy drops the field", p: capability.Policy{Fields: []string{"lang"}}, field: "year"},
 		{name: "unknown field", field: "nosuch"},
 	}
@@ -176,7 +176,7 @@ func TestEngineFieldOps(t *testing.T) {
 // TestFieldOpsNilIsTypeTable: a field without Ops serves §8's table.
 func TestFieldOpsNilIsTypeTable(t *testing.T) {
 	e, _ := newEngine(t, setup{})
-	if got, want := e.FieldOps("year"), mapping.AllowedOps(mapping.TypeInt); !slices.Equal(got, want) {
+	if got, want := e.FieldOps("year"), filterlang.AllowedOps(filterlang.TypeInt); !slices.Equal(got, want) {
 		t.Errorf("FieldOps(year) = %v, want %v", got, want)
 	}
 }

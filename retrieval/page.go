@@ -8,7 +8,8 @@ import (
 	"math"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -55,7 +56,7 @@ func (e *Engine) gateRecency(r *retrieval) *rcp.Error {
 		return nil
 	case !e.ev.NativeRecency:
 		return r.degrade("recency", "recency decay is not supported")
-	case e.fields[rc.Field] != mapping.TypeDate:
+	case e.fields[rc.Field] != filterlang.TypeDate:
 		return rcp.InvalidParams("recency.field", "recency.field must be an advertised date field")
 	case !(rc.HalfLifeDays > 0) || math.IsInf(rc.HalfLifeDays, 1):
 		return rcp.InvalidParams("recency.halfLifeDays", "recency.halfLifeDays must be a positive number")
@@ -126,7 +127,7 @@ func (e *Engine) nextPage(ctx context.Context, r *retrieval, rk *ranking, page [
 	} else {
 		e.release(ctx, r, rk)
 	}
-	return mapping.SealCursor(e.opts.CursorKey, st)
+	return rankmath.SealCursor(e.opts.CursorKey, st)
 }
 
 // release frees the stage's continuation, if any, and drops the snapshot
@@ -152,7 +153,7 @@ func (e *Engine) sealVersion(r *retrieval, v string) string {
 	if v == "" {
 		return ""
 	}
-	s, err := mapping.SealCursor(e.opts.CursorKey, versionState{V: v, T: r.tenant})
+	s, err := rankmath.SealCursor(e.opts.CursorKey, versionState{V: v, T: r.tenant})
 	if err != nil {
 		e.log.Warn("seal indexVersion", "err", err)
 		return ""
@@ -164,7 +165,7 @@ func (e *Engine) sealVersion(r *retrieval, v string) string {
 // not issue is -32602 on field "indexVersion".
 func (e *Engine) openVersion(r *retrieval) *rcp.Error {
 	var st versionState
-	if err := mapping.OpenCursor(e.opts.CursorKey, r.p.IndexVersion, &st); err != nil || st.V == "" || st.T != r.tenant {
+	if err := rankmath.OpenCursor(e.opts.CursorKey, r.p.IndexVersion, &st); err != nil || st.V == "" || st.T != r.tenant {
 		return rcp.InvalidParams("indexVersion", "indexVersion was not issued by this server")
 	}
 	r.pinned = st.V

@@ -10,7 +10,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
@@ -34,7 +34,7 @@ func (c *contAdapter) Probe(ctx context.Context) (*capability.Evidence, error) {
 	}
 	ev.Units, ev.NativeRecency, ev.Snapshots = []string{"chunk", "document"}, true, true
 	ev.RecencyLexicalOnly = c.lexicalRecency
-	ev.FilterFields = append(ev.FilterFields, capability.FilterField{Name: "published", Type: mapping.TypeDate})
+	ev.FilterFields = append(ev.FilterFields, capability.FilterField{Name: "published", Type: filterlang.TypeDate})
 	return ev, nil
 }
 

@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -72,13 +72,13 @@ func head(items []item, n int) []item { return items[:min(n, len(items))] }
 // fuse merges sparse and dense lists in the sidecar with the requested
 // method. Fused scores have no principled floor (§6.1), so none is set.
 func (e *Engine) fuse(r *retrieval, runs []*stageRun) *ranking {
-	lists := make([][]mapping.Ranked, len(runs))
+	lists := make([][]rankmath.Ranked, len(runs))
 	weights := make([]float64, len(runs))
 	byID := map[string]item{}
 	for i, s := range runs {
 		weights[i] = r.weights[s.key]
 		for _, c := range s.cands.Hits {
-			lists[i] = append(lists[i], mapping.Ranked{ID: c.ID, Score: c.Score})
+			lists[i] = append(lists[i], rankmath.Ranked{ID: c.ID, Score: c.Score})
 			byID[c.ID] = mergeCandidate(byID[c.ID], s.key, c)
 		}
 	}
@@ -99,21 +99,21 @@ func (e *Engine) fuse(r *retrieval, runs []*stageRun) *ranking {
 	return rk
 }
 
-func (e *Engine) fuseLists(r *retrieval, runs []*stageRun, lists [][]mapping.Ranked, w []float64) []mapping.Fused {
+func (e *Engine) fuseLists(r *retrieval, runs []*stageRun, lists [][]rankmath.Ranked, w []float64) []rankmath.Fused {
 	switch r.fusion {
 	case rcp.FusionWeighted:
 		r.note("sidecar fused %d lists with weighted min-max fusion", len(lists))
-		return mapping.WeightedFuse(lists, w)
+		return rankmath.WeightedFuse(lists, w)
 	case rcp.FusionConvex:
 		if floors, ok := stageFloors(runs); ok {
 			r.note("sidecar fused %d lists with convex fusion (alpha=%g, floors %v)", len(lists), r.alpha, floors)
-			return mapping.ConvexFuse(lists, floors, convexWeights(runs, r.alpha))
+			return rankmath.ConvexFuse(lists, floors, convexWeights(runs, r.alpha))
 		}
 		r.note("convex fusion needs a score floor per list; sidecar used weighted min-max fusion instead")
-		return mapping.WeightedFuse(lists, w)
+		return rankmath.WeightedFuse(lists, w)
 	}
 	r.note("sidecar fused %d lists with rrf (rrfK=%d)", len(lists), r.rrfK)
-	return mapping.RRF(lists, w, r.rrfK)
+	return rankmath.RRF(lists, w, r.rrfK)
 }
 
 func stageFloors(runs []*stageRun) ([]float64, bool) {
@@ -203,7 +203,7 @@ func (e *Engine) diversify(ctx context.Context, r *retrieval, rk *ranking) error
 		rk.qvec = v
 	}
 	n := min(len(rk.items), r.offset+r.funnel.K+1)
-	order := mapping.MMR(rk.qvec, docs, relevance(rk.items), r.lambda, n)
+	order := rankmath.MMR(rk.qvec, docs, relevance(rk.items), r.lambda, n)
 	rk.items = rescore(rk.items, rk.key, order)
 	r.note("mmr: diversified by the sidecar over returned vectors (lambda=%g, %d candidates)", r.lambda, len(docs))
 	rcp.ReporterFrom(ctx).Progress("diversify", 0.8, fmt.Sprintf("diversified %d candidates", len(docs)), nil)

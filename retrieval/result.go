@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -23,7 +23,7 @@ func (e *Engine) openCursor(r *retrieval) *rcp.Error {
 		return nil
 	}
 	var st cursorState
-	if err := mapping.OpenCursor(e.opts.CursorKey, r.p.Cursor, &st); err != nil {
+	if err := rankmath.OpenCursor(e.opts.CursorKey, r.p.Cursor, &st); err != nil {
 		return err
 	}
 	if st.Query != requestHash(r) || st.Mode != r.mode || st.Offset < 0 {
@@ -99,7 +99,7 @@ func (e *Engine) pack(ctx context.Context, r *retrieval, page []item, u *rcp.Usa
 	for i, it := range page {
 		texts[i] = it.c.Text
 	}
-	n, used := mapping.PackBudget(texts, r.budget)
+	n, used := rankmath.PackBudget(texts, r.budget)
 	n = max(0, min(n, len(page)))
 	u.Tokens = &used
 	r.note("sidecar packed %d of %d hits into tokenBudget %d (%d tokens)", n, len(page), r.budget, used)
@@ -112,7 +112,7 @@ func (e *Engine) nextCursor(r *retrieval, total, served int) (string, error) {
 	if e.caps.Pagination == nil || served == 0 || consumed >= total {
 		return "", nil
 	}
-	return mapping.SealCursor(e.opts.CursorKey, cursorState{Query: requestHash(r), Mode: r.mode, Offset: consumed})
+	return rankmath.SealCursor(e.opts.CursorKey, cursorState{Query: requestHash(r), Mode: r.mode, Offset: consumed})
 }
 
 // scaleMeta labels the scores actually returned (§6.1): the mode run, its
@@ -158,7 +158,7 @@ type pageShared struct {
 func (e *Engine) hit(r *retrieval, key string, it *item, sh *pageShared) rcp.Hit {
 	at := len(sh.scores)
 	sh.scores = it.appendScores(sh.scores, key)
-	h := rcp.Hit{ID: it.c.ID, Score: mapping.Finite(it.score), Meta: it.c.Meta, Scores: sh.scores[at:len(sh.scores):len(sh.scores)], Unit: r.unit}
+	h := rcp.Hit{ID: it.c.ID, Score: rankmath.Finite(it.score), Meta: it.c.Meta, Scores: sh.scores[at:len(sh.scores):len(sh.scores)], Unit: r.unit}
 	if r.text2 {
 		h.Text = it.c.Text
 	}

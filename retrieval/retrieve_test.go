@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 )
@@ -137,7 +137,7 @@ func TestTokenBudget(t *testing.T) {
 	}
 	sum := 0
 	for _, h := range res.Hits {
-		sum += mapping.EstimateTokens(h.Text)
+		sum += rankmath.EstimateTokens(h.Text)
 	}
 	if sum != *res.Usage.Tokens {
 		t.Errorf("usage.tokens %d, packed hit texts estimate %d", *res.Usage.Tokens, sum)

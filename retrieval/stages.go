@@ -9,14 +9,14 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // clamp applies the §7.7 funnel invariant candidateK ≥ topN ≥ k ≤ maxK.
 // Rerank is never advertised here, so topN does not take part.
 func (e *Engine) clamp(r *retrieval) *rcp.Error {
-	f, err := mapping.ClampFunnel(r.p.K, r.p.CandidateK, nil, e.caps.Retrieve.MaxK, e.policy.DefaultCandidateK)
+	f, err := rankmath.ClampFunnel(r.p.K, r.p.CandidateK, nil, e.caps.Retrieve.MaxK, e.policy.DefaultCandidateK)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/jsonrpc"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
@@ -141,7 +141,7 @@ func checkError(t testing.TB, w *jsonrpc.WireError, line []byte) rcp.Code {
 
 func taxonomyEngine(t testing.TB) *retrieval.Engine {
 	e, _ := newEngine(t, setup{emb: true, writable: true,
-		policy: capability.Policy{Streaming: true, Log: true, Operators: []mapping.Op{mapping.OpEq, mapping.OpGt, mapping.OpIn}}})
+		policy: capability.Policy{Streaming: true, Log: true, Operators: []filterlang.Op{filterlang.OpEq, filterlang.OpGt, filterlang.OpIn}}})
 	return e
 }
 

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -114,7 +114,7 @@ func (k *knownFields) learn(tenant string, docs []adapters.Document) {
 		k.learned[tenant] = set
 	}
 	for _, d := range docs {
-		for _, p := range mapping.MetaLeaves(d.Meta) {
+		for _, p := range filterlang.MetaLeaves(d.Meta) {
 			if !k.probed[p] {
 				set[p] = true
 			}
@@ -128,12 +128,12 @@ func (e *Engine) canonicalMeta(docs []adapters.Document) *rcp.Error {
 	reserved := e.reservedFields()
 	for i := range docs {
 		at := fmt.Sprintf("documents[%d].meta", i)
-		m, err := mapping.CanonicalMeta(docs[i].Meta, at)
+		m, err := filterlang.CanonicalMeta(docs[i].Meta, at)
 		if err != nil {
 			return err
 		}
 		for _, r := range reserved {
-			if where, _, found := mapping.MetaAt(m, r); found {
+			if where, _, found := filterlang.MetaAt(m, r); found {
 				return rcp.InvalidParams(at+"."+where, "meta may not set %s: the sidecar writes %s from the document itself", where, r)
 			}
 		}
@@ -163,7 +163,7 @@ func (e *Engine) checkTenantMeta(t adapters.Tenant, index string, docs []adapter
 	}
 	seen := map[string]bool{}
 	for i, d := range docs {
-		for _, path := range mapping.MetaLeaves(d.Meta) {
+		for _, path := range filterlang.MetaLeaves(d.Meta) {
 			field := fmt.Sprintf("documents[%d].meta.%s", i, path)
 			if slices.Contains(t.Forced, path) {
 				continue

@@ -9,7 +9,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/memory"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
@@ -53,7 +53,7 @@ func addDocs(ctx context.Context, e *retrieval.Engine, metas ...map[string]any) 
 // TestIndexAddCanonicalMeta: every write stores one spelling per path and
 // may not set a field the sidecar writes itself, whoever writes.
 func TestIndexAddCanonicalMeta(t *testing.T) {
-	st := memory.New(memory.Options{Writable: true, Fields: map[string]mapping.FieldType{"a.b": mapping.TypeInt}})
+	st := memory.New(memory.Options{Writable: true, Fields: map[string]filterlang.FieldType{"a.b": filterlang.TypeInt}})
 	e := mappedEngine(t, &mapped{Store: st, reserved: []string{"body", "_rcp.id"}}, retrieval.Tenancy{})
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -75,7 +75,7 @@ func TestIndexAddCanonicalMeta(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := retrieve(t, e, `{"query":"x","k":5,"mode":"sparse","filter":{"field":"a.b","op":"eq","value":1}}`)
-	if len(res.Hits) != 1 || mapping.Lookup(res.Hits[0].Meta, "a.c") == nil || res.Hits[0].Meta["a.b"] != nil {
+	if len(res.Hits) != 1 || filterlang.Lookup(res.Hits[0].Meta, "a.c") == nil || res.Hits[0].Meta["a.b"] != nil {
 		t.Fatalf("stored meta %v, want one nested object a{b,c}", res.Hits)
 	}
 }

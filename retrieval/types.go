@@ -10,7 +10,8 @@ import (
 	"fmt"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -29,8 +30,8 @@ type retrieval struct {
 	lambda  float64
 	// nativeMMR: the single dense stage diversifies in the engine.
 	nativeMMR bool
-	filter    mapping.Filter
-	funnel    mapping.Funnel
+	filter    filterlang.Filter
+	funnel    rankmath.Funnel
 	offset    int
 	budget    int
 	text2     bool // includeText
@@ -90,14 +91,14 @@ func (it *item) appendScores(dst rcp.Scores, key string) rcp.Scores {
 	at := len(dst)
 	if it.scores != nil {
 		for k, v := range it.scores {
-			dst = append(dst, rcp.StageScore{Stage: k, Score: mapping.Finite(v)})
+			dst = append(dst, rcp.StageScore{Stage: k, Score: rankmath.Finite(v)})
 		}
 	} else {
 		if _, ok := it.c.Scores[key]; !ok {
-			dst = append(dst, rcp.StageScore{Stage: key, Score: mapping.Finite(it.c.Score)})
+			dst = append(dst, rcp.StageScore{Stage: key, Score: rankmath.Finite(it.c.Score)})
 		}
 		for k, v := range it.c.Scores {
-			dst = append(dst, rcp.StageScore{Stage: k, Score: mapping.Finite(v)})
+			dst = append(dst, rcp.StageScore{Stage: k, Score: rankmath.Finite(v)})
 		}
 	}
 	sortStages(dst[at:])

@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -134,7 +134,7 @@ func (e *Engine) embedResult(vs [][]float32, f32 bool) *rcp.EmbedResult {
 	if f32 {
 		enc := make([]string, len(vs))
 		for i, v := range vs {
-			enc[i] = mapping.EncodeF32(v)
+			enc[i] = rankmath.EncodeF32(v)
 		}
 		res.Vectors, res.Encoding = enc, "f32-base64"
 	}
@@ -143,7 +143,7 @@ func (e *Engine) embedResult(vs [][]float32, f32 bool) *rcp.EmbedResult {
 
 // IndexAdd upserts documents (§7.10): ids come back positionally, missing
 // ids are minted, and the embedder fills vectors when dense is served.
-// Meta is stored in its canonical spelling (mapping.CanonicalMeta) and may
+// Meta is stored in its canonical spelling (filterlang.CanonicalMeta) and may
 // not set the fields the sidecar writes itself; a tenant's write is held
 // to the tenancy policy (Tenancy.MetaFields, Tenancy.MaxNewFields).
 func (e *Engine) IndexAdd(ctx context.Context, p *rcp.IndexAddParams) (*rcp.IndexAddResult, error) {

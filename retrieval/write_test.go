@@ -12,7 +12,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
@@ -98,7 +98,7 @@ func TestEmbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	blob := res.Vectors.([]string)
-	v, derr := mapping.DecodeF32(blob[0], res.Dimension)
+	v, derr := rankmath.DecodeF32(blob[0], res.Dimension)
 	if derr != nil || res.Encoding != "f32-base64" || !slices.Equal(v, fe.vec("solar power")) {
 		t.Errorf("f32 result %+v (%v)", res, derr)
 	}

@@ -25,7 +25,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
@@ -102,7 +102,7 @@ const (
 // narrowedFields and narrowedOps are the narrowed policy's allow-lists.
 var (
 	narrowedFields = []string{"lang", "tags", "year", "published", "title"}
-	narrowedOps    = []mapping.Op{mapping.OpEq, mapping.OpIn, mapping.OpExists}
+	narrowedOps    = []filterlang.Op{filterlang.OpEq, filterlang.OpIn, filterlang.OpExists}
 )
 
 // engineOptions returns the Engine options for v.
@@ -117,7 +117,7 @@ func engineOptions(s Schema, v variant) retrieval.Options {
 		names[i] = f.Name
 	}
 	p := capability.Policy{MaxK: 100, DefaultCandidateK: 100, Writable: true, Streaming: true,
-		Fields: names, Operators: mapping.AllOps, EmbedDim: 8, EmbedIdentity: FakeIdentity}
+		Fields: names, Operators: filterlang.AllOps, EmbedDim: 8, EmbedIdentity: FakeIdentity}
 	return retrieval.Options{Name: "adaptertest", Version: "full", Policy: p, Embedder: Embedder(), CursorKey: key}
 }
 

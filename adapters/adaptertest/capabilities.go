@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -22,7 +22,7 @@ func (e *env) hasFusion(f rcp.FusionMethod) bool {
 	return e.caps.Retrieve != nil && slices.Contains(e.caps.Retrieve.Fusion, f)
 }
 
-func (e *env) hasOp(op mapping.Op) bool {
+func (e *env) hasOp(op filterlang.Op) bool {
 	return e.caps.Filter != nil && slices.Contains(e.caps.Filter.Operators, string(op))
 }
 
@@ -69,7 +69,7 @@ func testAdvertisedWorks(t *testing.T, mk HarnessMaker) {
 	for _, f := range []rcp.FusionMethod{rcp.FusionRRF, rcp.FusionWeighted, rcp.FusionConvex} {
 		t.Run("Fusion/"+string(f), func(t *testing.T) { e.checkFusion(t, f) })
 	}
-	for _, op := range mapping.AllOps {
+	for _, op := range filterlang.AllOps {
 		t.Run("Operators/"+string(op), func(t *testing.T) { e.checkOperator(t, op) })
 	}
 	t.Run("FilterFields", func(t *testing.T) { e.checkFilterFields(t) })
@@ -104,7 +104,7 @@ func (e *env) checkFusion(t *testing.T, f rcp.FusionMethod) {
 
 // checkOperator sends the first filter case of op whose fields are
 // advertised; every hit must satisfy the oracle.
-func (e *env) checkOperator(t *testing.T, op mapping.Op) {
+func (e *env) checkOperator(t *testing.T, op filterlang.Op) {
 	if !e.hasOp(op) {
 		t.Skipf("not advertised: filter.operators lacks %q", op)
 	}
@@ -325,7 +325,7 @@ func (e *env) absentOption(t *testing.T, name string, advertised bool, key strin
 }
 
 func (e *env) absentFilter(t *testing.T) {
-	for _, op := range mapping.AllOps {
+	for _, op := range filterlang.AllOps {
 		t.Run("Operators/"+string(op), func(t *testing.T) { e.checkAbsentOp(t, op) })
 	}
 	for _, f := range e.schema.Fields {
@@ -338,7 +338,7 @@ func (e *env) absentFilter(t *testing.T) {
 			}
 			// §8: a filter naming an unadvertised field is -32602.
 			op0 := e.caps.Filter.Operators[0]
-			_, rerr := e.retrieve(t, P{"query": "espresso", "k": 3, "filter": cond(f.Name, op0, sampleValue(f, mapping.Op(op0)))})
+			_, rerr := e.retrieve(t, P{"query": "espresso", "k": 3, "filter": cond(f.Name, op0, sampleValue(f, filterlang.Op(op0)))})
 			wantError(t, rerr, rcp.CodeInvalidParams, "filter."+f.Name, "")
 		})
 	}
@@ -365,7 +365,7 @@ func (e *env) absentFilter(t *testing.T) {
 
 // checkAbsentOp: an operator outside filter.operators is -32005 with
 // data.option = op, on a field whose type allows it (§8).
-func (e *env) checkAbsentOp(t *testing.T, op mapping.Op) {
+func (e *env) checkAbsentOp(t *testing.T, op filterlang.Op) {
 	if e.caps.Filter == nil {
 		t.Skip("not advertised: filter (see FilterAbsent)")
 	}
@@ -381,7 +381,7 @@ func (e *env) checkAbsentOp(t *testing.T, op mapping.Op) {
 }
 
 // fieldAllowing returns an advertised schema field whose §8 type admits op.
-func (e *env) fieldAllowing(op mapping.Op) (Field, bool) {
+func (e *env) fieldAllowing(op filterlang.Op) (Field, bool) {
 	for _, f := range e.schema.Fields {
 		if _, adv := e.caps.Filter.Fields[f.Name]; adv && opApplies(op, f) {
 			return f, true
@@ -391,14 +391,14 @@ func (e *env) fieldAllowing(op mapping.Op) (Field, bool) {
 }
 
 // opApplies is the §8 operator table, restated independently of mapping.
-func opApplies(op mapping.Op, f Field) bool {
+func opApplies(op filterlang.Op, f Field) bool {
 	switch op {
-	case mapping.OpGt, mapping.OpGte, mapping.OpLt, mapping.OpLte:
-		return f.Type == mapping.TypeInt || f.Type == mapping.TypeFloat || f.Type == mapping.TypeDate
-	case mapping.OpContains:
-		return f.Type == mapping.TypeText || f.Array
+	case filterlang.OpGt, filterlang.OpGte, filterlang.OpLt, filterlang.OpLte:
+		return f.Type == filterlang.TypeInt || f.Type == filterlang.TypeFloat || f.Type == filterlang.TypeDate
+	case filterlang.OpContains:
+		return f.Type == filterlang.TypeText || f.Array
 	}
-	return f.Type != mapping.TypeGeo
+	return f.Type != filterlang.TypeGeo
 }
 
 // sampleValue returns a well-typed value for op on f.
@@ -413,7 +413,7 @@ func (e *env) checkUnservedFieldOps(t *testing.T, f Field) {
 		t.Skipf("not advertised: filter.fields lacks %q", f.Name)
 	}
 	served, checked := e.eng.FieldOps(f.Name), 0
-	for _, op := range mapping.AllowedOps(f.Type) {
+	for _, op := range filterlang.AllowedOps(f.Type) {
 		if slices.Contains(served, op) || !slices.Contains(e.caps.Filter.Operators, string(op)) {
 			continue
 		}
@@ -426,13 +426,13 @@ func (e *env) checkUnservedFieldOps(t *testing.T, f Field) {
 	}
 }
 
-func sampleValue(f Field, op mapping.Op) any {
-	scalar := map[mapping.FieldType]any{mapping.TypeKeyword: "en", mapping.TypeText: "Tokyo", mapping.TypeInt: 2020,
-		mapping.TypeFloat: 4.5, mapping.TypeBool: true, mapping.TypeDate: "2020-01-01T00:00:00Z"}[f.Type]
+func sampleValue(f Field, op filterlang.Op) any {
+	scalar := map[filterlang.FieldType]any{filterlang.TypeKeyword: "en", filterlang.TypeText: "Tokyo", filterlang.TypeInt: 2020,
+		filterlang.TypeFloat: 4.5, filterlang.TypeBool: true, filterlang.TypeDate: "2020-01-01T00:00:00Z"}[f.Type]
 	switch op {
-	case mapping.OpExists:
+	case filterlang.OpExists:
 		return true
-	case mapping.OpIn, mapping.OpNin:
+	case filterlang.OpIn, filterlang.OpNin:
 		return []any{scalar}
 	}
 	return scalar

@@ -6,13 +6,13 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // Field is one typed metadata field of the Schema.
 type Field struct {
 	Name string
-	Type mapping.FieldType
+	Type filterlang.FieldType
 	// Array marks a multi-valued field (an array of Type values).
 	Array bool
 }
@@ -47,13 +47,13 @@ func DefaultSchema() Schema {
 		TextField:  "text",
 		TitleField: "title",
 		Fields: []Field{
-			{Name: "lang", Type: mapping.TypeKeyword},
-			{Name: "tags", Type: mapping.TypeKeyword, Array: true},
-			{Name: "year", Type: mapping.TypeInt},
-			{Name: "rating", Type: mapping.TypeFloat},
-			{Name: "published", Type: mapping.TypeBool},
-			{Name: "published_at", Type: mapping.TypeDate},
-			{Name: "title", Type: mapping.TypeText},
+			{Name: "lang", Type: filterlang.TypeKeyword},
+			{Name: "tags", Type: filterlang.TypeKeyword, Array: true},
+			{Name: "year", Type: filterlang.TypeInt},
+			{Name: "rating", Type: filterlang.TypeFloat},
+			{Name: "published", Type: filterlang.TypeBool},
+			{Name: "published_at", Type: filterlang.TypeDate},
+			{Name: "title", Type: filterlang.TypeText},
 		},
 		Vector: VectorSpec{Name: "embedding", Dims: 8, Similarity: capability.SimCosine},
 		Docs:   Corpus(),
@@ -61,8 +61,8 @@ func DefaultSchema() Schema {
 }
 
 // FieldTypes returns the filterable fields as name → type.
-func (s Schema) FieldTypes() map[string]mapping.FieldType {
-	m := make(map[string]mapping.FieldType, len(s.Fields))
+func (s Schema) FieldTypes() map[string]filterlang.FieldType {
+	m := make(map[string]filterlang.FieldType, len(s.Fields))
 	for _, f := range s.Fields {
 		m[f.Name] = f.Type
 	}

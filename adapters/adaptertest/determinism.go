@@ -11,7 +11,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -82,11 +82,11 @@ func checkPlanDeterministic(t *testing.T, a adapters.Adapter, ev *capability.Evi
 // planRequest builds a fresh SearchRequest for stage st with a filter
 // touching several fields (map order must not leak into the plan).
 func planRequest(ev *capability.Evidence, st adapters.Stage) *adapters.SearchRequest {
-	f := &mapping.And{Children: []mapping.Filter{
-		&mapping.Cond{Field: "lang", Type: mapping.TypeKeyword, Op: mapping.OpIn, Value: []any{"en", "fr"}},
-		&mapping.Or{Children: []mapping.Filter{
-			&mapping.Cond{Field: "year", Type: mapping.TypeInt, Op: mapping.OpGte, Value: int64(2019)},
-			&mapping.Not{Child: &mapping.Cond{Field: "published_at", Type: mapping.TypeDate, Op: mapping.OpLt,
+	f := &filterlang.And{Children: []filterlang.Filter{
+		&filterlang.Cond{Field: "lang", Type: filterlang.TypeKeyword, Op: filterlang.OpIn, Value: []any{"en", "fr"}},
+		&filterlang.Or{Children: []filterlang.Filter{
+			&filterlang.Cond{Field: "year", Type: filterlang.TypeInt, Op: filterlang.OpGte, Value: int64(2019)},
+			&filterlang.Not{Child: &filterlang.Cond{Field: "published_at", Type: filterlang.TypeDate, Op: filterlang.OpLt,
 				Value: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}},
 		}},
 	}}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -257,7 +257,7 @@ func (e *env) filterSkipReason(f map[string]any) string {
 		}
 	}
 	for p := range pairs {
-		if !slices.Contains(e.eng.FieldOps(p[0]), mapping.Op(p[1])) {
+		if !slices.Contains(e.eng.FieldOps(p[0]), filterlang.Op(p[1])) {
 			return "not served: field " + p[0] + " does not support operator " + p[1]
 		}
 	}

@@ -391,7 +391,7 @@ type ranked struct {
 }
 
 // oracleRanking orders docs by cosine with q, computed here in float64
-// (independently of mapping.Cosine); ties break by id.
+// (independently of rankmath.Cosine); ties break by id.
 func oracleRanking(docs []Doc, q []float32) []ranked {
 	out := make([]ranked, len(docs))
 	for i, d := range docs {

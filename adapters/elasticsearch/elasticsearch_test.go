@@ -16,7 +16,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/adaptertest"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // liveURL returns RCP_ES_URL, or skips loudly (fails under
@@ -84,9 +84,9 @@ func newHarness(_ context.Context, t testing.TB) (adaptertest.Harness, error) {
 }
 
 // esType maps a neutral field type to the index mapping.
-var esType = map[mapping.FieldType]string{
-	mapping.TypeKeyword: "keyword", mapping.TypeText: "text", mapping.TypeInt: "integer",
-	mapping.TypeFloat: "float", mapping.TypeBool: "boolean", mapping.TypeDate: "date",
+var esType = map[filterlang.FieldType]string{
+	filterlang.TypeKeyword: "keyword", filterlang.TypeText: "text", filterlang.TypeInt: "integer",
+	filterlang.TypeFloat: "float", filterlang.TypeBool: "boolean", filterlang.TypeDate: "date",
 }
 
 var esSimilarity = map[string]string{"cosine": "cosine", "dot": "dot_product", "l2": "l2_norm"}
@@ -103,7 +103,7 @@ func schemaMapping(s adaptertest.Schema) map[string]any {
 	props := map[string]any{s.TextField: text()}
 	for _, f := range s.Fields {
 		props[f.Name] = map[string]any{"type": esType[f.Type]}
-		if f.Type == mapping.TypeText {
+		if f.Type == filterlang.TypeText {
 			p := text()
 			p["fields"] = map[string]any{"keyword": map[string]any{"type": "keyword"}}
 			props[f.Name] = p

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -24,7 +24,7 @@ func (a *adapter) featureEvidence(fields map[string]field, st *probeState) {
 	ev := st.ev
 	ev.Snapshots = a.cfg.PIT
 	for _, f := range ev.FilterFields {
-		ev.NativeRecency = ev.NativeRecency || f.Type == mapping.TypeDate
+		ev.NativeRecency = ev.NativeRecency || f.Type == filterlang.TypeDate
 	}
 	ev.RecencyLexicalOnly = ev.NativeRecency // function_score wraps the query, not a knn section
 	name := a.cfg.DocumentIDField

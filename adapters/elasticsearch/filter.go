@@ -5,14 +5,14 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // translateFilter turns a validated filter into a DSL query (§8 semantics,
 // docs/engines.md §2.5, dslfilter.Filter); plan says how each offered field
 // translates.
-func translateFilter(f mapping.Filter, plan map[string]dslfilter.Field) (dsl.Query, error) {
-	return dslfilter.Filter(f, func(c *mapping.Cond) (dslfilter.Field, error) {
+func translateFilter(f filterlang.Filter, plan map[string]dslfilter.Field) (dsl.Query, error) {
+	return dslfilter.Filter(f, func(c *filterlang.Cond) (dslfilter.Field, error) {
 		field, ok := plan[c.Field]
 		if !ok {
 			return dslfilter.Field{}, fmt.Errorf("elasticsearch: filter field %q was not probed", c.Field)

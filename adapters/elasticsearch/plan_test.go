@@ -12,7 +12,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -38,35 +38,35 @@ var planCases = []struct {
 		req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 5, From: 10, WithText: true,
 			TextFields: []capability.TextField{{Name: "title", Boost: 2}, {Name: "text"}}, MinScore: f64(1.5)}},
 	{name: "sparse_filter_tree", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 10,
-		Filter: &mapping.And{Children: []mapping.Filter{
-			&mapping.Cond{Field: "lang", Type: mapping.TypeKeyword, Op: mapping.OpEq, Value: "en"},
-			&mapping.Cond{Field: "title", Type: mapping.TypeText, Op: mapping.OpNe, Value: "Draft"},
-			&mapping.Cond{Field: "title", Type: mapping.TypeText, Op: mapping.OpContains, Value: `a*b?`},
-			&mapping.Or{Children: []mapping.Filter{
-				&mapping.Cond{Field: "year", Type: mapping.TypeInt, Op: mapping.OpGte, Value: int64(2020)},
-				&mapping.Cond{Field: "price", Type: mapping.TypeFloat, Op: mapping.OpLt, Value: 9.5},
+		Filter: &filterlang.And{Children: []filterlang.Filter{
+			&filterlang.Cond{Field: "lang", Type: filterlang.TypeKeyword, Op: filterlang.OpEq, Value: "en"},
+			&filterlang.Cond{Field: "title", Type: filterlang.TypeText, Op: filterlang.OpNe, Value: "Draft"},
+			&filterlang.Cond{Field: "title", Type: filterlang.TypeText, Op: filterlang.OpContains, Value: `a*b?`},
+			&filterlang.Or{Children: []filterlang.Filter{
+				&filterlang.Cond{Field: "year", Type: filterlang.TypeInt, Op: filterlang.OpGte, Value: int64(2020)},
+				&filterlang.Cond{Field: "price", Type: filterlang.TypeFloat, Op: filterlang.OpLt, Value: 9.5},
 			}},
-			&mapping.Not{Child: &mapping.Cond{Field: "meta.source", Type: mapping.TypeKeyword, Op: mapping.OpIn, Value: []any{"a", "b"}}},
-			&mapping.Cond{Field: "lang", Type: mapping.TypeKeyword, Op: mapping.OpNin, Value: []any{"fr"}},
-			&mapping.Cond{Field: "draft", Type: mapping.TypeBool, Op: mapping.OpEq, Value: false},
-			&mapping.Cond{Field: "title", Type: mapping.TypeText, Op: mapping.OpExists, Value: true},
-			&mapping.Cond{Field: "where", Type: mapping.TypeGeo, Op: mapping.OpExists, Value: false},
-			&mapping.Cond{Field: "meta.source", Type: mapping.TypeKeyword, Op: mapping.OpContains, Value: "x"},
+			&filterlang.Not{Child: &filterlang.Cond{Field: "meta.source", Type: filterlang.TypeKeyword, Op: filterlang.OpIn, Value: []any{"a", "b"}}},
+			&filterlang.Cond{Field: "lang", Type: filterlang.TypeKeyword, Op: filterlang.OpNin, Value: []any{"fr"}},
+			&filterlang.Cond{Field: "draft", Type: filterlang.TypeBool, Op: filterlang.OpEq, Value: false},
+			&filterlang.Cond{Field: "title", Type: filterlang.TypeText, Op: filterlang.OpExists, Value: true},
+			&filterlang.Cond{Field: "where", Type: filterlang.TypeGeo, Op: filterlang.OpExists, Value: false},
+			&filterlang.Cond{Field: "meta.source", Type: filterlang.TypeKeyword, Op: filterlang.OpContains, Value: "x"},
 		}}}},
 	{name: "sparse_date_filters", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 3,
-		Filter: &mapping.Or{Children: []mapping.Filter{
-			&mapping.Cond{Field: "published", Type: mapping.TypeDate, Op: mapping.OpEq, Value: when},
-			&mapping.Cond{Field: "published", Type: mapping.TypeDate, Op: mapping.OpGt, Value: when},
-			&mapping.Cond{Field: "published", Type: mapping.TypeDate, Op: mapping.OpIn, Value: []any{when, when.Add(time.Hour)}},
+		Filter: &filterlang.Or{Children: []filterlang.Filter{
+			&filterlang.Cond{Field: "published", Type: filterlang.TypeDate, Op: filterlang.OpEq, Value: when},
+			&filterlang.Cond{Field: "published", Type: filterlang.TypeDate, Op: filterlang.OpGt, Value: when},
+			&filterlang.Cond{Field: "published", Type: filterlang.TypeDate, Op: filterlang.OpIn, Value: []any{when, when.Add(time.Hour)}},
 		}}}},
 	{name: "dense_filter_inside_knn", req: adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "vec", Vector: vec8(),
 		K: 10, CandidateK: 50, MinScore: f64(0.5),
-		Filter: &mapping.Cond{Field: "year", Type: mapping.TypeInt, Op: mapping.OpLte, Value: int64(2024)}}},
+		Filter: &filterlang.Cond{Field: "year", Type: filterlang.TypeInt, Op: filterlang.OpLte, Value: int64(2024)}}},
 	{name: "dense_page_with_vectors", req: adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "vec", Vector: vec8(),
 		K: 10, From: 20, CandidateK: 10, WithVectors: true, WithText: true}},
 	{name: "sparse_recency", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 10,
 		Recency: &adapters.Recency{Field: "published", HalfLifeDays: 30},
-		Filter:  &mapping.Cond{Field: "lang", Type: mapping.TypeKeyword, Op: mapping.OpEq, Value: "en"}}},
+		Filter:  &filterlang.Cond{Field: "lang", Type: filterlang.TypeKeyword, Op: filterlang.OpEq, Value: "en"}}},
 	{name: "sparse_recency_fractional_resume", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 11, From: 10,
 		Recency: &adapters.Recency{Field: "published", HalfLifeDays: 0.5},
 		Resume:  json.RawMessage(`{"pit":"PIT-1","origin":1709294400000}`), After: json.RawMessage(`[3.5,17]`)}},
@@ -91,7 +91,7 @@ var planCases = []struct {
 		req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 10, Paginate: true}},
 	{name: "hybrid_native_rrf", rrf: true, req: adapters.SearchRequest{Stage: adapters.StageHybrid, Text: "q", VectorField: "vec", Vector: vec8(),
 		K: 10, CandidateK: 100, RRFK: 60, TextFields: []capability.TextField{{Name: "text"}},
-		Filter: &mapping.Cond{Field: "lang", Type: mapping.TypeKeyword, Op: mapping.OpEq, Value: "en"}}},
+		Filter: &filterlang.Cond{Field: "lang", Type: filterlang.TypeKeyword, Op: filterlang.OpEq, Value: "en"}}},
 }
 
 func TestPlan(t *testing.T) {
@@ -162,7 +162,7 @@ func TestPlanRejects(t *testing.T) {
 		{"unknown vector field", adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "raw", Vector: []float32{1, 2, 3, 4}, K: 1}},
 		{"past the window", adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", From: 9995, K: 10}},
 		{"unprobed filter field", adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 1,
-			Filter: &mapping.Cond{Field: "rating2", Type: mapping.TypeKeyword, Op: mapping.OpEq, Value: "x"}}},
+			Filter: &filterlang.Cond{Field: "rating2", Type: filterlang.TypeKeyword, Op: filterlang.OpEq, Value: "x"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := a.Plan(&tc.req); err == nil {

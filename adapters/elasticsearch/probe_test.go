@@ -9,7 +9,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -141,14 +141,14 @@ func TestFilterFieldOpsAreAllowed(t *testing.T) {
 	st, _ := a.probed()
 	for _, f := range st.ev.FilterFields {
 		for _, op := range f.Ops {
-			if !containsOp(mapping.AllowedOps(f.Type), op) {
+			if !containsOp(filterlang.AllowedOps(f.Type), op) {
 				t.Errorf("field %s offers %s, not allowed for %s", f.Name, op, f.Type)
 			}
 		}
 	}
 }
 
-func containsOp(ops []mapping.Op, op mapping.Op) bool {
+func containsOp(ops []filterlang.Op, op filterlang.Op) bool {
 	for _, o := range ops {
 		if o == op {
 			return true

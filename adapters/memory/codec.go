@@ -6,40 +6,40 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // errBadPlan is returned for a plan this store did not produce.
 var errBadPlan = errors.New("memory: invalid plan")
 
 // wireFilter is the plan-body form of a validated filter: a small tagged
-// tree that decodes back into the exact mapping.Filter (values typed by
+// tree that decodes back into the exact filterlang.Filter (values typed by
 // the condition's field type).
 type wireFilter struct {
-	And   []wireFilter      `json:"and,omitempty"`
-	Or    []wireFilter      `json:"or,omitempty"`
-	Not   *wireFilter       `json:"not,omitempty"`
-	Field string            `json:"field,omitempty"`
-	Type  mapping.FieldType `json:"type,omitempty"`
-	Op    mapping.Op        `json:"op,omitempty"`
-	Value any               `json:"value,omitempty"`
+	And   []wireFilter         `json:"and,omitempty"`
+	Or    []wireFilter         `json:"or,omitempty"`
+	Not   *wireFilter          `json:"not,omitempty"`
+	Field string               `json:"field,omitempty"`
+	Type  filterlang.FieldType `json:"type,omitempty"`
+	Op    filterlang.Op        `json:"op,omitempty"`
+	Value any                  `json:"value,omitempty"`
 }
 
-func encodeFilter(f mapping.Filter) *wireFilter {
+func encodeFilter(f filterlang.Filter) *wireFilter {
 	switch n := f.(type) {
-	case *mapping.And:
+	case *filterlang.And:
 		return &wireFilter{And: encodeAll(n.Children)}
-	case *mapping.Or:
+	case *filterlang.Or:
 		return &wireFilter{Or: encodeAll(n.Children)}
-	case *mapping.Not:
+	case *filterlang.Not:
 		return &wireFilter{Not: encodeFilter(n.Child)}
-	case *mapping.Cond:
+	case *filterlang.Cond:
 		return &wireFilter{Field: n.Field, Type: n.Type, Op: n.Op, Value: encodeValue(n.Value)}
 	}
 	return nil
 }
 
-func encodeAll(fs []mapping.Filter) []wireFilter {
+func encodeAll(fs []filterlang.Filter) []wireFilter {
 	out := make([]wireFilter, len(fs))
 	for i, f := range fs {
 		out[i] = *encodeFilter(f)
@@ -61,27 +61,27 @@ func encodeValue(v any) any {
 	return v
 }
 
-// decodeFilter rebuilds the mapping.Filter from its plan-body form.
-func decodeFilter(w *wireFilter) (mapping.Filter, error) {
+// decodeFilter rebuilds the filterlang.Filter from its plan-body form.
+func decodeFilter(w *wireFilter) (filterlang.Filter, error) {
 	switch {
 	case w == nil:
 		return nil, nil
 	case w.And != nil:
 		cs, err := decodeAll(w.And)
-		return &mapping.And{Children: cs}, err
+		return &filterlang.And{Children: cs}, err
 	case w.Or != nil:
 		cs, err := decodeAll(w.Or)
-		return &mapping.Or{Children: cs}, err
+		return &filterlang.Or{Children: cs}, err
 	case w.Not != nil:
 		c, err := decodeFilter(w.Not)
-		return &mapping.Not{Child: c}, err
+		return &filterlang.Not{Child: c}, err
 	}
 	v, err := decodeValue(w.Type, w.Op, w.Value)
-	return &mapping.Cond{Field: w.Field, Type: w.Type, Op: w.Op, Value: v}, err
+	return &filterlang.Cond{Field: w.Field, Type: w.Type, Op: w.Op, Value: v}, err
 }
 
-func decodeAll(ws []wireFilter) ([]mapping.Filter, error) {
-	out := make([]mapping.Filter, len(ws))
+func decodeAll(ws []wireFilter) ([]filterlang.Filter, error) {
+	out := make([]filterlang.Filter, len(ws))
 	for i := range ws {
 		f, err := decodeFilter(&ws[i])
 		if err != nil {
@@ -92,12 +92,12 @@ func decodeAll(ws []wireFilter) ([]mapping.Filter, error) {
 	return out, nil
 }
 
-func decodeValue(t mapping.FieldType, op mapping.Op, v any) (any, error) {
+func decodeValue(t filterlang.FieldType, op filterlang.Op, v any) (any, error) {
 	switch op {
-	case mapping.OpExists:
+	case filterlang.OpExists:
 		b, _ := v.(bool)
 		return b, nil
-	case mapping.OpIn, mapping.OpNin:
+	case filterlang.OpIn, filterlang.OpNin:
 		xs, ok := v.([]any)
 		if !ok {
 			return nil, fmt.Errorf("%w: %s expects a list", errBadPlan, op)
@@ -115,14 +115,14 @@ func decodeValue(t mapping.FieldType, op mapping.Op, v any) (any, error) {
 	return decodeScalar(t, v)
 }
 
-func decodeScalar(t mapping.FieldType, v any) (any, error) {
+func decodeScalar(t filterlang.FieldType, v any) (any, error) {
 	n, isNum := v.(json.Number)
 	switch {
-	case t == mapping.TypeInt && isNum:
+	case t == filterlang.TypeInt && isNum:
 		return n.Int64()
-	case t == mapping.TypeFloat && isNum:
+	case t == filterlang.TypeFloat && isNum:
 		return n.Float64()
-	case t == mapping.TypeDate:
+	case t == filterlang.TypeDate:
 		s, _ := v.(string)
 		return time.Parse(time.RFC3339Nano, s)
 	}

@@ -14,7 +14,7 @@
 // sparse: Okapi BM25 (k1=1.2, b=0.75 by default) summed over title and
 // text, each with its own statistics. dense: exact (brute-force) cosine or
 // dot product over stored vectors. Filters: every §8 operator, evaluated by
-// mapping.EvalFilter. Writes: upsert by id and idempotent delete when
+// filterlang.EvalFilter. Writes: upsert by id and idempotent delete when
 // Options.Writable.
 //
 // # Emulated
@@ -47,7 +47,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -72,7 +72,7 @@ type Options struct {
 	TitleField string
 	// Fields declares the filterable metadata fields; nil infers them
 	// from the loaded metadata value types.
-	Fields map[string]mapping.FieldType
+	Fields map[string]filterlang.FieldType
 	// Writable enables index/add and index/delete.
 	Writable bool
 	// Analyzer turns title, text and query text into terms; "" is

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -130,8 +130,8 @@ func TestFilterAndPlanDeterminism(t *testing.T) {
 	s.Add(adapters.Document{ID: "1", Text: "cat", Meta: map[string]any{"year": 2020, "lang": "en"}},
 		adapters.Document{ID: "2", Text: "cat", Meta: map[string]any{"year": 2023, "lang": "de"}},
 		adapters.Document{ID: "3", Text: "cat", Meta: map[string]any{"year": 2024, "lang": "en"}})
-	f, ferr := mapping.ValidateFilter([]byte(`{"and":[{"field":"year","op":"gte","value":2021},{"field":"lang","op":"in","value":["en"]}]}`),
-		map[string]mapping.FieldType{"year": mapping.TypeInt, "lang": mapping.TypeKeyword}, mapping.AllOps)
+	f, ferr := filterlang.ValidateFilter([]byte(`{"and":[{"field":"year","op":"gte","value":2021},{"field":"lang","op":"in","value":["en"]}]}`),
+		map[string]filterlang.FieldType{"year": filterlang.TypeInt, "lang": filterlang.TypeKeyword}, filterlang.AllOps)
 	if ferr != nil {
 		t.Fatal(ferr)
 	}
@@ -187,11 +187,11 @@ func TestLoadJSONLAndProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]mapping.FieldType{}
+	got := map[string]filterlang.FieldType{}
 	for _, f := range ev.FilterFields {
 		got[f.Name] = f.Type
 	}
-	want := map[string]mapping.FieldType{"year": "int", "score": "float", "open": "bool", "tags": "keyword"}
+	want := map[string]filterlang.FieldType{"year": "int", "score": "float", "open": "bool", "tags": "keyword"}
 	if len(got) != len(want) {
 		t.Errorf("fields %v want %v", got, want)
 	}

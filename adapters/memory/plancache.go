@@ -7,14 +7,14 @@ import (
 	"weak"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // planned is the typed form of a plan this store produced, so Search need
 // not parse the plan's JSON body back.
 type planned struct {
 	body   *planBody
-	filter mapping.Filter
+	filter filterlang.Filter
 	raw    []byte // the Body the plan was issued with
 }
 

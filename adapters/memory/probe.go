@@ -11,7 +11,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // Probe reports what the store can serve (see the package doc).
@@ -53,11 +53,11 @@ func (s *Store) filterFields() ([]capability.FilterField, []string) {
 	return out, notes
 }
 
-func (s *Store) inferTypes() (map[string]mapping.FieldType, []string) {
-	types := map[string]mapping.FieldType{}
+func (s *Store) inferTypes() (map[string]filterlang.FieldType, []string) {
+	types := map[string]filterlang.FieldType{}
 	bad := map[string]bool{}
 	for _, d := range s.docs {
-		mapping.WalkMeta(d.meta, func(k string, v any) {
+		filterlang.WalkMeta(d.meta, func(k string, v any) {
 			if k == s.opts.TitleField || bad[k] {
 				return
 			}
@@ -80,24 +80,24 @@ func (s *Store) inferTypes() (map[string]mapping.FieldType, []string) {
 }
 
 // valueType maps a metadata value to a §8 field type.
-func valueType(v any) (mapping.FieldType, bool) {
+func valueType(v any) (filterlang.FieldType, bool) {
 	switch x := v.(type) {
 	case string, []string:
-		return mapping.TypeKeyword, true
+		return filterlang.TypeKeyword, true
 	case bool:
-		return mapping.TypeBool, true
+		return filterlang.TypeBool, true
 	case int, int32, int64:
-		return mapping.TypeInt, true
+		return filterlang.TypeInt, true
 	case float32, float64:
 		if f := toF64(x); f == float64(int64(f)) {
-			return mapping.TypeInt, true
+			return filterlang.TypeInt, true
 		}
-		return mapping.TypeFloat, true
+		return filterlang.TypeFloat, true
 	case json.Number:
 		if _, err := x.Int64(); err == nil {
-			return mapping.TypeInt, true
+			return filterlang.TypeInt, true
 		}
-		return mapping.TypeFloat, true
+		return filterlang.TypeFloat, true
 	case []any:
 		return listType(x)
 	}
@@ -112,22 +112,22 @@ func toF64(v any) float64 {
 }
 
 // listType accepts arrays of strings as keyword (element membership).
-func listType(xs []any) (mapping.FieldType, bool) {
+func listType(xs []any) (filterlang.FieldType, bool) {
 	for _, x := range xs {
 		if _, ok := x.(string); !ok {
 			return "", false
 		}
 	}
-	return mapping.TypeKeyword, true
+	return filterlang.TypeKeyword, true
 }
 
 // mergeType widens int to float when both appear; other mixes disagree.
-func mergeType(prev, t mapping.FieldType) (mapping.FieldType, bool) {
+func mergeType(prev, t filterlang.FieldType) (filterlang.FieldType, bool) {
 	switch {
 	case prev == "" || prev == t:
 		return t, true
-	case (prev == mapping.TypeInt && t == mapping.TypeFloat) || (prev == mapping.TypeFloat && t == mapping.TypeInt):
-		return mapping.TypeFloat, true
+	case (prev == filterlang.TypeInt && t == filterlang.TypeFloat) || (prev == filterlang.TypeFloat && t == filterlang.TypeInt):
+		return filterlang.TypeFloat, true
 	}
 	return prev, false
 }

@@ -12,7 +12,8 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -59,7 +60,7 @@ func (s *Store) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
 	}
 	p.Body = b
 	// The validated filter is kept as is: decoding its wire form yields
-	// the same normalised values (mapping.Cond).
+	// the same normalised values (filterlang.Cond).
 	s.plans.put(p, &planned{body: &body, filter: req.Filter, raw: b})
 	return p, nil
 }
@@ -96,7 +97,7 @@ func (s *Store) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candida
 // decodePlan returns the typed plan: from the plan cache when p is a plan
 // of this store with its Body untouched, else parsed from p.Body (a plan
 // built or edited elsewhere).
-func (s *Store) decodePlan(p *adapters.Plan) (*planBody, mapping.Filter, error) {
+func (s *Store) decodePlan(p *adapters.Plan) (*planBody, filterlang.Filter, error) {
 	if p == nil || p.Adapter != "memory" {
 		return nil, nil, errBadPlan
 	}
@@ -126,7 +127,7 @@ type scoredDoc struct {
 // the query terms; the caller holds the lock. Each document's score adds
 // the same terms in the same order (fields, then terms) as a per-document
 // loop would, so scores are exact whatever the postings order.
-func (s *Store) lexical(ctx context.Context, b *planBody, f mapping.Filter) ([]scoredDoc, error) {
+func (s *Store) lexical(ctx context.Context, b *planBody, f filterlang.Filter) ([]scoredDoc, error) {
 	n := len(s.docs)
 	sc := getScratch(len(s.slots))
 	defer sc.release()
@@ -155,10 +156,10 @@ func (s *Store) lexical(ctx context.Context, b *planBody, f mapping.Filter) ([]s
 }
 
 // collect keeps the touched documents that pass the filter.
-func (s *Store) collect(sc *scratch, f mapping.Filter) []scoredDoc {
+func (s *Store) collect(sc *scratch, f filterlang.Filter) []scoredDoc {
 	out := make([]scoredDoc, 0, len(sc.touched))
 	for _, slot := range sc.touched {
-		if d := s.slots[slot]; mapping.EvalFilter(f, d.meta) {
+		if d := s.slots[slot]; filterlang.EvalFilter(f, d.meta) {
 			out = append(out, scoredDoc{d: d, score: sc.acc[slot]})
 		}
 	}
@@ -202,14 +203,14 @@ func (sc *scratch) release() {
 }
 
 // dense scores every document with a vector exactly; the caller holds the lock.
-func (s *Store) dense(ctx context.Context, b *planBody, f mapping.Filter) ([]scoredDoc, error) {
+func (s *Store) dense(ctx context.Context, b *planBody, f filterlang.Filter) ([]scoredDoc, error) {
 	out := make([]scoredDoc, 0, len(s.docs))
 	i := 0
 	for _, d := range s.docs {
 		if i++; i%1024 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if len(d.vector) != len(b.Vector) || !mapping.EvalFilter(f, d.meta) {
+		if len(d.vector) != len(b.Vector) || !filterlang.EvalFilter(f, d.meta) {
 			continue
 		}
 		out = append(out, scoredDoc{d: d, score: s.similarity(b.Vector, d.vector)})
@@ -225,7 +226,7 @@ func (s *Store) similarity(q, v []float32) float64 {
 		}
 		return dot
 	}
-	return mapping.Cosine(q, v)
+	return rankmath.Cosine(q, v)
 }
 
 // candidates applies minScore, ranks (score desc, id asc: deterministic

@@ -12,7 +12,7 @@ import (
 	"unicode"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // TestTopNMatchesFullSort checks the bounded heap against a full sort, with
@@ -142,8 +142,8 @@ func TestCachedFilterEqualsDecoded(t *testing.T) {
 		s.Add(adapters.Document{ID: fmt.Sprint(i), Text: "cat", Meta: map[string]any{"year": int64(2019 + i), "score": float64(i) / 2,
 			"at": fmt.Sprintf("202%d-01-01T00:00:00Z", i)}})
 	}
-	f, ferr := mapping.ValidateFilter([]byte(`{"or":[{"field":"year","op":"in","value":[2020,2023]},{"and":[{"field":"score","op":"gt","value":1.5},{"not":{"field":"at","op":"lt","value":"2024-06-01T00:00:00Z"}}]}]}`),
-		map[string]mapping.FieldType{"year": mapping.TypeInt, "score": mapping.TypeFloat, "at": mapping.TypeDate}, mapping.AllOps)
+	f, ferr := filterlang.ValidateFilter([]byte(`{"or":[{"field":"year","op":"in","value":[2020,2023]},{"and":[{"field":"score","op":"gt","value":1.5},{"not":{"field":"at","op":"lt","value":"2024-06-01T00:00:00Z"}}]}]}`),
+		map[string]filterlang.FieldType{"year": filterlang.TypeInt, "score": filterlang.TypeFloat, "at": filterlang.TypeDate}, filterlang.AllOps)
 	if ferr != nil {
 		t.Fatal(ferr)
 	}

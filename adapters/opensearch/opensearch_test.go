@@ -15,7 +15,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/adaptertest"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // liveURL returns RCP_OS_URL, skipping loudly when it is unset (failing
@@ -105,9 +105,9 @@ func (h *harness) Traits() adaptertest.Traits {
 }
 
 // nativeTypes maps the neutral field types to OpenSearch field types.
-var nativeTypes = map[mapping.FieldType]string{
-	mapping.TypeKeyword: "keyword", mapping.TypeText: "text", mapping.TypeInt: "long",
-	mapping.TypeFloat: "double", mapping.TypeBool: "boolean", mapping.TypeDate: "date",
+var nativeTypes = map[filterlang.FieldType]string{
+	filterlang.TypeKeyword: "keyword", filterlang.TypeText: "text", filterlang.TypeInt: "long",
+	filterlang.TypeFloat: "double", filterlang.TypeBool: "boolean", filterlang.TypeDate: "date",
 }
 
 // spaces maps the neutral similarity to a k-NN space_type.
@@ -124,7 +124,7 @@ func indexBody(s adaptertest.Schema) map[string]any {
 	props := map[string]any{s.TextField: text}
 	for _, f := range s.Fields {
 		props[f.Name] = map[string]any{"type": nativeTypes[f.Type]}
-		if f.Type == mapping.TypeText {
+		if f.Type == filterlang.TypeText {
 			props[f.Name] = text
 		}
 	}

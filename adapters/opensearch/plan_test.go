@@ -11,7 +11,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -32,13 +32,13 @@ func recordedSchema(t *testing.T, edit func(*schema)) *schema {
 }
 
 // filterOf validates a JSON filter against the schema's filter fields.
-func filterOf(t *testing.T, s *schema, raw string) mapping.Filter {
+func filterOf(t *testing.T, s *schema, raw string) filterlang.Filter {
 	t.Helper()
-	fields := map[string]mapping.FieldType{}
+	fields := map[string]filterlang.FieldType{}
 	for _, f := range s.ev.FilterFields {
 		fields[f.Name] = f.Type
 	}
-	f, err := mapping.ValidateFilter(json.RawMessage(raw), fields, mapping.AllOps)
+	f, err := filterlang.ValidateFilter(json.RawMessage(raw), fields, filterlang.AllOps)
 	if err != nil {
 		t.Fatalf("filter %s: %v", raw, err)
 	}

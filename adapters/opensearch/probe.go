@@ -11,7 +11,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // probeResponses are the raw bodies the probe reads, in call order. Tests
@@ -204,7 +204,7 @@ func (s *schema) fillFields(cfg *Config, f *fields, st settingsFacts) error {
 
 // pick returns the configured field, else the first candidate present in
 // the mapping, else the first fallback.
-func pick(configured string, present map[string]mapping.FieldType, candidates, fallback []string) string {
+func pick(configured string, present map[string]filterlang.FieldType, candidates, fallback []string) string {
 	if configured != "" {
 		return configured
 	}

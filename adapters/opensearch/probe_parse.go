@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // rootInfo is the part of GET / the probe reads.
@@ -110,7 +110,7 @@ type fields struct {
 	vectors map[string]vectorInfo
 	// strings are all keyword and text fields, indexed or not (citation
 	// title and URI candidates).
-	strings map[string]mapping.FieldType
+	strings map[string]filterlang.FieldType
 	// leaves are every leaf field of the mapping (multi-fields and
 	// nested objects excluded), sorted.
 	leaves []string
@@ -132,7 +132,7 @@ func parseMappings(raw []byte) (*fields, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	f := &fields{vectors: map[string]vectorInfo{}, strings: map[string]mapping.FieldType{}}
+	f := &fields{vectors: map[string]vectorInfo{}, strings: map[string]filterlang.FieldType{}}
 	seen := map[string]string{}
 	for _, n := range names {
 		walk("", byIndex[n].Mappings.Properties, func(path string, p mappingProp) {
@@ -182,9 +182,9 @@ func (f *fields) add(path string, p mappingProp, seen map[string]string) {
 	}
 	switch p.Type {
 	case "keyword":
-		f.strings[path] = mapping.TypeKeyword
+		f.strings[path] = filterlang.TypeKeyword
 	case "text":
-		f.strings[path] = mapping.TypeText
+		f.strings[path] = filterlang.TypeText
 	}
 	if p.Index != nil && !*p.Index {
 		return // not searchable

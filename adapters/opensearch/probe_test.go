@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 const recorded = "opensearch-3.5.0"
@@ -60,10 +60,10 @@ func TestBuildSchemaRecorded(t *testing.T) {
 	// url is index:false; text has no keyword sub-field (not offered);
 	// title filters through title.raw; object fields are flattened.
 	wantFilter := []capability.FilterField{
-		{Name: "author.name", Type: mapping.TypeKeyword}, {Name: "lang", Type: mapping.TypeKeyword},
-		{Name: "published", Type: mapping.TypeBool}, {Name: "published_at", Type: mapping.TypeDate},
-		{Name: "rating", Type: mapping.TypeFloat}, {Name: "tags", Type: mapping.TypeKeyword},
-		{Name: "title", Type: mapping.TypeText}, {Name: "year", Type: mapping.TypeInt},
+		{Name: "author.name", Type: filterlang.TypeKeyword}, {Name: "lang", Type: filterlang.TypeKeyword},
+		{Name: "published", Type: filterlang.TypeBool}, {Name: "published_at", Type: filterlang.TypeDate},
+		{Name: "rating", Type: filterlang.TypeFloat}, {Name: "tags", Type: filterlang.TypeKeyword},
+		{Name: "title", Type: filterlang.TypeText}, {Name: "year", Type: filterlang.TypeInt},
 	}
 	if diff := cmp.Diff(wantFilter, ev.FilterFields); diff != "" {
 		t.Errorf("filter fields (-want +got):\n%s", diff)

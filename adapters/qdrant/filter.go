@@ -9,7 +9,7 @@ import (
 	qdrantgo "github.com/qdrant/go-client/qdrant"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -21,11 +21,11 @@ import (
 // exists → is_empty negated. A dotted field is read at every Qdrant path
 // that holds its §8 elements (see paths); date bounds are exact at the
 // engine's microsecond precision (see ordered). nil means no filter.
-func toFilter(f mapping.Filter) (*qdrantgo.Filter, error) {
+func toFilter(f filterlang.Filter) (*qdrantgo.Filter, error) {
 	switch n := f.(type) {
 	case nil:
 		return nil, nil
-	case *mapping.And:
+	case *filterlang.And:
 		conds, err := toConds(n.Children)
 		return &qdrantgo.Filter{Must: conds}, err
 	}
@@ -36,7 +36,7 @@ func toFilter(f mapping.Filter) (*qdrantgo.Filter, error) {
 	return &qdrantgo.Filter{Must: []*qdrantgo.Condition{c}}, nil
 }
 
-func toConds(fs []mapping.Filter) ([]*qdrantgo.Condition, error) {
+func toConds(fs []filterlang.Filter) ([]*qdrantgo.Condition, error) {
 	out := make([]*qdrantgo.Condition, len(fs))
 	for i, f := range fs {
 		c, err := toCond(f)
@@ -49,18 +49,18 @@ func toConds(fs []mapping.Filter) ([]*qdrantgo.Condition, error) {
 }
 
 // toCond translates one node into a condition.
-func toCond(f mapping.Filter) (*qdrantgo.Condition, error) {
+func toCond(f filterlang.Filter) (*qdrantgo.Condition, error) {
 	switch n := f.(type) {
-	case *mapping.And:
+	case *filterlang.And:
 		conds, err := toConds(n.Children)
 		return qdrantgo.NewFilterAsCondition(&qdrantgo.Filter{Must: conds}), err
-	case *mapping.Or:
+	case *filterlang.Or:
 		conds, err := toConds(n.Children)
 		return qdrantgo.NewFilterAsCondition(&qdrantgo.Filter{Should: conds}), err
-	case *mapping.Not:
+	case *filterlang.Not:
 		c, err := toCond(n.Child)
 		return not(c), err
-	case *mapping.Cond:
+	case *filterlang.Cond:
 		return leaf(n)
 	}
 	return nil, fmt.Errorf("qdrant: unknown filter node %T", f)
@@ -82,9 +82,9 @@ func either(c ...*qdrantgo.Condition) *qdrantgo.Condition {
 // a dot only (`"a.b"`), while a §8 field's elements are found through all
 // three: a positive condition holds when it holds at one of the field's
 // paths; ne, nin and exists:false are their negations.
-func leaf(c *mapping.Cond) (*qdrantgo.Condition, error) {
+func leaf(c *filterlang.Cond) (*qdrantgo.Condition, error) {
 	switch c.Op {
-	case mapping.OpExists:
+	case filterlang.OpExists:
 		var present, empty []*qdrantgo.Condition
 		for _, p := range paths(c.Field) {
 			present = append(present, not(qdrantgo.NewIsEmpty(p)))
@@ -97,22 +97,22 @@ func leaf(c *mapping.Cond) (*qdrantgo.Condition, error) {
 			return empty[0], nil
 		}
 		return qdrantgo.NewFilterAsCondition(&qdrantgo.Filter{Must: empty}), nil
-	case mapping.OpContains:
-		if c.Type == mapping.TypeText {
+	case filterlang.OpContains:
+		if c.Type == filterlang.TypeText {
 			// A full-text index matches tokens, not RCP's substring; the
 			// probe withholds contains for text fields (FilterField.Ops),
 			// so it is an operator not allowed for this field (§8: -32602).
 			return nil, rcp.InvalidParams("filter."+c.Field, "contains is not supported on Qdrant full-text field %q", c.Field)
 		}
 		return atPaths(c.Field, func(p string) (*qdrantgo.Condition, error) { return equals(p, c.Type, c.Value) })
-	case mapping.OpEq:
+	case filterlang.OpEq:
 		return atPaths(c.Field, func(p string) (*qdrantgo.Condition, error) { return equals(p, c.Type, c.Value) })
-	case mapping.OpNe:
+	case filterlang.OpNe:
 		eq, err := atPaths(c.Field, func(p string) (*qdrantgo.Condition, error) { return equals(p, c.Type, c.Value) })
 		return not(eq), err
-	case mapping.OpIn:
+	case filterlang.OpIn:
 		return atPaths(c.Field, func(p string) (*qdrantgo.Condition, error) { return oneOf(p, c.Type, c.Value) })
-	case mapping.OpNin:
+	case filterlang.OpNin:
 		in, err := atPaths(c.Field, func(p string) (*qdrantgo.Condition, error) { return oneOf(p, c.Type, c.Value) })
 		return not(in), err
 	}
@@ -171,14 +171,14 @@ func pathKey(k string) string {
 
 // equals is exact equality of one element: match for keyword, text
 // (payload equality), int and bool; a closed range for float and date.
-func equals(field string, t mapping.FieldType, v any) (*qdrantgo.Condition, error) {
+func equals(field string, t filterlang.FieldType, v any) (*qdrantgo.Condition, error) {
 	switch x := v.(type) {
 	case string:
 		return qdrantgo.NewMatchKeyword(field, x), nil
 	case bool:
 		return qdrantgo.NewMatchBool(field, x), nil
 	case int64:
-		if t == mapping.TypeFloat {
+		if t == filterlang.TypeFloat {
 			f := float64(x)
 			return qdrantgo.NewRange(field, &qdrantgo.Range{Gte: &f, Lte: &f}), nil
 		}
@@ -202,12 +202,12 @@ func never(field string) *qdrantgo.Condition {
 
 // oneOf is membership: match any for keyword/text and int, otherwise a
 // should over equalities.
-func oneOf(field string, t mapping.FieldType, v any) (*qdrantgo.Condition, error) {
+func oneOf(field string, t filterlang.FieldType, v any) (*qdrantgo.Condition, error) {
 	set, _ := v.([]any)
 	if strs, ok := allOf[string](set); ok && len(set) > 0 {
 		return qdrantgo.NewMatchKeywords(field, strs...), nil
 	}
-	if ints, ok := allOf[int64](set); ok && len(set) > 0 && t == mapping.TypeInt {
+	if ints, ok := allOf[int64](set); ok && len(set) > 0 && t == filterlang.TypeInt {
 		return qdrantgo.NewMatchInts(field, ints...), nil
 	}
 	conds := make([]*qdrantgo.Condition, len(set))
@@ -241,21 +241,21 @@ func allOf[T string | int64](set []any) ([]T, bool) {
 // (truncated), so a bound t finer than that becomes the whole microsecond
 // that selects exactly the stored instants §8 selects: v ≥ t ⇔ v ≥ ⌈t⌉,
 // v > t ⇔ v > ⌊t⌋, v ≤ t ⇔ v ≤ ⌊t⌋, v < t ⇔ v ≤ ⌊t⌋.
-func ordered(path string, c *mapping.Cond) (*qdrantgo.Condition, error) {
+func ordered(path string, c *filterlang.Cond) (*qdrantgo.Condition, error) {
 	if t, ok := c.Value.(time.Time); ok {
 		r := &qdrantgo.DatetimeRange{}
 		floor := t.Truncate(time.Microsecond)
 		whole := wholeMicro(t)
 		switch {
-		case c.Op == mapping.OpGt:
+		case c.Op == filterlang.OpGt:
 			r.Gt = timestamppb.New(floor)
-		case c.Op == mapping.OpGte && whole:
+		case c.Op == filterlang.OpGte && whole:
 			r.Gte = timestamppb.New(t)
-		case c.Op == mapping.OpGte:
+		case c.Op == filterlang.OpGte:
 			r.Gte = timestamppb.New(floor.Add(time.Microsecond))
-		case c.Op == mapping.OpLt && whole:
+		case c.Op == filterlang.OpLt && whole:
 			r.Lt = timestamppb.New(t)
-		case c.Op == mapping.OpLt, c.Op == mapping.OpLte:
+		case c.Op == filterlang.OpLt, c.Op == filterlang.OpLte:
 			r.Lte = timestamppb.New(floor)
 		}
 		return qdrantgo.NewDatetimeRange(path, r), nil
@@ -266,13 +266,13 @@ func ordered(path string, c *mapping.Cond) (*qdrantgo.Condition, error) {
 	}
 	r := &qdrantgo.Range{}
 	switch c.Op {
-	case mapping.OpGt:
+	case filterlang.OpGt:
 		r.Gt = &f
-	case mapping.OpGte:
+	case filterlang.OpGte:
 		r.Gte = &f
-	case mapping.OpLt:
+	case filterlang.OpLt:
 		r.Lt = &f
-	case mapping.OpLte:
+	case filterlang.OpLte:
 		r.Lte = &f
 	default:
 		return nil, fmt.Errorf("qdrant: unsupported operator %q", c.Op)

@@ -4,7 +4,7 @@ package qdrant_test
 // (the Qdrant Edge front), each checked against an oracle over the source
 // documents: a field's §8 elements are resolved from the documents as
 // written (objects, dotted keys and arrays of objects, README "Filters")
-// and judged by mapping.EvalFilter, never by the engine under test.
+// and judged by filterlang.EvalFilter, never by the engine under test.
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -67,14 +67,14 @@ func index(t *testing.T, e *liveEnv, key string, ft qdrantgo.FieldType) {
 
 // reprobe probes e.a again (after indexes were added) and returns the
 // advertised filter field types by name.
-func reprobe(t *testing.T, e *liveEnv) map[string]mapping.FieldType {
+func reprobe(t *testing.T, e *liveEnv) map[string]filterlang.FieldType {
 	t.Helper()
 	ev, err := e.a.Probe(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.ev = ev
-	out := map[string]mapping.FieldType{}
+	out := map[string]filterlang.FieldType{}
 	for _, f := range ev.FilterFields {
 		out[f.Name] = f.Type
 	}
@@ -83,7 +83,7 @@ func reprobe(t *testing.T, e *liveEnv) map[string]mapping.FieldType {
 
 // filtered runs a dense search over every point with filter f and returns
 // the sorted ids.
-func (e *liveEnv) filtered(t *testing.T, f mapping.Filter) []string {
+func (e *liveEnv) filtered(t *testing.T, f filterlang.Filter) []string {
 	t.Helper()
 	c := e.search(t, adapters.SearchRequest{Stage: adapters.StageDense, Vector: []float32{1, 0}, K: 100, CandidateK: 100, Filter: f})
 	var got []string
@@ -96,7 +96,7 @@ func (e *liveEnv) filtered(t *testing.T, f mapping.Filter) []string {
 
 // oracle returns the sorted ids of docs whose resolved elements satisfy f
 // (elems may re-read the raw elements, e.g. as dates).
-func oracle(docs []adapters.Document, fields []string, elems func(field string, raw []any) []any, f mapping.Filter) []string {
+func oracle(docs []adapters.Document, fields []string, elems func(field string, raw []any) []any, f filterlang.Filter) []string {
 	var out []string
 	for _, d := range docs {
 		flat := map[string]any{}
@@ -109,7 +109,7 @@ func oracle(docs []adapters.Document, fields []string, elems func(field string, 
 				flat[name] = raw
 			}
 		}
-		if mapping.EvalFilter(f, flat) {
+		if filterlang.EvalFilter(f, flat) {
 			out = append(out, d.ID)
 		}
 	}
@@ -118,13 +118,13 @@ func oracle(docs []adapters.Document, fields []string, elems func(field string, 
 }
 
 // show renders a filter for failure messages.
-func show(f mapping.Filter) string {
+func show(f filterlang.Filter) string {
 	b, _ := json.Marshal(f)
 	return fmt.Sprintf("%T%s", f, b)
 }
 
-func leafOf(field string, typ mapping.FieldType, op mapping.Op, v any) *mapping.Cond {
-	return &mapping.Cond{Field: field, Type: typ, Op: op, Value: v}
+func leafOf(field string, typ filterlang.FieldType, op filterlang.Op, v any) *filterlang.Cond {
+	return &filterlang.Cond{Field: field, Type: typ, Op: op, Value: v}
 }
 
 // TestLiveDottedFields: a field named "author.name" holds the values of
@@ -148,7 +148,7 @@ func TestLiveDottedFields(t *testing.T) {
 	index(t, e, `"reviews.ok"`, qdrantgo.FieldType_FieldTypeBool)
 	index(t, e, "reviews[].ok", qdrantgo.FieldType_FieldTypeBool)
 	types := reprobe(t, e)
-	want := map[string]mapping.FieldType{"author.name": mapping.TypeKeyword, "reviews.score": mapping.TypeInt, "reviews.ok": mapping.TypeBool}
+	want := map[string]filterlang.FieldType{"author.name": filterlang.TypeKeyword, "reviews.score": filterlang.TypeInt, "reviews.ok": filterlang.TypeBool}
 	for name, typ := range want {
 		if types[name] != typ {
 			t.Fatalf("advertised fields %v, want %v", types, want)
@@ -159,22 +159,22 @@ func TestLiveDottedFields(t *testing.T) {
 	}
 	fields := []string{"author.name", "reviews.score", "reviews.ok"}
 	name, score, ok := "author.name", "reviews.score", "reviews.ok"
-	kw, in := mapping.TypeKeyword, mapping.TypeInt
-	for _, f := range []mapping.Filter{
-		leafOf(name, kw, mapping.OpEq, "ann"),
-		leafOf(name, kw, mapping.OpNe, "ann"),
-		leafOf(name, kw, mapping.OpIn, []any{"bob"}),
-		leafOf(name, kw, mapping.OpNin, []any{"bob"}),
-		leafOf(name, kw, mapping.OpContains, "bob"),
-		leafOf(name, kw, mapping.OpExists, true),
-		leafOf(name, kw, mapping.OpExists, false),
-		leafOf(score, in, mapping.OpEq, int64(5)),
-		leafOf(score, in, mapping.OpGte, int64(3)),
-		leafOf(score, in, mapping.OpLt, int64(3)),
-		leafOf(score, in, mapping.OpNin, []any{int64(5)}),
-		leafOf(score, in, mapping.OpExists, false),
-		&mapping.And{Children: []mapping.Filter{leafOf(score, in, mapping.OpEq, int64(5)), leafOf(ok, mapping.TypeBool, mapping.OpEq, true)}},
-		&mapping.Not{Child: leafOf(ok, mapping.TypeBool, mapping.OpEq, false)},
+	kw, in := filterlang.TypeKeyword, filterlang.TypeInt
+	for _, f := range []filterlang.Filter{
+		leafOf(name, kw, filterlang.OpEq, "ann"),
+		leafOf(name, kw, filterlang.OpNe, "ann"),
+		leafOf(name, kw, filterlang.OpIn, []any{"bob"}),
+		leafOf(name, kw, filterlang.OpNin, []any{"bob"}),
+		leafOf(name, kw, filterlang.OpContains, "bob"),
+		leafOf(name, kw, filterlang.OpExists, true),
+		leafOf(name, kw, filterlang.OpExists, false),
+		leafOf(score, in, filterlang.OpEq, int64(5)),
+		leafOf(score, in, filterlang.OpGte, int64(3)),
+		leafOf(score, in, filterlang.OpLt, int64(3)),
+		leafOf(score, in, filterlang.OpNin, []any{int64(5)}),
+		leafOf(score, in, filterlang.OpExists, false),
+		&filterlang.And{Children: []filterlang.Filter{leafOf(score, in, filterlang.OpEq, int64(5)), leafOf(ok, filterlang.TypeBool, filterlang.OpEq, true)}},
+		&filterlang.Not{Child: leafOf(ok, filterlang.TypeBool, filterlang.OpEq, false)},
 	} {
 		if got, want := e.filtered(t, f), oracle(docs, fields, nil, f); !slices.Equal(got, want) {
 			t.Errorf("filter %s: engine %v, oracle %v", show(f), got, want)
@@ -215,7 +215,7 @@ func TestLiveDateFilters(t *testing.T) {
 	}
 	e := startLive(t, "", qdrantgo.Distance_Cosine, nil, nil)
 	index(t, e, "d", qdrantgo.FieldType_FieldTypeDatetime)
-	if reprobe(t, e)["d"] != mapping.TypeDate {
+	if reprobe(t, e)["d"] != filterlang.TypeDate {
 		t.Fatalf("d not advertised as a date: %+v", e.ev.FilterFields)
 	}
 	if err := e.a.(adapters.Writer).Upsert(context.Background(), docs); err != nil {
@@ -232,24 +232,24 @@ func TestLiveDateFilters(t *testing.T) {
 	}
 	ten := time.Date(2024, 1, 1, 10, 0, 0, 0, time.UTC)
 	half := ten.Add(500 * time.Nanosecond)
-	for _, f := range []mapping.Filter{
-		leafOf("d", mapping.TypeDate, mapping.OpEq, ten),
-		leafOf("d", mapping.TypeDate, mapping.OpEq, half),
-		leafOf("d", mapping.TypeDate, mapping.OpNe, ten),
-		leafOf("d", mapping.TypeDate, mapping.OpGt, ten),
-		leafOf("d", mapping.TypeDate, mapping.OpGt, half),
-		leafOf("d", mapping.TypeDate, mapping.OpGte, half),
-		leafOf("d", mapping.TypeDate, mapping.OpLt, half),
-		leafOf("d", mapping.TypeDate, mapping.OpLte, half),
-		leafOf("d", mapping.TypeDate, mapping.OpLt, ten.Add(time.Microsecond)),
-		leafOf("d", mapping.TypeDate, mapping.OpGte, time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)),
-		leafOf("d", mapping.TypeDate, mapping.OpIn, []any{half, time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}),
-		leafOf("d", mapping.TypeDate, mapping.OpNin, []any{ten}),
-		leafOf("d", mapping.TypeDate, mapping.OpExists, true),
+	for _, f := range []filterlang.Filter{
+		leafOf("d", filterlang.TypeDate, filterlang.OpEq, ten),
+		leafOf("d", filterlang.TypeDate, filterlang.OpEq, half),
+		leafOf("d", filterlang.TypeDate, filterlang.OpNe, ten),
+		leafOf("d", filterlang.TypeDate, filterlang.OpGt, ten),
+		leafOf("d", filterlang.TypeDate, filterlang.OpGt, half),
+		leafOf("d", filterlang.TypeDate, filterlang.OpGte, half),
+		leafOf("d", filterlang.TypeDate, filterlang.OpLt, half),
+		leafOf("d", filterlang.TypeDate, filterlang.OpLte, half),
+		leafOf("d", filterlang.TypeDate, filterlang.OpLt, ten.Add(time.Microsecond)),
+		leafOf("d", filterlang.TypeDate, filterlang.OpGte, time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)),
+		leafOf("d", filterlang.TypeDate, filterlang.OpIn, []any{half, time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}),
+		leafOf("d", filterlang.TypeDate, filterlang.OpNin, []any{ten}),
+		leafOf("d", filterlang.TypeDate, filterlang.OpExists, true),
 	} {
 		elems := asDates
-		if f.(*mapping.Cond).Op == mapping.OpExists {
-			elems = nil // a present value is present, date or not (as in mapping.EvalFilter)
+		if f.(*filterlang.Cond).Op == filterlang.OpExists {
+			elems = nil // a present value is present, date or not (as in filterlang.EvalFilter)
 		}
 		if got, want := e.filtered(t, f), oracle(docs, []string{"d"}, elems, f); !slices.Equal(got, want) {
 			t.Errorf("filter %s: engine %v, oracle %v", show(f), got, want)
@@ -382,26 +382,26 @@ func TestLiveTextField(t *testing.T) {
 	}
 	e := startLive(t, "", qdrantgo.Distance_Cosine, func(c *qdrant.Config) { c.SparseVector, c.SparseModel = "", "" }, nil)
 	index(t, e, "body", qdrantgo.FieldType_FieldTypeText)
-	if reprobe(t, e)["body"] != mapping.TypeText {
+	if reprobe(t, e)["body"] != filterlang.TypeText {
 		t.Fatalf("body not advertised as text: %+v", e.ev.FilterFields)
 	}
 	if err := e.a.(adapters.Writer).Upsert(context.Background(), docs); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []mapping.Filter{
-		leafOf("body", mapping.TypeText, mapping.OpEq, "fox"),
-		leafOf("body", mapping.TypeText, mapping.OpEq, "Fox"),
-		leafOf("body", mapping.TypeText, mapping.OpNe, "fox"),
-		leafOf("body", mapping.TypeText, mapping.OpIn, []any{"The quick brown Fox", "brown"}),
-		leafOf("body", mapping.TypeText, mapping.OpNin, []any{"fox"}),
-		leafOf("body", mapping.TypeText, mapping.OpExists, true),
+	for _, f := range []filterlang.Filter{
+		leafOf("body", filterlang.TypeText, filterlang.OpEq, "fox"),
+		leafOf("body", filterlang.TypeText, filterlang.OpEq, "Fox"),
+		leafOf("body", filterlang.TypeText, filterlang.OpNe, "fox"),
+		leafOf("body", filterlang.TypeText, filterlang.OpIn, []any{"The quick brown Fox", "brown"}),
+		leafOf("body", filterlang.TypeText, filterlang.OpNin, []any{"fox"}),
+		leafOf("body", filterlang.TypeText, filterlang.OpExists, true),
 	} {
 		if got, want := e.filtered(t, f), oracle(docs, []string{"body"}, nil, f); !slices.Equal(got, want) {
 			t.Errorf("filter %s: engine %v, oracle %v", show(f), got, want)
 		}
 	}
 	req := adapters.SearchRequest{Stage: adapters.StageDense, Vector: []float32{1, 0}, K: 10, CandidateK: 10,
-		Filter: leafOf("body", mapping.TypeText, mapping.OpContains, "quick")}
+		Filter: leafOf("body", filterlang.TypeText, filterlang.OpContains, "quick")}
 	if _, err := e.a.Plan(&req); e.a.ErrorCode(err) != rcp.CodeInvalidParams {
 		t.Errorf("contains on a text field: %v, want -32602", err)
 	}

@@ -26,7 +26,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -275,13 +275,13 @@ func TestNativeRRFMatchesRCP(t *testing.T) {
 			t.Fatalf("%s: NativeRRF not in evidence", e.ev.Version)
 		}
 		base := adapters.SearchRequest{Text: "apple tart", Vector: []float32{0.2, 1}, K: 4, CandidateK: 4}
-		var lists [][]mapping.Ranked
+		var lists [][]rankmath.Ranked
 		for _, st := range []adapters.Stage{adapters.StageLexical, adapters.StageDense} {
 			r := base
 			r.Stage = st
-			var l []mapping.Ranked
+			var l []rankmath.Ranked
 			for _, h := range e.search(t, r).Hits {
-				l = append(l, mapping.Ranked{ID: h.ID, Score: h.Score})
+				l = append(l, rankmath.Ranked{ID: h.ID, Score: h.Score})
 			}
 			lists = append(lists, l)
 		}
@@ -289,7 +289,7 @@ func TestNativeRRFMatchesRCP(t *testing.T) {
 			r := base
 			r.Stage, r.RRFK = adapters.StageHybrid, k
 			got := e.search(t, r)
-			want := mapping.RRF(lists, []float64{1, 1}, k)
+			want := rankmath.RRF(lists, []float64{1, 1}, k)
 			if len(got.Hits) != len(want) {
 				t.Errorf("%s rrfK=%d: %d hits, RCP %d", e.ev.Version, k, len(got.Hits), len(want))
 			}

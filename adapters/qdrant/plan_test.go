@@ -14,7 +14,7 @@ import (
 	qdrantgo "github.com/qdrant/go-client/qdrant"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -35,27 +35,27 @@ var (
 	day  = time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
 )
 
-func cond(field string, t mapping.FieldType, op mapping.Op, v any) *mapping.Cond {
-	return &mapping.Cond{Field: field, Type: t, Op: op, Value: v}
+func cond(field string, t filterlang.FieldType, op filterlang.Op, v any) *filterlang.Cond {
+	return &filterlang.Cond{Field: field, Type: t, Op: op, Value: v}
 }
 
 // everyOp exercises every translation rule of filter.go.
-var everyOp = &mapping.And{Children: []mapping.Filter{
-	cond("lang", mapping.TypeKeyword, mapping.OpEq, "en"),
-	cond("tags", mapping.TypeKeyword, mapping.OpContains, "go"),
-	cond("year", mapping.TypeInt, mapping.OpNin, []any{int64(2019), int64(2020)}),
-	cond("rating", mapping.TypeFloat, mapping.OpEq, 4.5),
-	cond("rating", mapping.TypeFloat, mapping.OpIn, []any{1.0, 2.5}),
-	cond("published", mapping.TypeBool, mapping.OpNe, true),
-	cond("published_at", mapping.TypeDate, mapping.OpGte, day),
-	cond("published_at", mapping.TypeDate, mapping.OpEq, day),
-	&mapping.Or{Children: []mapping.Filter{
-		cond("year", mapping.TypeInt, mapping.OpGt, int64(2020)),
-		cond("year", mapping.TypeInt, mapping.OpIn, []any{int64(2001)}),
-		cond("lang", mapping.TypeKeyword, mapping.OpExists, false),
+var everyOp = &filterlang.And{Children: []filterlang.Filter{
+	cond("lang", filterlang.TypeKeyword, filterlang.OpEq, "en"),
+	cond("tags", filterlang.TypeKeyword, filterlang.OpContains, "go"),
+	cond("year", filterlang.TypeInt, filterlang.OpNin, []any{int64(2019), int64(2020)}),
+	cond("rating", filterlang.TypeFloat, filterlang.OpEq, 4.5),
+	cond("rating", filterlang.TypeFloat, filterlang.OpIn, []any{1.0, 2.5}),
+	cond("published", filterlang.TypeBool, filterlang.OpNe, true),
+	cond("published_at", filterlang.TypeDate, filterlang.OpGte, day),
+	cond("published_at", filterlang.TypeDate, filterlang.OpEq, day),
+	&filterlang.Or{Children: []filterlang.Filter{
+		cond("year", filterlang.TypeInt, filterlang.OpGt, int64(2020)),
+		cond("year", filterlang.TypeInt, filterlang.OpIn, []any{int64(2001)}),
+		cond("lang", filterlang.TypeKeyword, filterlang.OpExists, false),
 	}},
-	&mapping.Not{Child: cond("title", mapping.TypeText, mapping.OpIn, []any{"a", "b"})},
-	cond("tags", mapping.TypeKeyword, mapping.OpExists, true),
+	&filterlang.Not{Child: cond("title", filterlang.TypeText, filterlang.OpIn, []any{"a", "b"})},
+	cond("tags", filterlang.TypeKeyword, filterlang.OpExists, true),
 }}
 
 func withMetaFields(a *adapter, fields ...string) *adapter {
@@ -83,7 +83,7 @@ func TestPlan(t *testing.T) {
 			adapters.SearchRequest{Stage: adapters.StageLexical, Text: `"quoted" AND (x) field:y`, K: 10, CandidateK: 10, From: 10, WithText: true}},
 		{"hybrid_rrf_k61", planAdapter(v117, "embedding", qdrantgo.Distance_Cosine),
 			adapters.SearchRequest{Stage: adapters.StageHybrid, Text: "coffee", Vector: vec, K: 10, CandidateK: 40, RRFK: 60,
-				Filter: cond("lang", mapping.TypeKeyword, mapping.OpEq, "en")}},
+				Filter: cond("lang", filterlang.TypeKeyword, filterlang.OpEq, "en")}},
 		{"sparse_meta_fields", withMetaFields(planAdapter(v117, "embedding", qdrantgo.Distance_Cosine), "lang", "year"),
 			adapters.SearchRequest{Stage: adapters.StageLexical, Text: "coffee", K: 10, CandidateK: 10, WithText: true}},
 		{"hybrid_rrf_115_default_k", planAdapter(v115, "embedding", qdrantgo.Distance_Cosine),
@@ -150,7 +150,7 @@ func TestPlanRejects(t *testing.T) {
 		{"rrfK60_on_1.15", planAdapter(v115, "e", qdrantgo.Distance_Cosine),
 			adapters.SearchRequest{Stage: adapters.StageHybrid, Text: "x", Vector: vec, K: 1, RRFK: 60}, 0},
 		{"text_contains", planAdapter(v117, "e", qdrantgo.Distance_Cosine),
-			adapters.SearchRequest{Stage: adapters.StageDense, Vector: vec, K: 1, Filter: cond("title", mapping.TypeText, mapping.OpContains, "x")}, rcp.CodeInvalidParams},
+			adapters.SearchRequest{Stage: adapters.StageDense, Vector: vec, K: 1, Filter: cond("title", filterlang.TypeText, filterlang.OpContains, "x")}, rcp.CodeInvalidParams},
 		{"wrong_dims", planAdapter(v117, "e", qdrantgo.Distance_Cosine),
 			adapters.SearchRequest{Stage: adapters.StageDense, Vector: []float32{1}, K: 1}, 0},
 		{"mmr_before_1.15", planAdapter(version{1, 14, 0}, "e", qdrantgo.Distance_Cosine),

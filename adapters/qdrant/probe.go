@@ -10,7 +10,7 @@ import (
 	qdrantgo "github.com/qdrant/go-client/qdrant"
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // version is a Qdrant server version (major, minor, patch).
@@ -128,7 +128,7 @@ func (a *adapter) fill(ev *capability.Evidence, f *facts, info *qdrantgo.Collect
 	ev.Notes = append(ev.Notes, notes...)
 	f.floats = map[string]bool{}
 	for _, ff := range ev.FilterFields {
-		f.floats[ff.Name] = ff.Type == mapping.TypeFloat
+		f.floats[ff.Name] = ff.Type == filterlang.TypeFloat
 	}
 	ev.DocCount = int64(info.GetPointsCount())
 	ev.TitleField, ev.URIField = a.cfg.TitleField, a.cfg.URIField
@@ -263,7 +263,7 @@ func filterFields(schema map[string]*qdrantgo.PayloadSchemaInfo) ([]capability.F
 			continue
 		}
 		out = append(out, byName[name])
-		if byName[name].Type == mapping.TypeDate {
+		if byName[name].Type == filterlang.TypeDate {
 			notes = append(notes, fmt.Sprintf("date field %q: Qdrant reads RFC 3339, ISO 8601 without a zone (as UTC), "+
 				"\"YYYY-MM-DD HH:MM[:SS]\" and calendar dates (midnight UTC); numbers are not dates; instants are kept "+
 				"to the microsecond", name))
@@ -311,22 +311,22 @@ func filterField(name string, info *qdrantgo.PayloadSchemaInfo) (capability.Filt
 	ff := capability.FilterField{Name: name}
 	switch info.GetDataType() {
 	case qdrantgo.PayloadSchemaType_Keyword, qdrantgo.PayloadSchemaType_Uuid:
-		ff.Type = mapping.TypeKeyword
+		ff.Type = filterlang.TypeKeyword
 	case qdrantgo.PayloadSchemaType_Integer:
-		ff.Type = mapping.TypeInt
+		ff.Type = filterlang.TypeInt
 	case qdrantgo.PayloadSchemaType_Float:
-		ff.Type = mapping.TypeFloat
+		ff.Type = filterlang.TypeFloat
 	case qdrantgo.PayloadSchemaType_Bool:
-		ff.Type = mapping.TypeBool
+		ff.Type = filterlang.TypeBool
 	case qdrantgo.PayloadSchemaType_Datetime:
-		ff.Type = mapping.TypeDate
+		ff.Type = filterlang.TypeDate
 	case qdrantgo.PayloadSchemaType_Geo:
-		ff.Type = mapping.TypeGeo
+		ff.Type = filterlang.TypeGeo
 	case qdrantgo.PayloadSchemaType_Text:
 		// A full-text index matches tokens, never RCP's case-sensitive
 		// substring: contains is withheld; equality is exact on payload.
-		ff.Type = mapping.TypeText
-		ff.Ops = []mapping.Op{mapping.OpEq, mapping.OpNe, mapping.OpIn, mapping.OpNin, mapping.OpExists}
+		ff.Type = filterlang.TypeText
+		ff.Ops = []filterlang.Op{filterlang.OpEq, filterlang.OpNe, filterlang.OpIn, filterlang.OpNin, filterlang.OpExists}
 	default:
 		return ff, false
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/adaptertest"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // addrEnv is the gRPC endpoint (host:port) of Qdrant's engine: the front
@@ -74,11 +74,11 @@ var distances = map[capability.Similarity]qdrantgo.Distance{
 	capability.SimL2: qdrantgo.Distance_Euclid, capability.SimManhattan: qdrantgo.Distance_Manhattan,
 }
 
-var fieldTypes = map[mapping.FieldType]qdrantgo.FieldType{
-	mapping.TypeKeyword: qdrantgo.FieldType_FieldTypeKeyword, mapping.TypeInt: qdrantgo.FieldType_FieldTypeInteger,
-	mapping.TypeFloat: qdrantgo.FieldType_FieldTypeFloat, mapping.TypeBool: qdrantgo.FieldType_FieldTypeBool,
-	mapping.TypeDate: qdrantgo.FieldType_FieldTypeDatetime, mapping.TypeText: qdrantgo.FieldType_FieldTypeText,
-	mapping.TypeGeo: qdrantgo.FieldType_FieldTypeGeo,
+var fieldTypes = map[filterlang.FieldType]qdrantgo.FieldType{
+	filterlang.TypeKeyword: qdrantgo.FieldType_FieldTypeKeyword, filterlang.TypeInt: qdrantgo.FieldType_FieldTypeInteger,
+	filterlang.TypeFloat: qdrantgo.FieldType_FieldTypeFloat, filterlang.TypeBool: qdrantgo.FieldType_FieldTypeBool,
+	filterlang.TypeDate: qdrantgo.FieldType_FieldTypeDatetime, filterlang.TypeText: qdrantgo.FieldType_FieldTypeText,
+	filterlang.TypeGeo: qdrantgo.FieldType_FieldTypeGeo,
 }
 
 func createCollection(ctx context.Context, c *qdrantgo.Client, name string, s adaptertest.Schema) error {

@@ -14,8 +14,8 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/memory"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
@@ -54,8 +54,8 @@ func testKeys() []access.Key {
 
 // newStore holds six documents per tenant that all match "rocket".
 func newStore() *memory.Store {
-	st := memory.New(memory.Options{Writable: true, Fields: map[string]mapping.FieldType{
-		"tenant": mapping.TypeKeyword, "n": mapping.TypeInt,
+	st := memory.New(memory.Options{Writable: true, Fields: map[string]filterlang.FieldType{
+		"tenant": filterlang.TypeKeyword, "n": filterlang.TypeInt,
 	}})
 	for _, tn := range []string{"acme", "globex"} {
 		for i := range 6 {

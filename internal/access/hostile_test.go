@@ -10,8 +10,8 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/memory"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
@@ -29,7 +29,7 @@ const (
 // (org.id in [c1, c2]).
 func orgServer(t *testing.T) (*httptest.Server, *memory.Store) {
 	t.Helper()
-	st := memory.New(memory.Options{Writable: true, Fields: map[string]mapping.FieldType{"org.id": mapping.TypeKeyword}})
+	st := memory.New(memory.Options{Writable: true, Fields: map[string]filterlang.FieldType{"org.id": filterlang.TypeKeyword}})
 	st.Add(adapters.Document{ID: "c/own", Text: "quarterly report", Meta: map[string]any{"org": map[string]any{"id": "c"}}},
 		adapters.Document{ID: "d/own", Text: "quarterly report", Meta: map[string]any{"org": map[string]any{"id": "d"}}})
 	eng, err := retrieval.NewEngine(context.Background(), st, retrieval.Options{
@@ -123,7 +123,7 @@ func TestHostileMetaRepeatingOwnTenant(t *testing.T) {
 		t.Fatalf("tenant c sees %d of its 3 documents", len(got.Hits))
 	}
 	for _, h := range got.Hits {
-		if mapping.Lookup(h.Meta, "org.id") != "c" || h.Meta["org.id"] != nil {
+		if filterlang.Lookup(h.Meta, "org.id") != "c" || h.Meta["org.id"] != nil {
 			t.Fatalf("%s stored as %v, want the nested canonical form with org.id c", h.ID, h.Meta)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
@@ -16,7 +16,7 @@ import (
 // tenant value.
 type tenant struct {
 	raw   json.RawMessage // nil: no filter
-	ast   mapping.Filter
+	ast   filterlang.Filter
 	force map[string]any // eq conditions written into every document
 	// fields are the meta paths the filter names, sorted: a write may give
 	// each at most one value, and the forced ones only their forced value.
@@ -36,7 +36,7 @@ type scoped struct {
 
 // fieldOpser is implemented by retrieval.Engine (per-field operators, §8).
 type fieldOpser interface {
-	FieldOps(field string) []mapping.Op
+	FieldOps(field string) []filterlang.Op
 }
 
 // Backend wraps b, served as engine ("" for an aggregator), so that every
@@ -112,15 +112,15 @@ func compileTenant(raw json.RawMessage, b server.Backend) (*tenant, error) {
 	if fc == nil {
 		return nil, fmt.Errorf("the engine advertises no filter, so the key's filter cannot be enforced")
 	}
-	fields := make(map[string]mapping.FieldType, len(fc.Fields))
+	fields := make(map[string]filterlang.FieldType, len(fc.Fields))
 	for n, t := range fc.Fields {
-		fields[n] = mapping.FieldType(t)
+		fields[n] = filterlang.FieldType(t)
 	}
-	ops := make([]mapping.Op, len(fc.Operators))
+	ops := make([]filterlang.Op, len(fc.Operators))
 	for i, o := range fc.Operators {
-		ops[i] = mapping.Op(o)
+		ops[i] = filterlang.Op(o)
 	}
-	ast, rerr := mapping.ValidateFilter(raw, fields, ops)
+	ast, rerr := filterlang.ValidateFilter(raw, fields, ops)
 	if rerr != nil {
 		return nil, fmt.Errorf("filter: %s (%+v)", rerr.Message, rerr.Data)
 	}
@@ -138,33 +138,33 @@ func compileTenant(raw json.RawMessage, b server.Backend) (*tenant, error) {
 }
 
 // filterFields appends every field a filter names.
-func filterFields(f mapping.Filter, out []string) []string {
+func filterFields(f filterlang.Filter, out []string) []string {
 	switch n := f.(type) {
-	case *mapping.And:
+	case *filterlang.And:
 		for _, c := range n.Children {
 			out = filterFields(c, out)
 		}
-	case *mapping.Or:
+	case *filterlang.Or:
 		for _, c := range n.Children {
 			out = filterFields(c, out)
 		}
-	case *mapping.Not:
+	case *filterlang.Not:
 		out = filterFields(n.Child, out)
-	case *mapping.Cond:
+	case *filterlang.Cond:
 		out = append(out, n.Field)
 	}
 	return out
 }
 
-func checkFieldOps(f mapping.Filter, fo fieldOpser) error {
+func checkFieldOps(f filterlang.Filter, fo fieldOpser) error {
 	switch n := f.(type) {
-	case *mapping.And:
-		return firstErr(n.Children, func(c mapping.Filter) error { return checkFieldOps(c, fo) })
-	case *mapping.Or:
-		return firstErr(n.Children, func(c mapping.Filter) error { return checkFieldOps(c, fo) })
-	case *mapping.Not:
+	case *filterlang.And:
+		return firstErr(n.Children, func(c filterlang.Filter) error { return checkFieldOps(c, fo) })
+	case *filterlang.Or:
+		return firstErr(n.Children, func(c filterlang.Filter) error { return checkFieldOps(c, fo) })
+	case *filterlang.Not:
 		return checkFieldOps(n.Child, fo)
-	case *mapping.Cond:
+	case *filterlang.Cond:
 		if !slices.Contains(fo.FieldOps(n.Field), n.Op) {
 			return fmt.Errorf("filter: field %q does not serve operator %q on this engine", n.Field, n.Op)
 		}
@@ -172,7 +172,7 @@ func checkFieldOps(f mapping.Filter, fo fieldOpser) error {
 	return nil
 }
 
-func firstErr(fs []mapping.Filter, f func(mapping.Filter) error) error {
+func firstErr(fs []filterlang.Filter, f func(filterlang.Filter) error) error {
 	for _, c := range fs {
 		if err := f(c); err != nil {
 			return err
@@ -183,14 +183,14 @@ func firstErr(fs []mapping.Filter, f func(mapping.Filter) error) error {
 
 // collectEq gathers the eq conditions that every matching document must
 // satisfy (top-level conjunction only).
-func collectEq(f mapping.Filter, into map[string]any) {
+func collectEq(f filterlang.Filter, into map[string]any) {
 	switch n := f.(type) {
-	case *mapping.And:
+	case *filterlang.And:
 		for _, c := range n.Children {
 			collectEq(c, into)
 		}
-	case *mapping.Cond:
-		if n.Op == mapping.OpEq {
+	case *filterlang.Cond:
+		if n.Op == filterlang.OpEq {
 			into[n.Field] = n.Value
 		}
 	}
@@ -242,7 +242,7 @@ func (s *scoped) Capabilities() rcp.Capabilities { return s.inner.Capabilities()
 func (s *scoped) Conformance() string { return s.inner.Conformance() }
 
 // FieldOps forwards to the inner backend when it knows per-field operators.
-func (s *scoped) FieldOps(field string) []mapping.Op {
+func (s *scoped) FieldOps(field string) []filterlang.Op {
 	if fo, ok := s.inner.(fieldOpser); ok {
 		return fo.FieldOps(field)
 	}

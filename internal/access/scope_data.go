@@ -10,7 +10,8 @@ import (
 	"strings"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -170,14 +171,14 @@ func (p *Principal) sealCursor(inner string) (string, error) {
 	if inner == "" {
 		return "", nil
 	}
-	return mapping.SealCursor(p.cursorKey, cursorPayload{C: inner})
+	return rankmath.SealCursor(p.cursorKey, cursorPayload{C: inner})
 }
 
 // openCursor unseals a cursor issued to this key; any other cursor is
 // -32602 on "cursor", exactly like a forged one.
 func (p *Principal) openCursor(c string) (string, error) {
 	var pl cursorPayload
-	if err := mapping.OpenCursor(p.cursorKey, c, &pl); err != nil {
+	if err := rankmath.OpenCursor(p.cursorKey, c, &pl); err != nil {
 		return "", err
 	}
 	return pl.C, nil
@@ -261,7 +262,7 @@ func mintID() string {
 // hold anything but an object. A refusal is -32602 naming the field; a
 // document the filter still excludes is -32012.
 func (t *tenant) scopeMeta(meta map[string]any, at string) (map[string]any, error) {
-	m, rerr := mapping.CanonicalMeta(meta, at)
+	m, rerr := filterlang.CanonicalMeta(meta, at)
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -269,7 +270,7 @@ func (t *tenant) scopeMeta(meta map[string]any, at string) (map[string]any, erro
 		m = map[string]any{}
 	}
 	for _, f := range t.fields {
-		where, v, found := mapping.MetaAt(m, f)
+		where, v, found := filterlang.MetaAt(m, f)
 		if !found {
 			continue
 		}
@@ -277,7 +278,7 @@ func (t *tenant) scopeMeta(meta map[string]any, at string) (map[string]any, erro
 		switch {
 		case where != f:
 			return nil, rcp.InvalidParams(at+"."+where, "meta.%s must be an object or absent: this key's tenant field %s lies below it", where, f)
-		case isForced && !mapping.EqualValue(v, forced):
+		case isForced && !filterlang.EqualValue(v, forced):
 			return nil, rcp.InvalidParams(at+"."+leafBelow(f, v), "meta.%s is this key's tenant field: it is set by the server and may only repeat the key's own value", f)
 		case !isForced && !single(v):
 			return nil, rcp.InvalidParams(at+"."+leafBelow(f, v), "meta.%s is named by this key's filter: it must hold a single value", f)
@@ -286,7 +287,7 @@ func (t *tenant) scopeMeta(meta map[string]any, at string) (map[string]any, erro
 	for f, v := range t.force {
 		setPath(m, f, v)
 	}
-	if !mapping.EvalFilter(t.ast, m) {
+	if !filterlang.EvalFilter(t.ast, m) {
 		e := rcp.NewError(rcp.CodeUnauthorized, "%s is outside this key's scope", strings.TrimSuffix(at, ".meta"))
 		e.Data = &rcp.ErrorData{Field: at}
 		return nil, e
@@ -311,7 +312,7 @@ func leafBelow(path string, v any) string {
 		return path
 	}
 	leaf := path
-	mapping.WalkMeta(obj, func(p string, _ any) {
+	filterlang.WalkMeta(obj, func(p string, _ any) {
 		if leaf == path {
 			leaf = path + "." + p
 		}

@@ -105,27 +105,28 @@ var layers = map[string][]string{
 	"rcp/internal/jsonscan": {"std"},
 	"rcp/jsonrpc":           {"std", "rcp/internal/jsonscan"},
 	"rcp":                   {"std", "rcp/jsonrpc", "rcp/internal/jsonscan"},
-	"mapping":               {"std", "rcp"},
-	"capability":            {"std", "rcp", "mapping"},
+	"filterlang":            {"std", "rcp"},
+	"rankmath":              {"std", "rcp"},
+	"capability":            {"std", "rcp", "filterlang"},
 	"rcp/server":            {"std", "rcp", "rcp/jsonrpc", "rcp/internal/jsonscan", "go.opentelemetry.io/"},
 	"rcp/rcptest":           {"std", "rcp", "rcp/jsonrpc", "rcp/server", "github.com/santhosh-tekuri/jsonschema/"},
 
 	// adapters is the contract only: it names no pipeline, server or tracer.
-	"adapters": {"std", "rcp", "capability", "mapping"},
+	"adapters": {"std", "rcp", "capability", "filterlang"},
 	// retrieval is the portable pipeline over the adapters contract; it
 	// does not know the server that serves it nor any engine.
-	"retrieval": {"std", "adapters", "capability", "mapping", "rcp", "go.opentelemetry.io/"},
+	"retrieval": {"std", "adapters", "capability", "filterlang", "rankmath", "rcp", "go.opentelemetry.io/"},
 
 	// Engines implement the contract and never import the pipeline.
 	"adapters/internal/dsl":       {"std"},
-	"adapters/internal/dslfilter": {"std", "adapters/internal/dsl", "mapping", "rcp", "capability"},
+	"adapters/internal/dslfilter": {"std", "adapters/internal/dsl", "filterlang", "rcp", "capability"},
 	// The memory engine's optional English analyzer stems with Snowball.
-	"adapters/memory": {"std", "adapters", "capability", "mapping", "rcp", "github.com/blevesearch/snowballstem"},
-	"adapters/elasticsearch": {"std", "adapters", "capability", "mapping", "rcp", "adapters/internal/dsl",
+	"adapters/memory": {"std", "adapters", "capability", "filterlang", "rankmath", "rcp", "github.com/blevesearch/snowballstem"},
+	"adapters/elasticsearch": {"std", "adapters", "capability", "filterlang", "rcp", "adapters/internal/dsl",
 		"adapters/internal/dslfilter", "github.com/elastic/"},
-	"adapters/opensearch": {"std", "adapters", "capability", "mapping", "rcp", "adapters/internal/dsl",
+	"adapters/opensearch": {"std", "adapters", "capability", "filterlang", "rcp", "adapters/internal/dsl",
 		"adapters/internal/dslfilter", "github.com/opensearch-project/"},
-	"adapters/qdrant": {"std", "adapters", "capability", "mapping", "rcp",
+	"adapters/qdrant": {"std", "adapters", "capability", "filterlang", "rcp",
 		"github.com/qdrant/", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	"adapters/qdrant/qdranttest": {"std", "github.com/qdrant/", "google.golang.org/grpc"},
 	// Decorators wrap an Adapter; the standby keeps a peer sidecar warm.
@@ -136,17 +137,17 @@ var layers = map[string][]string{
 	"internal/retry": {"std"},
 
 	// Test helpers drive the pipeline over an adapter.
-	"adapters/adaptertest": {"std", "adapters", "retrieval", "capability", "mapping", "rcp", "rcp/rcptest",
+	"adapters/adaptertest": {"std", "adapters", "retrieval", "capability", "filterlang", "rcp", "rcp/rcptest",
 		"github.com/google/go-cmp/"},
-	"adapters/internal/filterdiff": {"std", "adapters", "retrieval", "capability", "mapping", "rcp"},
+	"adapters/internal/filterdiff": {"std", "adapters", "retrieval", "capability", "filterlang", "rcp"},
 	"adapters/internal/livetest":   {"std", "adapters", "retrieval", "rcp"},
 
 	// Serving layers above the pipeline.
-	"federation":      {"std", "mapping", "rcp", "rcp/server"},
-	"internal/access": {"std", "adapters", "mapping", "rcp", "rcp/jsonrpc", "rcp/server", "golang.org/x/time/rate"},
-	"internal/telemetry": {"std", "adapters", "capability", "mapping", "rcp", "rcp/server",
+	"federation":      {"std", "filterlang", "rankmath", "rcp", "rcp/server"},
+	"internal/access": {"std", "adapters", "filterlang", "rankmath", "rcp", "rcp/jsonrpc", "rcp/server", "golang.org/x/time/rate"},
+	"internal/telemetry": {"std", "adapters", "capability", "filterlang", "rcp", "rcp/server",
 		"github.com/prometheus/", "go.opentelemetry.io/"},
-	"internal/config": {"std", "adapters", "retrieval", "mapping", "github.com/spf13/viper"},
+	"internal/config": {"std", "adapters", "retrieval", "filterlang", "github.com/spf13/viper"},
 
 	// The binary wires everything together.
 	"cmd/rcp-sidecar": {"std", "adapters", "adapters/elasticsearch", "adapters/memory", "adapters/opensearch",
@@ -199,7 +200,7 @@ func TestLayering(t *testing.T) {
 // direct imports: the wire and pure packages depend on nothing outside
 // the standard library (§2.13).
 func TestStdOnlyLeavesStayLeaves(t *testing.T) {
-	leaves := []string{"rcp/internal/jsonscan", "rcp/jsonrpc", "rcp", "mapping", "capability", "adapters/internal/dsl", "internal/retry"}
+	leaves := []string{"rcp/internal/jsonscan", "rcp/jsonrpc", "rcp", "filterlang", "rankmath", "capability", "adapters/internal/dsl", "internal/retry"}
 	for _, p := range listPackages(t) {
 		if !contains(leaves, rel(p.ImportPath)) {
 			continue

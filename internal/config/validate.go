@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // LogLevels are the accepted server.log_level values.
@@ -133,18 +133,18 @@ func (p *Policy) validate(path string) error {
 		return fmt.Errorf("%s.trust: %q is not one of %v", path, p.Trust, TrustLevels)
 	}
 	for _, op := range p.Operators {
-		if !slices.Contains(mapping.AllOps, mapping.Op(op)) {
+		if !slices.Contains(filterlang.AllOps, filterlang.Op(op)) {
 			return fmt.Errorf("%s.operators: unknown operator %q", path, op)
 		}
 	}
 	return nil
 }
 
-// Ops returns the policy's operators as mapping.Op values.
-func (p *Policy) Ops() []mapping.Op {
-	ops := make([]mapping.Op, len(p.Operators))
+// Ops returns the policy's operators as filterlang.Op values.
+func (p *Policy) Ops() []filterlang.Op {
+	ops := make([]filterlang.Op, len(p.Operators))
 	for i, o := range p.Operators {
-		ops[i] = mapping.Op(o)
+		ops[i] = filterlang.Op(o)
 	}
 	return ops
 }

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
@@ -67,8 +67,8 @@ func (t *Telemetry) methodAttrs(method, engine string) *methodAttrs {
 
 // FieldOps forwards the inner backend's per-field operators (§8), so an
 // access scope layered on top still checks a key's filter exactly.
-func (b *backend) FieldOps(field string) []mapping.Op {
-	if fo, ok := b.next.(interface{ FieldOps(string) []mapping.Op }); ok {
+func (b *backend) FieldOps(field string) []filterlang.Op {
+	if fo, ok := b.next.(interface{ FieldOps(string) []filterlang.Op }); ok {
 		return fo.FieldOps(field)
 	}
 	return nil

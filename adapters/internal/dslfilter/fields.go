@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // Options are the engine facts the filter analysis depends on.
@@ -219,7 +219,7 @@ func analyse(path string, p prop, copyTarget bool, opt Options) (verdict, bool) 
 		v.refused = "index: false"
 	case len(p.Script) > 0:
 		v.refused = "its values are computed by a script, not read from the document"
-	case t == mapping.TypeText:
+	case t == filterlang.TypeText:
 		v.text(p)
 	default:
 		v.exact(p, opt)
@@ -238,7 +238,7 @@ func (v *verdict) text(p prop) {
 	v.plan.Name, v.plan.Exists = v.ff.Name+"."+sub, v.ff.Name
 	if sp.IgnoreAbove != nil {
 		v.plan.IgnoreAbove = *sp.IgnoreAbove
-		v.drop(fmt.Sprintf("%s.%s has ignore_above %d: a substring of a longer value cannot be found", v.ff.Name, sub, *sp.IgnoreAbove), mapping.OpContains)
+		v.drop(fmt.Sprintf("%s.%s has ignore_above %d: a substring of a longer value cannot be found", v.ff.Name, sub, *sp.IgnoreAbove), filterlang.OpContains)
 	}
 }
 
@@ -320,7 +320,7 @@ func (v *verdict) exact(p prop, opt Options) {
 		if opt.IgnoredField {
 			v.plan.Ignored = true
 		} else {
-			v.drop(fmt.Sprintf("%s and the engine does not record them", dropped), mapping.OpExists)
+			v.drop(fmt.Sprintf("%s and the engine does not record them", dropped), filterlang.OpExists)
 		}
 	}
 	if len(p.NullValue) > 0 && string(p.NullValue) != "null" {
@@ -330,14 +330,14 @@ func (v *verdict) exact(p prop, opt Options) {
 			return
 		}
 		v.plan.NullValue = nv
-		v.drop(fmt.Sprintf("null_value %s: the engine indexes it for null, so a null cannot be told from it", p.NullValue), mapping.OpExists)
+		v.drop(fmt.Sprintf("null_value %s: the engine indexes it for null, so a null cannot be told from it", p.NullValue), filterlang.OpExists)
 	}
 }
 
 // drop removes ops from the field's operators, with the reason.
-func (v *verdict) drop(why string, ops ...mapping.Op) {
+func (v *verdict) drop(why string, ops ...filterlang.Op) {
 	if v.ff.Ops == nil {
-		v.ff.Ops = mapping.AllowedOps(v.ff.Type)
+		v.ff.Ops = filterlang.AllowedOps(v.ff.Type)
 	}
 	var names []string
 	for _, op := range ops {
@@ -362,7 +362,7 @@ var intRanges = map[string]IntRange{
 
 // nullValue reads a mapping's null_value as a filter value of type t,
 // at the precision the field stores.
-func nullValue(t mapping.FieldType, p prop, f Field) (any, error) {
+func nullValue(t filterlang.FieldType, p prop, f Field) (any, error) {
 	var raw any
 	d := json.NewDecoder(strings.NewReader(string(p.NullValue)))
 	d.UseNumber()
@@ -370,30 +370,30 @@ func nullValue(t mapping.FieldType, p prop, f Field) (any, error) {
 		return nil, err
 	}
 	switch t {
-	case mapping.TypeKeyword:
+	case filterlang.TypeKeyword:
 		if s, ok := raw.(string); ok {
 			return s, nil
 		}
-	case mapping.TypeBool:
+	case filterlang.TypeBool:
 		switch raw {
 		case true, "true":
 			return true, nil
 		case false, "false":
 			return false, nil
 		}
-	case mapping.TypeInt:
+	case filterlang.TypeInt:
 		if n, ok := number(raw); ok {
 			if i, err := strconv.ParseInt(n, 10, 64); err == nil {
 				return i, nil
 			}
 		}
-	case mapping.TypeFloat:
+	case filterlang.TypeFloat:
 		if n, ok := number(raw); ok {
 			if x, err := strconv.ParseFloat(n, 64); err == nil {
 				return f.stored(x), nil
 			}
 		}
-	case mapping.TypeDate:
+	case filterlang.TypeDate:
 		if ts, ok := dateValue(raw, p.Format); ok {
 			if f.Millis {
 				ts = ts.Truncate(time.Millisecond)
@@ -438,22 +438,22 @@ func dateValue(v any, format string) (time.Time, bool) {
 }
 
 // filterType maps an engine field type to its §8 filter type ("" if none).
-func filterType(t string) mapping.FieldType {
+func filterType(t string) filterlang.FieldType {
 	switch t {
 	case "keyword", "wildcard":
-		return mapping.TypeKeyword
+		return filterlang.TypeKeyword
 	case "text", "match_only_text":
-		return mapping.TypeText
+		return filterlang.TypeText
 	case "long", "integer", "short", "byte", "unsigned_long":
-		return mapping.TypeInt
+		return filterlang.TypeInt
 	case "double", "float", "half_float", "scaled_float":
-		return mapping.TypeFloat
+		return filterlang.TypeFloat
 	case "boolean":
-		return mapping.TypeBool
+		return filterlang.TypeBool
 	case "date", "date_nanos":
-		return mapping.TypeDate
+		return filterlang.TypeDate
 	case "geo_point":
-		return mapping.TypeGeo
+		return filterlang.TypeGeo
 	}
 	return ""
 }

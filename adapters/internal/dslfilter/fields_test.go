@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
 // everyParam is one index whose fields carry every mapping parameter that
@@ -202,14 +202,14 @@ func TestAllowedOpsAreTypeOps(t *testing.T) {
 	f, _ := Analyze([]byte(everyParam), Options{})
 	for _, ff := range f.Filter {
 		for _, op := range ff.AllowedOps() {
-			if !containsOp(mapping.AllowedOps(ff.Type), op) {
+			if !containsOp(filterlang.AllowedOps(ff.Type), op) {
 				t.Errorf("%s offers %s", ff.Name, op)
 			}
 		}
 	}
 }
 
-func containsOp(ops []mapping.Op, op mapping.Op) bool {
+func containsOp(ops []filterlang.Op, op filterlang.Op) bool {
 	for _, o := range ops {
 		if o == op {
 			return true

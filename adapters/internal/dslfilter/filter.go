@@ -12,7 +12,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -78,7 +78,7 @@ type Field struct {
 
 // FieldFunc resolves a leaf's Field. Its error, when the leaf has no such
 // field, is the translation's error.
-type FieldFunc func(c *mapping.Cond) (Field, error)
+type FieldFunc func(c *filterlang.Cond) (Field, error)
 
 // Filter turns a validated §8 filter into a query (docs/engines.md §2.5); a nil
 // filter is a nil query. Lucene's multi-value semantics match §8: eq, in
@@ -86,20 +86,20 @@ type FieldFunc func(c *mapping.Cond) (Field, error)
 // documents without the field. A condition the engine cannot answer
 // exactly on its field (a value over ignore_above, the null_value) is
 // -32602 naming the field.
-func Filter(f mapping.Filter, field FieldFunc) (dsl.Query, error) {
+func Filter(f filterlang.Filter, field FieldFunc) (dsl.Query, error) {
 	switch n := f.(type) {
 	case nil:
 		return nil, nil
-	case *mapping.And:
+	case *filterlang.And:
 		qs, err := filters(n.Children, field)
 		return &dsl.Bool{Filter: qs}, err
-	case *mapping.Or:
+	case *filterlang.Or:
 		qs, err := filters(n.Children, field)
 		return should(qs), err
-	case *mapping.Not:
+	case *filterlang.Not:
 		q, err := Filter(n.Child, field)
 		return not(q), err
-	case *mapping.Cond:
+	case *filterlang.Cond:
 		f, err := field(n)
 		if err != nil {
 			return nil, err
@@ -109,7 +109,7 @@ func Filter(f mapping.Filter, field FieldFunc) (dsl.Query, error) {
 	return nil, fmt.Errorf("dslfilter: unknown filter node %T", f)
 }
 
-func filters(fs []mapping.Filter, field FieldFunc) ([]dsl.Query, error) {
+func filters(fs []filterlang.Filter, field FieldFunc) ([]dsl.Query, error) {
 	out := make([]dsl.Query, 0, len(fs))
 	for _, f := range fs {
 		q, err := Filter(f, field)
@@ -131,8 +131,8 @@ func should(qs []dsl.Query) dsl.Query {
 // cond maps one leaf. contains is a case-sensitive substring (an escaped
 // wildcard) on a text field's exact sub-field, element membership on any
 // other field.
-func (f Field) cond(c *mapping.Cond) (dsl.Query, error) {
-	if c.Op == mapping.OpExists {
+func (f Field) cond(c *filterlang.Cond) (dsl.Query, error) {
+	if c.Op == filterlang.OpExists {
 		q := f.exists()
 		if want, _ := c.Value.(bool); want {
 			return q, nil
@@ -143,21 +143,21 @@ func (f Field) cond(c *mapping.Cond) (dsl.Query, error) {
 		return nil, err
 	}
 	switch c.Op {
-	case mapping.OpContains:
-		if c.Type == mapping.TypeText {
+	case filterlang.OpContains:
+		if c.Type == filterlang.TypeText {
 			s, _ := c.Value.(string)
 			return &dsl.Wildcard{Field: f.Name, Pattern: "*" + dsl.WildcardEscape(s) + "*"}, nil
 		}
 		return f.equals(c.Value), nil
-	case mapping.OpEq:
+	case filterlang.OpEq:
 		return f.equals(c.Value), nil
-	case mapping.OpNe:
+	case filterlang.OpNe:
 		return not(f.equals(c.Value)), nil
-	case mapping.OpIn:
+	case filterlang.OpIn:
 		return f.oneOf(c.Value), nil
-	case mapping.OpNin:
+	case filterlang.OpNin:
 		return not(f.oneOf(c.Value)), nil
-	case mapping.OpGt, mapping.OpGte, mapping.OpLt, mapping.OpLte:
+	case filterlang.OpGt, filterlang.OpGte, filterlang.OpLt, filterlang.OpLte:
 		return f.rangeOf(c.Op, c.Value), nil
 	}
 	return nil, rcp.OptionUnsupported(string(c.Op), "operator %s is not supported", c.Op)
@@ -180,7 +180,7 @@ func (f Field) exists() dsl.Query {
 // check refuses a condition the engine would answer differently from §8:
 // a string over ignore_above (never indexed, so never equal), or one that
 // selects the null_value the engine stores for null.
-func (f Field) check(c *mapping.Cond) error {
+func (f Field) check(c *filterlang.Cond) error {
 	vs := []any{c.Value}
 	if list, ok := c.Value.([]any); ok {
 		vs = list
@@ -189,7 +189,7 @@ func (f Field) check(c *mapping.Cond) error {
 		if s, ok := v.(string); ok && s == "" && f.NoEmpty {
 			return rcp.InvalidParams("filter."+c.Field, "field %q cannot match an empty string (wildcard field)", c.Field)
 		}
-		if s, ok := v.(string); ok && f.IgnoreAbove > 0 && (c.Op != mapping.OpContains || c.Type != mapping.TypeText) {
+		if s, ok := v.(string); ok && f.IgnoreAbove > 0 && (c.Op != filterlang.OpContains || c.Type != filterlang.TypeText) {
 			if n := len(utf16.Encode([]rune(s))); n > f.IgnoreAbove {
 				return rcp.InvalidParams("filter."+c.Field, "field %q does not index values longer than %d characters (ignore_above); this value has %d", c.Field, f.IgnoreAbove, n)
 			}
@@ -203,10 +203,10 @@ func (f Field) check(c *mapping.Cond) error {
 
 // selectsNull reports whether the positive form of a condition matches a
 // document whose stored value is the null_value.
-func (f Field) selectsNull(op mapping.Op, vs []any) bool {
+func (f Field) selectsNull(op filterlang.Op, vs []any) bool {
 	for _, v := range vs {
 		switch op {
-		case mapping.OpEq, mapping.OpNe, mapping.OpIn, mapping.OpNin, mapping.OpContains:
+		case filterlang.OpEq, filterlang.OpNe, filterlang.OpIn, filterlang.OpNin, filterlang.OpContains:
 			if c, ok := f.compareStored(f.NullValue, v); ok && c == 0 {
 				return true
 			}
@@ -253,15 +253,15 @@ func cmpOrd(less, more bool) int {
 	return 0
 }
 
-func holds(op mapping.Op, c int) bool {
+func holds(op filterlang.Op, c int) bool {
 	switch op {
-	case mapping.OpGt:
+	case filterlang.OpGt:
 		return c > 0
-	case mapping.OpGte:
+	case filterlang.OpGte:
 		return c >= 0
-	case mapping.OpLt:
+	case filterlang.OpLt:
 		return c < 0
-	case mapping.OpLte:
+	case filterlang.OpLte:
 		return c <= 0
 	}
 	return false
@@ -340,7 +340,7 @@ func (f Field) oneOf(v any) dsl.Query {
 	return &dsl.Terms{Field: f.Name, Values: out}
 }
 
-func (f Field) rangeOf(op mapping.Op, v any) dsl.Query {
+func (f Field) rangeOf(op filterlang.Op, v any) dsl.Query {
 	r := &dsl.Range{Field: f.Name}
 	switch x := v.(type) {
 	case time.Time:
@@ -352,10 +352,10 @@ func (f Field) rangeOf(op mapping.Op, v any) dsl.Query {
 		}
 		if m, finer := f.floor(x); finer {
 			x = m
-			if op == mapping.OpGt || op == mapping.OpGte {
-				op = mapping.OpGt
+			if op == filterlang.OpGt || op == filterlang.OpGte {
+				op = filterlang.OpGt
 			} else {
-				op = mapping.OpLte
+				op = filterlang.OpLte
 			}
 		}
 		v, r.Format = stamp(x), DateFormat
@@ -371,11 +371,11 @@ func (f Field) rangeOf(op mapping.Op, v any) dsl.Query {
 		}
 	}
 	switch op {
-	case mapping.OpGt:
+	case filterlang.OpGt:
 		r.Gt = v
-	case mapping.OpGte:
+	case filterlang.OpGte:
 		r.Gte = v
-	case mapping.OpLt:
+	case filterlang.OpLt:
 		r.Lt = v
 	default:
 		r.Lte = v
@@ -396,19 +396,19 @@ func (f Field) holdsTime(t time.Time) bool {
 
 // clampTime moves a bound outside a date_nanos field's span to its edge;
 // none reports a range that selects nothing.
-func (f Field) clampTime(op mapping.Op, t time.Time) (mapping.Op, time.Time, bool) {
+func (f Field) clampTime(op filterlang.Op, t time.Time) (filterlang.Op, time.Time, bool) {
 	below := t.Before(nanosMin)
 	switch op {
-	case mapping.OpGt, mapping.OpGte:
+	case filterlang.OpGt, filterlang.OpGte:
 		if below {
-			return mapping.OpGte, nanosMin, false
+			return filterlang.OpGte, nanosMin, false
 		}
 		return op, t, true
 	default:
 		if below {
 			return op, t, true
 		}
-		return mapping.OpLte, nanosMax, false
+		return filterlang.OpLte, nanosMax, false
 	}
 }
 
@@ -433,22 +433,22 @@ func (r IntRange) holds(x int64) bool {
 
 // clamp moves an integer bound outside the range to the range's edge;
 // none reports a range that selects nothing.
-func (r IntRange) clamp(op mapping.Op, x int64) (mapping.Op, any, bool) {
+func (r IntRange) clamp(op filterlang.Op, x int64) (filterlang.Op, any, bool) {
 	if r.holds(x) {
 		return op, x, false
 	}
 	below := x < r.Min
 	switch op {
-	case mapping.OpGt, mapping.OpGte:
+	case filterlang.OpGt, filterlang.OpGte:
 		if below {
-			return mapping.OpGte, r.Min, false
+			return filterlang.OpGte, r.Min, false
 		}
 		return op, nil, true
 	default:
 		if below {
 			return op, nil, true
 		}
-		return mapping.OpLte, r.Max, false
+		return filterlang.OpLte, r.Max, false
 	}
 }
 
@@ -489,19 +489,19 @@ func (f Field) number(x float64) any {
 // (lower) and floor(b·Scale) (upper) on Elasticsearch, with
 // round(b·Scale) on OpenSearch 3: a quarter step beside the rounded
 // integer r gives r under all three.
-func (f Field) bound(op mapping.Op, x float64) (mapping.Op, any, bool) {
+func (f Field) bound(op filterlang.Op, x float64) (filterlang.Op, any, bool) {
 	r := f.stored(x)
 	switch f.Precision {
 	case Scaled:
 		switch op {
-		case mapping.OpGt: // > r is ≥ r+1
-			return mapping.OpGte, scaledNumber((r + 0.75) / f.Scale), false
-		case mapping.OpGte:
-			return mapping.OpGte, scaledNumber((r - 0.25) / f.Scale), false
-		case mapping.OpLt: // < r is ≤ r-1
-			return mapping.OpLte, scaledNumber((r - 0.75) / f.Scale), false
+		case filterlang.OpGt: // > r is ≥ r+1
+			return filterlang.OpGte, scaledNumber((r + 0.75) / f.Scale), false
+		case filterlang.OpGte:
+			return filterlang.OpGte, scaledNumber((r - 0.25) / f.Scale), false
+		case filterlang.OpLt: // < r is ≤ r-1
+			return filterlang.OpLte, scaledNumber((r - 0.75) / f.Scale), false
 		default:
-			return mapping.OpLte, scaledNumber((r + 0.25) / f.Scale), false
+			return filterlang.OpLte, scaledNumber((r + 0.25) / f.Scale), false
 		}
 	case Float32, Half:
 		if !math.IsInf(r, 0) {
@@ -510,14 +510,14 @@ func (f Field) bound(op mapping.Op, x float64) (mapping.Op, any, bool) {
 		// Documents hold finite values only: past the largest one, a
 		// range holds all of them or none.
 		top := f.maxFinite()
-		lower := op == mapping.OpGt || op == mapping.OpGte
+		lower := op == filterlang.OpGt || op == filterlang.OpGte
 		switch {
 		case r > 0 && lower, r < 0 && !lower:
 			return op, nil, true
 		case r > 0:
-			return mapping.OpLte, floatNumber(top), false
+			return filterlang.OpLte, floatNumber(top), false
 		default:
-			return mapping.OpGte, floatNumber(-top), false
+			return filterlang.OpGte, floatNumber(-top), false
 		}
 	}
 	return op, x, false

@@ -20,7 +20,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/mapping"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
@@ -561,10 +561,10 @@ func (rs *roundState) narrowed(a adapters.Adapter) {
 	g := rs.fg.g
 	g.r.Shuffle(len(removable), func(i, j int) { removable[i], removable[j] = removable[j], removable[i] })
 	removed := removable[:2]
-	var kept []mapping.Op
+	var kept []filterlang.Op
 	for _, op := range rs.ops {
 		if !slices.Contains(removed, op) {
-			kept = append(kept, mapping.Op(op))
+			kept = append(kept, filterlang.Op(op))
 		}
 	}
 	e2, err := retrieval.NewEngine(rs.ctx, a, retrieval.Options{Name: "filterdiff", CursorKey: []byte("filterdiff"),

@@ -1,4 +1,9 @@
-package mapping
+// Package rankmath is the ranking arithmetic shared by adapters, the
+// Engine and federation: score scales and conversions, fusion (RRF,
+// weighted, convex; §16.3), MMR, token-budget packing, the funnel clamp
+// (§7.7), vector blob encoding and the sealed paging cursor over a ranked
+// result. No I/O, no context.
+package rankmath
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package mapping
+package rankmath
 
 import (
 	"math"
@@ -48,7 +48,7 @@ func checkCount(field string, v *int64) *rcp.Error {
 		return nil
 	case *v < 1:
 		return rcp.InvalidParams(field, "%s must be at least 1", field)
-	case *v > maxSafeInt:
+	case *v > rcp.MaxSafeInt:
 		return rcp.InvalidParams(field, "%s exceeds 2^53", field)
 	}
 	return nil

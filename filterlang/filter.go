@@ -1,8 +1,8 @@
-// Package mapping holds pure RCP↔native helpers shared by adapters and the
-// Engine: the filter validator and its sealed AST (§8), score scales and
-// conversions, fusion (RRF, weighted, convex; §16.3), MMR, token-budget
-// packing and the funnel clamp (§7.7). No I/O, no context.
-package mapping
+// Package filterlang is the §8 filter language: the sealed filter AST,
+// its validator, its evaluator over document metadata, the canonical
+// metadata path helpers the evaluator reads through, and Walk, the one
+// traversal every filter walk uses. No I/O, no context.
+package filterlang
 
 // FieldType is a §8 filter field type.
 type FieldType string

@@ -1,4 +1,4 @@
-package mapping
+package filterlang
 
 import (
 	"encoding/json"
