@@ -222,7 +222,7 @@ func lacksFilter(fc *rcp.FilterCap, f filterlang.Filter) string {
 	if f == nil {
 		return ""
 	}
-	for _, c := range conds(f, nil) {
+	for _, c := range filterlang.Conds(f) {
 		switch {
 		case fc == nil:
 			return "filter not advertised"
@@ -233,25 +233,6 @@ func lacksFilter(fc *rcp.FilterCap, f filterlang.Filter) string {
 		}
 	}
 	return ""
-}
-
-// conds appends the leaf conditions of f to out.
-func conds(f filterlang.Filter, out []*filterlang.Cond) []*filterlang.Cond {
-	switch n := f.(type) {
-	case *filterlang.And:
-		for _, c := range n.Children {
-			out = conds(c, out)
-		}
-	case *filterlang.Or:
-		for _, c := range n.Children {
-			out = conds(c, out)
-		}
-	case *filterlang.Not:
-		out = conds(n.Child, out)
-	case *filterlang.Cond:
-		out = append(out, n)
-	}
-	return out
 }
 
 // engineParams is the request as sent to one engine: k at least the

@@ -277,38 +277,10 @@ func (e *Engine) gateFilter(r *retrieval) *rcp.Error {
 	if err != nil {
 		return err
 	}
-	if err := e.checkFieldOps(f); err != nil {
+	if err := filterlang.CheckFieldOps(f, func(field string) []filterlang.Op { return e.fieldOps[field] }); err != nil {
 		return err
 	}
 	r.filter = f
-	return nil
-}
-
-// checkFieldOps rejects a condition whose operator is advertised but not
-// served by its field (§8: "operator is not allowed for that field" is
-// -32602 with data.field "filter.<field>").
-func (e *Engine) checkFieldOps(f filterlang.Filter) *rcp.Error {
-	switch n := f.(type) {
-	case *filterlang.And:
-		return e.checkAllFieldOps(n.Children)
-	case *filterlang.Or:
-		return e.checkAllFieldOps(n.Children)
-	case *filterlang.Not:
-		return e.checkFieldOps(n.Child)
-	case *filterlang.Cond:
-		if !slices.Contains(e.fieldOps[n.Field], n.Op) {
-			return rcp.InvalidParams("filter."+n.Field, "operator %q is not allowed for field %q (allowed: %v)", n.Op, n.Field, e.fieldOps[n.Field])
-		}
-	}
-	return nil
-}
-
-func (e *Engine) checkAllFieldOps(children []filterlang.Filter) *rcp.Error {
-	for _, c := range children {
-		if err := e.checkFieldOps(c); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

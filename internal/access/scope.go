@@ -125,8 +125,8 @@ func compileTenant(raw json.RawMessage, b server.Backend) (*tenant, error) {
 		return nil, fmt.Errorf("filter: %s (%+v)", rerr.Message, rerr.Data)
 	}
 	if fo, ok := b.(fieldOpser); ok {
-		if err := checkFieldOps(ast, fo); err != nil {
-			return nil, err
+		if rerr := filterlang.CheckFieldOps(ast, fo.FieldOps); rerr != nil {
+			return nil, fmt.Errorf("filter: %s (%+v)", rerr.Message, rerr.Data)
 		}
 	}
 	t := &tenant{raw: raw, ast: ast, force: map[string]any{}}
@@ -139,46 +139,10 @@ func compileTenant(raw json.RawMessage, b server.Backend) (*tenant, error) {
 
 // filterFields appends every field a filter names.
 func filterFields(f filterlang.Filter, out []string) []string {
-	switch n := f.(type) {
-	case *filterlang.And:
-		for _, c := range n.Children {
-			out = filterFields(c, out)
-		}
-	case *filterlang.Or:
-		for _, c := range n.Children {
-			out = filterFields(c, out)
-		}
-	case *filterlang.Not:
-		out = filterFields(n.Child, out)
-	case *filterlang.Cond:
-		out = append(out, n.Field)
+	for _, c := range filterlang.Conds(f) {
+		out = append(out, c.Field)
 	}
 	return out
-}
-
-func checkFieldOps(f filterlang.Filter, fo fieldOpser) error {
-	switch n := f.(type) {
-	case *filterlang.And:
-		return firstErr(n.Children, func(c filterlang.Filter) error { return checkFieldOps(c, fo) })
-	case *filterlang.Or:
-		return firstErr(n.Children, func(c filterlang.Filter) error { return checkFieldOps(c, fo) })
-	case *filterlang.Not:
-		return checkFieldOps(n.Child, fo)
-	case *filterlang.Cond:
-		if !slices.Contains(fo.FieldOps(n.Field), n.Op) {
-			return fmt.Errorf("filter: field %q does not serve operator %q on this engine", n.Field, n.Op)
-		}
-	}
-	return nil
-}
-
-func firstErr(fs []filterlang.Filter, f func(filterlang.Filter) error) error {
-	for _, c := range fs {
-		if err := f(c); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // collectEq gathers the eq conditions that every matching document must
