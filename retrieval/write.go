@@ -2,7 +2,6 @@ package retrieval
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"unicode/utf8"
 
@@ -210,7 +209,7 @@ func toDocuments(in []rcp.Document) ([]adapters.Document, *rcp.Error) {
 	for i, d := range in {
 		id := d.ID
 		if id == "" {
-			id = mintID()
+			id = adapters.MintID()
 		} else if err := checkID(id, fmt.Sprintf("documents[%d].id", i)); err != nil {
 			return nil, err
 		}
@@ -224,15 +223,6 @@ func checkID(id, field string) *rcp.Error {
 		return rcp.InvalidParams(field, "id must be a non-empty UTF-8 string of at most %d bytes", MaxIDBytes)
 	}
 	return nil
-}
-
-// mintID returns a random RFC 4122 version-4 UUID string.
-func mintID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
 // embedDocuments fills vectors (kind "document") when dense retrieval is

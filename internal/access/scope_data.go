@@ -2,7 +2,6 @@ package access
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -125,7 +124,7 @@ func (s *scoped) scopeDocuments(pr *Principal, in []rcp.Document) ([]rcp.Documen
 		}
 		if pr.prefix != "" {
 			if d.ID == "" {
-				d.ID = mintID()
+				d.ID = adapters.MintID()
 			}
 			d.ID = pr.prefix + d.ID
 		}
@@ -241,16 +240,6 @@ func (r unprefixing) ProgressEnabled() bool {
 func (r unprefixing) LogEnabled(level string) bool {
 	g, ok := r.Reporter.(interface{ LogEnabled(string) bool })
 	return !ok || g.LogEnabled(level)
-}
-
-// mintID returns a random RFC 4122 version-4 UUID string (as the engine
-// would mint), so the prefix applies to minted ids too.
-func mintID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
 // scopeMeta returns meta (at is its params path) canonicalised and
