@@ -104,6 +104,7 @@ import (
 	es8 "github.com/elastic/go-elasticsearch/v8"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/tenantidx"
 )
 
 // Name is the engine name in configuration files.
@@ -136,10 +137,9 @@ type adapter struct {
 	facts atomic.Pointer[facts]
 
 	// tenancy, when set, keeps each tenant in an index of its own
-	// (tenants.go); tenants are their indices by name, under tmu.
+	// (tenants.go); tenants are their indices by name.
 	tenancy *adapters.TenantIndex
-	tmu     sync.Mutex
-	tenants map[string]*tenantIndex
+	tenants *tenantidx.Set[probeState]
 }
 
 func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapter, error) {
@@ -167,8 +167,9 @@ func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapt
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &adapter{cfg: cfg, client: client, http: t, log: log.With("engine", Name),
-		tenancy: d.TenantIndex, tenants: map[string]*tenantIndex{}}, nil
+	a := &adapter{cfg: cfg, client: client, http: t, log: log.With("engine", Name), tenancy: d.TenantIndex}
+	a.tenants = tenantidx.New(Name, d.TenantIndex, cfg.Index, a.probeTenant)
+	return a, nil
 }
 
 // newClient builds the vendor client with outbound auth and TLS.
