@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
 )
 
 // maxBody bounds how much of a response is read (a 10 000-hit page with
@@ -99,9 +100,7 @@ func newError(method, path string, r *response) *Error {
 		// e.g. {"error":"Incorrect HTTP method ...","status":405}
 		e.Cause = &dsl.ErrorCause{Type: "http_" + strconv.Itoa(r.Status), Reason: string(truncate(r.Body, 512))}
 	}
-	if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err == nil && s >= 0 {
-		e.RetryAfter = time.Duration(s) * time.Second
-	}
+	e.RetryAfter = eserrors.RetryAfter(r.Header)
 	return e
 }
 

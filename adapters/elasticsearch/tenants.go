@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 )
 
@@ -70,7 +70,7 @@ func (a *adapter) probeTenant(ctx context.Context, name string, create bool) (*p
 func (a *adapter) createIndex(ctx context.Context, name string) error {
 	_, err := a.do(ctx, http.MethodPut, "/"+url.PathEscape(name), a.tenancy.Mapping, false)
 	var ee *Error
-	if errors.As(err, &ee) && slices.Contains(ee.Cause.Types(), "resource_already_exists_exception") {
+	if errors.As(err, &ee) && eserrors.AlreadyExists(ee.Cause) {
 		return nil
 	}
 	return err

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
 )
 
 // Index isolation (tenancy mode "index", adapters.TenantIndex), as in the
@@ -72,7 +73,7 @@ func isNotFound(err error) bool {
 func (a *adapter) createIndex(ctx context.Context, name string) error {
 	_, err := a.http.do(ctx, http.MethodPut, "/"+url.PathEscape(name), a.tenancy.Mapping, false)
 	var oe *Error
-	if errors.As(err, &oe) && oe.Cause != nil && slices.Contains(oe.Cause.Types(), "resource_already_exists_exception") {
+	if errors.As(err, &oe) && eserrors.AlreadyExists(oe.Cause) {
 		return nil
 	}
 	return err
