@@ -123,12 +123,16 @@ var layers = map[string][]string{
 	"adapters/internal/tenantidx": {"std", "adapters", "rcp"},
 	// Error classification steps the Elasticsearch-family adapters share.
 	"adapters/internal/eserrors": {"std", "adapters/internal/dsl", "rcp"},
+	// HTTP plumbing the Elasticsearch-family adapters share.
+	"adapters/internal/eshttp": {"std", "adapters/internal/dsl"},
 	// The memory engine's optional English analyzer stems with Snowball.
 	"adapters/memory": {"std", "adapters", "capability", "mapping", "rcp", "github.com/blevesearch/snowballstem"},
 	"adapters/elasticsearch": {"std", "adapters", "capability", "mapping", "rcp", "adapters/internal/dsl",
-		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/tenantidx", "github.com/elastic/"},
+		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
+		"adapters/internal/tenantidx", "github.com/elastic/"},
 	"adapters/opensearch": {"std", "adapters", "capability", "mapping", "rcp", "adapters/internal/dsl",
-		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/tenantidx", "github.com/opensearch-project/"},
+		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
+		"adapters/internal/tenantidx", "github.com/opensearch-project/"},
 	"adapters/qdrant": {"std", "adapters", "capability", "mapping", "rcp",
 		"github.com/qdrant/", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	"adapters/qdrant/qdranttest": {"std", "github.com/qdrant/", "google.golang.org/grpc"},
