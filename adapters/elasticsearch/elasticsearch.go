@@ -91,19 +91,18 @@ package elasticsearch
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"os"
 	"sync"
 	"sync/atomic"
 
 	es8 "github.com/elastic/go-elasticsearch/v8"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eshttp"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/tenantidx"
 )
 
 // Name is the engine name in configuration files.
@@ -136,10 +135,9 @@ type adapter struct {
 	facts atomic.Pointer[facts]
 
 	// tenancy, when set, keeps each tenant in an index of its own
-	// (tenants.go); tenants are their indices by name, under tmu.
+	// (tenants.go); tenants are their indices by name.
 	tenancy *adapters.TenantIndex
-	tmu     sync.Mutex
-	tenants map[string]*tenantIndex
+	tenants *tenantidx.Set[probeState]
 }
 
 func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapter, error) {
@@ -167,8 +165,9 @@ func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapt
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &adapter{cfg: cfg, client: client, http: t, log: log.With("engine", Name),
-		tenancy: d.TenantIndex, tenants: map[string]*tenantIndex{}}, nil
+	a := &adapter{cfg: cfg, client: client, http: t, log: log.With("engine", Name), tenancy: d.TenantIndex}
+	a.tenants = tenantidx.New(Name, d.TenantIndex, cfg.Index, a.probeTenant)
+	return a, nil
 }
 
 // newClient builds the vendor client with outbound auth and TLS.
@@ -184,9 +183,9 @@ func newClient(cfg *Config, t *http.Transport) (*es8.Client, error) {
 		DisableRetry:           true, // the Engine and its caller own retries (§12.2)
 	}
 	if cfg.CAFile != "" {
-		pem, err := os.ReadFile(cfg.CAFile)
+		pem, err := eshttp.ReadCA(Name, cfg.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("elasticsearch: read ca_file: %w", err)
+			return nil, err
 		}
 		ec.CACert = pem
 	}
@@ -194,14 +193,11 @@ func newClient(cfg *Config, t *http.Transport) (*es8.Client, error) {
 }
 
 // transport is a pooled HTTP transport sized for concurrent retrieval.
+// With a CA file or fingerprint the vendor client sets up TLS itself.
 func transport(cfg *Config) *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 64
-	t.DisableCompression = cfg.DisableCompression
-	t.ResponseHeaderTimeout = cfg.Timeout
-	t.DialContext = (&net.Dialer{Timeout: cfg.Timeout}).DialContext
+	t := eshttp.Transport(cfg.Timeout, cfg.DisableCompression)
 	if cfg.CAFile == "" && cfg.CAFingerprint == "" {
-		t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		t.TLSClientConfig = eshttp.MinTLS()
 	}
 	return t
 }

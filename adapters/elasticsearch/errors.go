@@ -1,7 +1,6 @@
 package elasticsearch
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -10,11 +9,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
-
-// defaultRetryAfterMs is the hint sent with -32011 when ES gives none.
-const defaultRetryAfterMs = 1000
 
 // Error types by classification (docs/engines.md §2.7). Decisions use
 // error.type across the whole cause tree, never the status alone: a 429
@@ -50,21 +47,18 @@ func (a *adapter) ErrorCode(err error) rcp.Code {
 	return code
 }
 
+// classify maps any error: the steps every engine shares
+// (eserrors.Generic), then an Elasticsearch error document, a partial
+// response, or a transport failure.
 func classify(err error) rcp.Code {
-	var re *rcp.Error
+	if code, ok := eserrors.Generic(err); ok {
+		return code
+	}
 	var ee *Error
 	var pe *errPartial
 	switch {
-	case err == nil:
-		return rcp.CodeInternalError
-	case errors.As(err, &re) && re.Code != 0:
-		return re.Code
-	case errors.Is(err, context.Canceled):
-		return rcp.CodeCancelled
-	case errors.Is(err, context.DeadlineExceeded):
-		return rcp.CodeTimeout
 	case errors.As(err, &ee):
-		return classifyES(ee)
+		return classifyError(ee)
 	case errors.As(err, &pe):
 		if pe.what == "timed_out" {
 			return rcp.CodeTimeout
@@ -74,12 +68,10 @@ func classify(err error) rcp.Code {
 	return classifyTransport(err)
 }
 
-// classifyES decides on the error types first, then on the status.
-func classifyES(e *Error) rcp.Code {
+// classifyError decides on the error types first, then on the status.
+func classifyError(e *Error) rcp.Code {
 	types := e.Cause.Types()
-	has := func(set []string) bool {
-		return slices.ContainsFunc(types, func(t string) bool { return slices.Contains(set, t) })
-	}
+	has := func(set []string) bool { return eserrors.HasAny(types, set) }
 	switch {
 	case has(rateLimitTypes):
 		return rcp.CodeRateLimited
@@ -148,8 +140,8 @@ func (e *Error) RetryAfterMs() int64 {
 	if e.RetryAfter > 0 {
 		return e.RetryAfter.Milliseconds()
 	}
-	if classifyES(e) == rcp.CodeRateLimited {
-		return defaultRetryAfterMs
+	if classifyError(e) == rcp.CodeRateLimited {
+		return eserrors.DefaultRetryAfterMs
 	}
 	return 0
 }

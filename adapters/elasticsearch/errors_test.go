@@ -84,7 +84,7 @@ func TestErrorCodeTransport(t *testing.T) {
 
 func TestRetryAfter(t *testing.T) {
 	e := fakeError(429, `{"error":{"type":"es_rejected_execution_exception","reason":"rejected"},"status":429}`)
-	if e.RetryAfterMs() != defaultRetryAfterMs {
+	if e.RetryAfterMs() != 1000 {
 		t.Errorf("default retry %d", e.RetryAfterMs())
 	}
 	r := &response{Status: 429, Header: map[string][]string{"Retry-After": {"3"}}, Body: []byte(`{}`)}

@@ -1,28 +1,20 @@
 package elasticsearch
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eshttp"
 )
 
-// maxBody bounds how much of a response is read (a 10 000-hit page with
-// vectors stays well below it).
-const maxBody = 256 << 20
-
 // response is a completed HTTP exchange.
-type response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
+type response = eshttp.Response
 
 // do sends one request through the vendor client. Non-2xx statuses
 // become *Error carrying the decoded error body; transport failures are
@@ -34,37 +26,20 @@ func (a *adapter) do(ctx context.Context, method, path string, body []byte, ndjs
 // doWith is do, except that a 2xx body is handed to use in a pooled buffer
 // (which use must not keep) instead of being copied into the response.
 func (a *adapter) doWith(ctx context.Context, method, path string, body []byte, ndjson bool, use func([]byte) error) (*response, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, path, rd)
+	req, err := eshttp.NewRequest(ctx, Name, method, path, body, ndjson)
 	if err != nil {
-		return nil, fmt.Errorf("elasticsearch: build %s %s: %w", method, path, err)
+		return nil, err
 	}
-	ct := "application/json"
-	if ndjson {
-		ct = "application/x-ndjson"
-	}
-	req.Header.Set("Content-Type", ct)
 	req.Header.Set("Accept", "application/json")
 	res, err := a.client.Perform(req)
 	if err != nil {
 		return nil, err
 	}
-	defer res.Body.Close()
-	if use != nil && res.StatusCode/100 == 2 {
-		return &response{Status: res.StatusCode, Header: res.Header}, dsl.WithBody(res.Body, maxBody, use)
+	out, err := eshttp.Read(res, use)
+	if err != nil || out.Status/100 == 2 {
+		return out, err
 	}
-	data, err := dsl.ReadBody(res.Body, res.ContentLength, maxBody)
-	if err != nil {
-		return nil, err
-	}
-	out := &response{Status: res.StatusCode, Header: res.Header, Body: data}
-	if res.StatusCode/100 != 2 {
-		return out, newError(method, path, out)
-	}
-	return out, nil
+	return out, newError(method, path, out)
 }
 
 // getJSON GETs path and decodes a 2xx body into v.
@@ -99,9 +74,7 @@ func newError(method, path string, r *response) *Error {
 		// e.g. {"error":"Incorrect HTTP method ...","status":405}
 		e.Cause = &dsl.ErrorCause{Type: "http_" + strconv.Itoa(r.Status), Reason: string(truncate(r.Body, 512))}
 	}
-	if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err == nil && s >= 0 {
-		e.RetryAfter = time.Duration(s) * time.Second
-	}
+	e.RetryAfter = eserrors.RetryAfter(r.Header)
 	return e
 }
 

@@ -27,11 +27,11 @@ func (a *adapter) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
 	if req.Tenant == "" {
 		return planWith(a.cfg, st, req, "")
 	}
-	ti, err := a.tenantIndexFor(req.Tenant)
+	ti, err := a.tenants.For(req.Tenant)
 	if err != nil {
 		return nil, err
 	}
-	return planWith(a.cfg, a.stateFor(ti.name, st), req, ti.name)
+	return planWith(a.cfg, a.tenants.StateFor(ti.Name, st), req, ti.Name)
 }
 
 // planWith plans req on the configured index, or on tenant (an index

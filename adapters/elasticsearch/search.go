@@ -19,10 +19,10 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 	if err != nil {
 		return nil, err
 	}
-	if err := a.verifyTenantTarget(ctx, p.Target); err != nil {
+	if err := a.tenants.Verify(ctx, p.Target); err != nil {
 		return nil, err
 	}
-	st = a.stateFor(p.Target, st)
+	st = a.tenants.StateFor(p.Target, st)
 	path, ok := strings.CutPrefix(p.Op, "POST ")
 	if !ok {
 		return nil, fmt.Errorf("elasticsearch: plan op %q is not a search", p.Op)

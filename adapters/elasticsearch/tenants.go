@@ -7,14 +7,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
-	"sync"
-	"sync/atomic"
 
-	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // Index isolation (tenancy mode "index", adapters.TenantIndex): each
@@ -25,77 +21,18 @@ import (
 // index serves the same ones; the configured index (settings.index) is
 // what callers without a tenant read, and they cannot write.
 
-// tenantIndex is one tenant's index and its probed state.
-type tenantIndex struct {
-	name string
-	mu   sync.Mutex // serialises creation and probing
-	// state is the live index's probe, nil until it was seen to exist.
-	state atomic.Pointer[probeState]
-}
-
-// tenantIndexFor returns the entry of tenant's index.
-func (a *adapter) tenantIndexFor(tenant string) (*tenantIndex, error) {
-	if a.tenancy == nil {
-		return nil, errors.New("elasticsearch: a tenant index was asked for, but index isolation is not configured")
-	}
-	name, err := adapters.TenantIndexName(a.tenancy.Template, tenant)
-	if err != nil {
-		return nil, rcp.NewError(rcp.CodeUnauthorized, "this key's tenant has no valid index name")
-	}
-	a.tmu.Lock()
-	defer a.tmu.Unlock()
-	ti := a.tenants[name]
-	if ti == nil {
-		ti = &tenantIndex{name: name}
-		a.tenants[name] = ti
-	}
-	return ti, nil
-}
-
-// tenantByName returns the entry of a tenant index name (a plan's Target).
-func (a *adapter) tenantByName(name string) *tenantIndex {
-	a.tmu.Lock()
-	defer a.tmu.Unlock()
-	return a.tenants[name]
-}
-
-// writeTenant returns the index a write goes to under index isolation:
-// the caller's tenant's, created when create is set and it does not exist
-// yet. ok is false when the adapter does not isolate tenants.
-func (a *adapter) writeTenant(ctx context.Context, create bool) (ti *tenantIndex, st *probeState, ok bool, err error) {
-	if a.tenancy == nil {
-		return nil, nil, false, nil
-	}
-	t, scoped := adapters.TenantFrom(ctx)
-	if !scoped || t.Name == "" {
-		return nil, nil, true, rcp.NewError(rcp.CodeUnauthorized, "writes on this backend need a key with a tenant: each tenant has an index of its own")
-	}
-	if ti, err = a.tenantIndexFor(t.Name); err != nil {
-		return nil, nil, true, err
-	}
-	st, err = a.probeTenant(ctx, ti, create)
-	return ti, st, true, err
-}
-
-// probeTenant returns the probed state of ti, creating the index from the
+// probeTenant probes the tenant index name, creating it from the
 // configured body first when create is set. nil, nil means the index does
-// not exist (and create was not set).
-func (a *adapter) probeTenant(ctx context.Context, ti *tenantIndex, create bool) (*probeState, error) {
-	if st := ti.state.Load(); st != nil {
-		return st, nil
-	}
-	ti.mu.Lock()
-	defer ti.mu.Unlock()
-	if st := ti.state.Load(); st != nil {
-		return st, nil
-	}
+// not exist (and create was not set). The tenant set (a.tenants) calls it
+// once per index and keeps what it returns.
+func (a *adapter) probeTenant(ctx context.Context, name string, create bool) (*probeState, error) {
 	if create {
-		if err := a.createIndex(ctx, ti.name); err != nil {
+		if err := a.createIndex(ctx, name); err != nil {
 			return nil, err
 		}
 	}
 	var body json.RawMessage
-	_, err := a.getJSON(ctx, "/"+url.PathEscape(ti.name)+"/_mapping", &body)
+	_, err := a.getJSON(ctx, "/"+url.PathEscape(name)+"/_mapping", &body)
 	var raw map[string]indexMapping
 	if err == nil {
 		err = json.Unmarshal(body, &raw)
@@ -106,26 +43,25 @@ func (a *adapter) probeTenant(ctx context.Context, ti *tenantIndex, create bool)
 	case err != nil:
 		return nil, err
 	case len(raw) != 1:
-		return nil, fmt.Errorf("elasticsearch: tenant index %s resolves to %d indices (an alias or pattern holds its name)", ti.name, len(raw))
+		return nil, fmt.Errorf("elasticsearch: tenant index %s resolves to %d indices (an alias or pattern holds its name)", name, len(raw))
 	}
-	if _, ok := raw[ti.name]; !ok {
-		return nil, fmt.Errorf("elasticsearch: tenant index name %s is an alias of another index", ti.name)
+	if _, ok := raw[name]; !ok {
+		return nil, fmt.Errorf("elasticsearch: tenant index name %s is an alias of another index", name)
 	}
 	base, err := a.probed()
 	if err != nil {
 		return nil, err
 	}
 	var notes []string
-	per := map[string]map[string]field{ti.name: {}}
-	flatten("", raw[ti.name].Mappings.Properties, per[ti.name], &notes)
+	per := map[string]map[string]field{name: {}}
+	flatten("", raw[name].Mappings.Properties, per[name], &notes)
 	filters, err := dslfilter.Analyze(body, dslfilter.Options{IgnoredField: true, UnsignedLong: true})
 	if err != nil {
-		return nil, fmt.Errorf("elasticsearch: tenant index %s: %w", ti.name, err)
+		return nil, fmt.Errorf("elasticsearch: tenant index %s: %w", name, err)
 	}
 	st := a.buildState(a.facts.Load(), per, notes, filters)
-	st.ev.Target = ti.name
+	st.ev.Target = name
 	st.ev.Deterministic = base.ev.Deterministic
-	ti.state.Store(st)
 	return st, nil
 }
 
@@ -134,37 +70,9 @@ func (a *adapter) probeTenant(ctx context.Context, ti *tenantIndex, create bool)
 func (a *adapter) createIndex(ctx context.Context, name string) error {
 	_, err := a.do(ctx, http.MethodPut, "/"+url.PathEscape(name), a.tenancy.Mapping, false)
 	var ee *Error
-	if errors.As(err, &ee) && slices.Contains(ee.Cause.Types(), "resource_already_exists_exception") {
+	if errors.As(err, &ee) && eserrors.AlreadyExists(ee.Cause) {
 		return nil
 	}
-	return err
-}
-
-// stateFor is the state a plan for target decodes with: the tenant
-// index's own once probed, else the configured one.
-func (a *adapter) stateFor(target string, base *probeState) *probeState {
-	if a.tenancy == nil || target == a.cfg.Index {
-		return base
-	}
-	if ti := a.tenantByName(target); ti != nil {
-		if st := ti.state.Load(); st != nil {
-			return st
-		}
-	}
-	return base
-}
-
-// verifyTenantTarget probes a tenant index a search reads, once, so that a
-// name taken by an alias of other indices is refused rather than read.
-func (a *adapter) verifyTenantTarget(ctx context.Context, target string) error {
-	if a.tenancy == nil || target == a.cfg.Index {
-		return nil
-	}
-	ti := a.tenantByName(target)
-	if ti == nil || ti.state.Load() != nil {
-		return nil
-	}
-	_, err := a.probeTenant(ctx, ti, false)
 	return err
 }
 

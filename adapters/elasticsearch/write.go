@@ -27,10 +27,10 @@ func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 		return err
 	}
 	index := a.cfg.Index
-	if ti, tst, ok, err := a.writeTenant(ctx, true); err != nil {
+	if ti, tst, ok, err := a.tenants.Write(ctx, true); err != nil {
 		return err
 	} else if ok {
-		index, st = ti.name, tst
+		index, st = ti.Name, tst
 	}
 	actions := make([]dsl.BulkAction, len(docs))
 	for i, d := range docs {
@@ -52,12 +52,12 @@ func (a *adapter) Delete(ctx context.Context, ids []string) (int, error) {
 		return 0, err
 	}
 	index := a.cfg.Index
-	if ti, st, ok, err := a.writeTenant(ctx, false); err != nil {
+	if ti, st, ok, err := a.tenants.Write(ctx, false); err != nil {
 		return 0, err
 	} else if ok && st == nil {
 		return 0, nil
 	} else if ok {
-		index = ti.name
+		index = ti.Name
 	}
 	actions := make([]dsl.BulkAction, len(ids))
 	for i, id := range ids {

@@ -1,17 +1,16 @@
 package opensearch
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -40,8 +39,8 @@ func (e *Error) RetryAfterMs() int64 {
 	if e.RetryAfter > 0 {
 		return e.RetryAfter.Milliseconds()
 	}
-	if classify(e) == rcp.CodeRateLimited {
-		return 1000
+	if classifyError(e) == rcp.CodeRateLimited {
+		return eserrors.DefaultRetryAfterMs
 	}
 	return 0
 }
@@ -52,36 +51,30 @@ func newError(method, path string, res *response) *Error {
 	if json.Unmarshal(res.Body, &body) == nil && body.Error != nil {
 		e.Cause = body.Error
 	}
-	if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && s > 0 {
-		e.RetryAfter = time.Duration(s) * time.Second
-	}
+	e.RetryAfter = eserrors.RetryAfter(res.Header)
 	return e
 }
 
 // ErrorCode implements adapters.Adapter: it classifies on error.type in
 // the whole cause tree first and falls back to the HTTP status (§12).
-func (a *adapter) ErrorCode(err error) rcp.Code { return errorCode(err) }
+func (a *adapter) ErrorCode(err error) rcp.Code { return classify(err) }
 
-func errorCode(err error) rcp.Code {
-	var re *rcp.Error
-	var oe *Error
-	switch {
-	case err == nil:
-		return rcp.CodeInternalError
-	case errors.As(err, &re) && re.Code.Valid():
-		return re.Code
-	case errors.Is(err, context.Canceled):
-		return rcp.CodeCancelled
-	case errors.Is(err, context.DeadlineExceeded):
-		return rcp.CodeTimeout
-	case errors.As(err, &oe):
-		return classify(oe)
+// classify maps any error: the steps every engine shares
+// (eserrors.Generic), then an OpenSearch error document or a transport
+// failure.
+func classify(err error) rcp.Code {
+	if code, ok := eserrors.Generic(err); ok {
+		return code
 	}
-	return transportCode(err)
+	var oe *Error
+	if errors.As(err, &oe) {
+		return classifyError(oe)
+	}
+	return classifyTransport(err)
 }
 
-// transportCode classifies failures that produced no HTTP response.
-func transportCode(err error) rcp.Code {
+// classifyTransport classifies failures that produced no HTTP response.
+func classifyTransport(err error) rcp.Code {
 	var ne net.Error
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
@@ -131,17 +124,20 @@ var typeCodes = map[string]rcp.Code{
 	"version_conflict_engine_exception":        rcp.CodeConflict,
 }
 
-// classify maps one OpenSearch error: the most specific known type in
-// the cause tree wins (outermost wrappers such as
-// search_phase_execution_exception carry no meaning of their own).
-func classify(e *Error) rcp.Code {
-	if c, ok := byType(e.Cause); ok {
+// classifyError maps one OpenSearch error: the most specific known type
+// in the cause tree wins (outermost wrappers such as
+// search_phase_execution_exception carry no meaning of their own), else
+// the status decides.
+func classifyError(e *Error) rcp.Code {
+	if c, ok := classifyTypes(e.Cause); ok {
 		return c
 	}
-	return byStatus(e.Status)
+	return classifyStatus(e.Status)
 }
 
-func byType(c *dsl.ErrorCause) (rcp.Code, bool) {
+// classifyTypes is the code of the highest-priority known type in c's
+// cause tree; ok is false when no type is known.
+func classifyTypes(c *dsl.ErrorCause) (rcp.Code, bool) {
 	types := c.Types()
 	// Availability and rate limits outrank parse errors found deeper in
 	// shard failures: they decide whether a retry can help.
@@ -156,7 +152,8 @@ func byType(c *dsl.ErrorCause) (rcp.Code, bool) {
 	return 0, false
 }
 
-func byStatus(status int) rcp.Code {
+// classifyStatus maps a status that came without a known error type.
+func classifyStatus(status int) rcp.Code {
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return rcp.CodeUnauthorized

@@ -1,24 +1,15 @@
 package opensearch
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"os"
 
 	osgo "github.com/opensearch-project/opensearch-go/v4"
 
-	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eshttp"
 )
-
-// maxBody bounds how much of a response is read.
-const maxBody = 256 << 20
 
 // client wraps the vendor client: one pooled transport, outbound auth,
 // retries disabled (the Engine and its caller own retries, §12.2).
@@ -28,27 +19,15 @@ type client struct {
 }
 
 // response is a completed HTTP exchange.
-type response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
+type response = eshttp.Response
 
 func newClient(cfg *Config) (*client, error) {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 64
-	t.DisableCompression = cfg.DisableCompression
-	t.ResponseHeaderTimeout = cfg.Timeout
-	t.DialContext = (&net.Dialer{Timeout: cfg.Timeout}).DialContext
-	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	t := eshttp.Transport(cfg.Timeout, cfg.DisableCompression)
+	t.TLSClientConfig = eshttp.MinTLS()
 	if cfg.CAFile != "" {
-		pem, err := os.ReadFile(cfg.CAFile)
+		pool, err := eshttp.CAPool(Name, cfg.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("opensearch: read ca_file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("opensearch: ca_file %q holds no PEM certificate", cfg.CAFile)
+			return nil, err
 		}
 		t.TLSClientConfig.RootCAs = pool
 	}
@@ -93,36 +72,19 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, ndjso
 // doWith is do, except that a 2xx body is handed to use in a pooled buffer
 // (which use must not keep) instead of being copied into the response.
 func (c *client) doWith(ctx context.Context, method, path string, body []byte, ndjson bool, use func([]byte) error) (*response, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, path, rd)
+	req, err := eshttp.NewRequest(ctx, Name, method, path, body, ndjson)
 	if err != nil {
-		return nil, fmt.Errorf("opensearch: build %s %s: %w", method, path, err)
-	}
-	req.Header = http.Header{}
-	req.Header.Set("Content-Type", "application/json")
-	if ndjson {
-		req.Header.Set("Content-Type", "application/x-ndjson")
+		return nil, err
 	}
 	res, err := c.os.Stream(req)
 	if err != nil {
 		return nil, err
 	}
-	defer res.Body.Close()
-	if use != nil && res.StatusCode/100 == 2 {
-		return &response{Status: res.StatusCode, Header: res.Header}, dsl.WithBody(res.Body, maxBody, use)
+	out, err := eshttp.Read(res, use)
+	if err != nil || out.Status/100 == 2 {
+		return out, err
 	}
-	data, err := dsl.ReadBody(res.Body, res.ContentLength, maxBody)
-	if err != nil {
-		return nil, err
-	}
-	out := &response{Status: res.StatusCode, Header: res.Header, Body: data}
-	if res.StatusCode/100 != 2 {
-		return out, newError(method, path, out)
-	}
-	return out, nil
+	return out, newError(method, path, out)
 }
 
 // getJSON GETs path and decodes a 2xx body into v.

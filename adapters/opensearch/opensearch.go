@@ -91,6 +91,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/tenantidx"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 )
 
@@ -124,10 +125,9 @@ type adapter struct {
 	raw atomic.Pointer[probeResponses]
 
 	// tenancy, when set, keeps each tenant in an index of its own
-	// (tenants.go); tenants are their indices by name, under tmu.
+	// (tenants.go); tenants are their indices by name.
 	tenancy *adapters.TenantIndex
-	tmu     sync.Mutex
-	tenants map[string]*tenantIndex
+	tenants *tenantidx.Set[schema]
 }
 
 func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapter, error) {
@@ -154,7 +154,9 @@ func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapt
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &adapter{cfg: cfg, http: cl, log: log.With("engine", Name), tenancy: d.TenantIndex, tenants: map[string]*tenantIndex{}}, nil
+	a := &adapter{cfg: cfg, http: cl, log: log.With("engine", Name), tenancy: d.TenantIndex}
+	a.tenants = tenantidx.New(Name, d.TenantIndex, cfg.Index, a.probeTenant)
+	return a, nil
 }
 
 // Close implements adapters.Adapter.

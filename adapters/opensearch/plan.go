@@ -32,11 +32,11 @@ func (a *adapter) Plan(req *adapters.SearchRequest) (*adapters.Plan, error) {
 	if req.Tenant == "" {
 		return planFor(a.cfg, s, req, "")
 	}
-	ti, err := a.tenantIndexFor(req.Tenant)
+	ti, err := a.tenants.For(req.Tenant)
 	if err != nil {
 		return nil, err
 	}
-	return planFor(a.cfg, a.schemaFor(ti.name, s), req, ti.name)
+	return planFor(a.cfg, a.tenants.StateFor(ti.Name, s), req, ti.Name)
 }
 
 // planFor plans req on the configured index, or on tenant (an index name)

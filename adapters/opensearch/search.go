@@ -20,10 +20,10 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 	if s == nil {
 		return nil, errNotProbed
 	}
-	if err := a.verifyTenantTarget(ctx, p.Target); err != nil {
+	if err := a.tenants.Verify(ctx, p.Target); err != nil {
 		return nil, err
 	}
-	s = a.schemaFor(p.Target, s)
+	s = a.tenants.StateFor(p.Target, s)
 	method, path, ok := strings.Cut(p.Op, " ")
 	if !ok || method != http.MethodPost {
 		return nil, fmt.Errorf("opensearch: plan op %q is not a search", p.Op)

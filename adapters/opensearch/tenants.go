@@ -7,13 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
-	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
 )
 
 // Index isolation (tenancy mode "index", adapters.TenantIndex), as in the
@@ -23,75 +19,18 @@ import (
 // tenant. Capabilities come from the configured body; callers without a
 // tenant read settings.index and cannot write.
 
-// tenantIndex is one tenant's index and its probed schema.
-type tenantIndex struct {
-	name string
-	mu   sync.Mutex // serialises creation and probing
-	// schema is the live index's, nil until it was seen to exist.
-	schema atomic.Pointer[schema]
-}
-
-// tenantIndexFor returns the entry of tenant's index.
-func (a *adapter) tenantIndexFor(tenant string) (*tenantIndex, error) {
-	if a.tenancy == nil {
-		return nil, errors.New("opensearch: a tenant index was asked for, but index isolation is not configured")
-	}
-	name, err := adapters.TenantIndexName(a.tenancy.Template, tenant)
-	if err != nil {
-		return nil, rcp.NewError(rcp.CodeUnauthorized, "this key's tenant has no valid index name")
-	}
-	a.tmu.Lock()
-	defer a.tmu.Unlock()
-	ti := a.tenants[name]
-	if ti == nil {
-		ti = &tenantIndex{name: name}
-		a.tenants[name] = ti
-	}
-	return ti, nil
-}
-
-func (a *adapter) tenantByName(name string) *tenantIndex {
-	a.tmu.Lock()
-	defer a.tmu.Unlock()
-	return a.tenants[name]
-}
-
-// writeTenant returns the index a write goes to under index isolation
-// (the caller's tenant's, created when create is set) and its schema,
-// nil when the index does not exist. ok is false without isolation.
-func (a *adapter) writeTenant(ctx context.Context, create bool) (ti *tenantIndex, s *schema, ok bool, err error) {
-	if a.tenancy == nil {
-		return nil, nil, false, nil
-	}
-	t, scoped := adapters.TenantFrom(ctx)
-	if !scoped || t.Name == "" {
-		return nil, nil, true, rcp.NewError(rcp.CodeUnauthorized, "writes on this backend need a key with a tenant: each tenant has an index of its own")
-	}
-	if ti, err = a.tenantIndexFor(t.Name); err != nil {
-		return nil, nil, true, err
-	}
-	s, err = a.probeTenant(ctx, ti, create)
-	return ti, s, true, err
-}
-
-// probeTenant returns the schema of ti's live index, creating it from the
-// configured body first when create is set; nil, nil when it does not
-// exist. A name that resolves to other indices (an alias) is an error.
-func (a *adapter) probeTenant(ctx context.Context, ti *tenantIndex, create bool) (*schema, error) {
-	if s := ti.schema.Load(); s != nil {
-		return s, nil
-	}
-	ti.mu.Lock()
-	defer ti.mu.Unlock()
-	if s := ti.schema.Load(); s != nil {
-		return s, nil
-	}
+// probeTenant returns the schema of the live tenant index name, creating
+// it from the configured body first when create is set; nil, nil when it
+// does not exist. A name that resolves to other indices (an alias) is an
+// error. The tenant set (a.tenants) calls it once per index and keeps
+// what it returns.
+func (a *adapter) probeTenant(ctx context.Context, name string, create bool) (*schema, error) {
 	if create {
-		if err := a.createIndex(ctx, ti.name); err != nil {
+		if err := a.createIndex(ctx, name); err != nil {
 			return nil, err
 		}
 	}
-	ix := "/" + url.PathEscape(ti.name)
+	ix := "/" + url.PathEscape(name)
 	res, err := a.http.do(ctx, http.MethodGet, ix+"/_mapping", nil, false)
 	switch {
 	case isNotFound(err) && !create:
@@ -101,10 +40,10 @@ func (a *adapter) probeTenant(ctx context.Context, ti *tenantIndex, create bool)
 	}
 	var byIndex map[string]json.RawMessage
 	if err := json.Unmarshal(res.Body, &byIndex); err != nil {
-		return nil, fmt.Errorf("opensearch: decode mapping of %s: %w", ti.name, err)
+		return nil, fmt.Errorf("opensearch: decode mapping of %s: %w", name, err)
 	}
-	if _, own := byIndex[ti.name]; len(byIndex) != 1 || !own {
-		return nil, fmt.Errorf("opensearch: tenant index name %s resolves to other indices (an alias holds it)", ti.name)
+	if _, own := byIndex[name]; len(byIndex) != 1 || !own {
+		return nil, fmt.Errorf("opensearch: tenant index name %s resolves to other indices (an alias holds it)", name)
 	}
 	settings, err := a.http.do(ctx, http.MethodGet, ix+"/_settings", nil, false)
 	if err != nil {
@@ -120,8 +59,7 @@ func (a *adapter) probeTenant(ctx context.Context, ti *tenantIndex, create bool)
 	if err != nil {
 		return nil, err
 	}
-	s.ev.Target = ti.name
-	ti.schema.Store(s)
+	s.ev.Target = name
 	return s, nil
 }
 
@@ -135,37 +73,9 @@ func isNotFound(err error) bool {
 func (a *adapter) createIndex(ctx context.Context, name string) error {
 	_, err := a.http.do(ctx, http.MethodPut, "/"+url.PathEscape(name), a.tenancy.Mapping, false)
 	var oe *Error
-	if errors.As(err, &oe) && oe.Cause != nil && slices.Contains(oe.Cause.Types(), "resource_already_exists_exception") {
+	if errors.As(err, &oe) && eserrors.AlreadyExists(oe.Cause) {
 		return nil
 	}
-	return err
-}
-
-// schemaFor is the schema a plan for target decodes with: the tenant
-// index's own once probed, else the configured one.
-func (a *adapter) schemaFor(target string, base *schema) *schema {
-	if a.tenancy == nil || target == a.cfg.Index {
-		return base
-	}
-	if ti := a.tenantByName(target); ti != nil {
-		if s := ti.schema.Load(); s != nil {
-			return s
-		}
-	}
-	return base
-}
-
-// verifyTenantTarget probes a tenant index a search reads, once, so that a
-// name held by an alias of other indices is refused rather than read.
-func (a *adapter) verifyTenantTarget(ctx context.Context, target string) error {
-	if a.tenancy == nil || target == a.cfg.Index {
-		return nil
-	}
-	ti := a.tenantByName(target)
-	if ti == nil || ti.schema.Load() != nil {
-		return nil
-	}
-	_, err := a.probeTenant(ctx, ti, false)
 	return err
 }
 

@@ -25,10 +25,10 @@ func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 		return errNotProbed
 	}
 	index := a.cfg.Index
-	if ti, ts, ok, err := a.writeTenant(ctx, true); err != nil {
+	if ti, ts, ok, err := a.tenants.Write(ctx, true); err != nil {
 		return err
 	} else if ok {
-		index, s = ti.name, ts
+		index, s = ti.Name, ts
 	}
 	actions := make([]dsl.BulkAction, len(docs))
 	for i, d := range docs {
@@ -70,12 +70,12 @@ func (a *adapter) Delete(ctx context.Context, ids []string) (int, error) {
 		return 0, rcp.NewError(rcp.CodeCapabilityMissing, "index/delete is not enabled for this backend")
 	}
 	index := a.cfg.Index
-	if ti, s, ok, err := a.writeTenant(ctx, false); err != nil {
+	if ti, s, ok, err := a.tenants.Write(ctx, false); err != nil {
 		return 0, err
 	} else if ok && s == nil {
 		return 0, nil // the tenant has written nothing yet
 	} else if ok {
-		index = ti.name
+		index = ti.Name
 	}
 	actions := make([]dsl.BulkAction, len(ids))
 	for i, id := range ids {

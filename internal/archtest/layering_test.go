@@ -120,12 +120,20 @@ var layers = map[string][]string{
 	// Engines implement the contract and never import the pipeline.
 	"adapters/internal/dsl":       {"std"},
 	"adapters/internal/dslfilter": {"std", "adapters/internal/dsl", "filterlang", "rcp", "capability"},
+	// Index-isolation bookkeeping the Elasticsearch-family adapters share.
+	"adapters/internal/tenantidx": {"std", "adapters", "rcp"},
+	// Error classification steps the Elasticsearch-family adapters share.
+	"adapters/internal/eserrors": {"std", "adapters/internal/dsl", "rcp"},
+	// HTTP plumbing the Elasticsearch-family adapters share.
+	"adapters/internal/eshttp": {"std", "adapters/internal/dsl"},
 	// The memory engine's optional English analyzer stems with Snowball.
 	"adapters/memory": {"std", "adapters", "capability", "filterlang", "rankmath", "rcp", "github.com/blevesearch/snowballstem"},
 	"adapters/elasticsearch": {"std", "adapters", "capability", "filterlang", "rcp", "adapters/internal/dsl",
-		"adapters/internal/dslfilter", "github.com/elastic/"},
+		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
+		"adapters/internal/tenantidx", "github.com/elastic/"},
 	"adapters/opensearch": {"std", "adapters", "capability", "filterlang", "rcp", "adapters/internal/dsl",
-		"adapters/internal/dslfilter", "github.com/opensearch-project/"},
+		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
+		"adapters/internal/tenantidx", "github.com/opensearch-project/"},
 	"adapters/qdrant": {"std", "adapters", "capability", "filterlang", "rcp",
 		"github.com/qdrant/", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	"adapters/qdrant/qdranttest": {"std", "github.com/qdrant/", "google.golang.org/grpc"},

@@ -1,0 +1,109 @@
+// Package eshttp is the HTTP plumbing the Elasticsearch and OpenSearch
+// adapters share under their vendor clients: the pooled transport and
+// its timeouts, compression and TLS floor, CA files, and building and
+// reading one JSON or NDJSON exchange. Authentication and the vendor
+// client itself stay with each adapter, as do the error types non-2xx
+// responses become.
+package eshttp
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+)
+
+// MaxBody bounds how much of a response is read (a 10 000-hit page with
+// vectors stays well below it).
+const MaxBody = 256 << 20
+
+// Response is a completed HTTP exchange.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Transport is a pooled HTTP transport sized for concurrent retrieval:
+// timeout bounds dialling and the wait for response headers, and
+// disableCompression turns off gzip. TLS is left as the default
+// transport has it; callers set it from MinTLS and CAPool, or leave it to
+// their vendor client.
+func Transport(timeout time.Duration, disableCompression bool) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	t.DisableCompression = disableCompression
+	t.ResponseHeaderTimeout = timeout
+	t.DialContext = (&net.Dialer{Timeout: timeout}).DialContext
+	return t
+}
+
+// MinTLS is the TLS floor of outbound connections: TLS 1.2.
+func MinTLS() *tls.Config { return &tls.Config{MinVersion: tls.VersionTLS12} }
+
+// ReadCA reads the PEM file configured as ca_file; engine prefixes errors.
+func ReadCA(engine, file string) ([]byte, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: read ca_file: %w", engine, err)
+	}
+	return pem, nil
+}
+
+// CAPool is the certificate pool of the PEM file configured as ca_file;
+// a file without a PEM certificate is an error.
+func CAPool(engine, file string) (*x509.CertPool, error) {
+	pem, err := ReadCA(engine, file)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s: ca_file %q holds no PEM certificate", engine, file)
+	}
+	return pool, nil
+}
+
+// NewRequest builds a request with a JSON body, or an NDJSON one when
+// ndjson is set (bulk, multi-search). A nil body sends none.
+func NewRequest(ctx context.Context, engine, method, path string, body []byte, ndjson bool) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, path, rd)
+	if err != nil {
+		return nil, fmt.Errorf("%s: build %s %s: %w", engine, method, path, err)
+	}
+	ct := "application/json"
+	if ndjson {
+		ct = "application/x-ndjson"
+	}
+	req.Header.Set("Content-Type", ct)
+	return req, nil
+}
+
+// Read reads and closes res's body, at most MaxBody bytes. When use is set
+// and the status is 2xx, the body is handed to use in a pooled buffer
+// (which use must not keep) instead of being copied into the Response,
+// and use's error is returned with it. Read does not judge the status:
+// the caller turns a non-2xx Response into its engine's error.
+func Read(res *http.Response, use func([]byte) error) (*Response, error) {
+	defer res.Body.Close()
+	if use != nil && res.StatusCode/100 == 2 {
+		return &Response{Status: res.StatusCode, Header: res.Header}, dsl.WithBody(res.Body, MaxBody, use)
+	}
+	data, err := dsl.ReadBody(res.Body, res.ContentLength, MaxBody)
+	if err != nil {
+		return nil, err
+	}
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: data}, nil
+}
