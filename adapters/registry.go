@@ -26,14 +26,35 @@ type Deps struct {
 
 // Factory describes one engine: its name (the `engine` key in the
 // configuration), a constructor for its zero-valued Config with defaults
-// applied, and Open, which turns a validated Config into an Adapter.
+// applied, and Open, which refuses an invalid Config (Validating) and
+// turns a valid one into an Adapter.
 type Factory struct {
 	Name      string
 	NewConfig func() Config
-	Open      func(ctx context.Context, cfg Config, d Deps) (Adapter, error)
+	Open      OpenFunc
 	// TenantIndices reports that Open accepts Deps.TenantIndex: the
 	// adapter can keep each tenant in an index of its own.
 	TenantIndices bool
+}
+
+// OpenFunc is a factory's constructor for a validated Config.
+type OpenFunc func(ctx context.Context, cfg Config, d Deps) (Adapter, error)
+
+// Validating is the one place a factory's Open validates its Config:
+// each engine's Factory.Open is its constructor wrapped by Validating, so
+// a direct caller's invalid Config is refused before open runs, and open
+// itself does not validate again. The configuration loader validates
+// settings at load time (a configuration is checked without opening it).
+func Validating(open OpenFunc) OpenFunc {
+	return func(ctx context.Context, cfg Config, d Deps) (Adapter, error) {
+		if cfg == nil {
+			return nil, fmt.Errorf("adapters: nil config")
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+		return open(ctx, cfg, d)
+	}
 }
 
 // Registry is an explicit, immutable table of engine factories. There are

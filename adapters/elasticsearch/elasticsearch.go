@@ -112,7 +112,7 @@ const Name = "elasticsearch"
 var Factory = adapters.Factory{
 	Name:          Name,
 	NewConfig:     func() adapters.Config { return DefaultConfig() },
-	Open:          open,
+	Open:          adapters.Validating(open),
 	TenantIndices: true,
 }
 
@@ -144,9 +144,6 @@ func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapt
 	cfg, ok := c.(*Config)
 	if !ok {
 		return nil, fmt.Errorf("elasticsearch: config is %T, want *elasticsearch.Config", c)
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
 	}
 	if ti := d.TenantIndex; ti != nil {
 		if err := adapters.ValidateTenantTemplate(ti.Template); err != nil {

@@ -59,7 +59,7 @@ var Factory = adapters.Factory{
 	NewConfig: func() adapters.Config {
 		return &Config{K1: 1.2, B: 0.75, Similarity: string(capability.SimCosine), Analyzer: string(AnalyzerStandard)}
 	},
-	Open: open,
+	Open: adapters.Validating(open),
 }
 
 func open(ctx context.Context, cfg adapters.Config, d adapters.Deps) (adapters.Adapter, error) {
@@ -69,9 +69,6 @@ func open(ctx context.Context, cfg adapters.Config, d adapters.Deps) (adapters.A
 	}
 	if d.TenantIndex != nil {
 		return nil, errors.New("memory: tenancy mode index is not supported; use mode shared")
-	}
-	if err := c.Validate(); err != nil {
-		return nil, err
 	}
 	s := New(Options{K1: c.K1, B: c.B, ExplicitBM25: true, Dims: c.Dims, Similarity: capability.Similarity(c.Similarity), Writable: c.Writable,
 		Analyzer: Analyzer(c.Analyzer), StopWords: c.StopWords})

@@ -102,7 +102,7 @@ const Name = "opensearch"
 var Factory = adapters.Factory{
 	Name:          Name,
 	NewConfig:     func() adapters.Config { return DefaultConfig() },
-	Open:          open,
+	Open:          adapters.Validating(open),
 	TenantIndices: true,
 }
 
@@ -134,9 +134,6 @@ func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapt
 	cfg, ok := c.(*Config)
 	if !ok {
 		return nil, fmt.Errorf("opensearch: config of type %T", c)
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
 	}
 	if ti := d.TenantIndex; ti != nil {
 		if err := adapters.ValidateTenantTemplate(ti.Template); err != nil {

@@ -81,7 +81,7 @@ const Name = "qdrant"
 var Factory = adapters.Factory{
 	Name:      Name,
 	NewConfig: func() adapters.Config { return DefaultConfig() },
-	Open:      open,
+	Open:      adapters.Validating(open),
 }
 
 var (
@@ -140,9 +140,6 @@ func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapt
 	cfg, ok := c.(*Config)
 	if !ok {
 		return nil, fmt.Errorf("qdrant: config is %T, want *qdrant.Config", c)
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
 	}
 	if d.TenantIndex != nil {
 		// A collection per tenant would need its vectors' configuration

@@ -60,10 +60,10 @@ func loadApp(ctx context.Context, g *globals) (*app, error) {
 	}
 	if g.demo {
 		a.backend = demoBackend
-		a.engine, err = openDemo(ctx, emb, a.log, func(ad adapters.Adapter) adapters.Adapter { return a.observeAdapter(ad, demoBackend) })
+		a.engine, err = openDemo(ctx, emb, a.log, a)
 		return a, err
 	}
-	return a, a.openBackend(ctx, g.backend, emb)
+	return a, a.openSelected(ctx, g.backend, emb)
 }
 
 // loadConfig loads --config; with --demo and no --config it starts from
@@ -78,31 +78,18 @@ func loadConfig(g *globals) (*config.Config, error) {
 	return validTelemetry(config.Load(g.configPath, newRegistry()))
 }
 
-func (a *app) openBackend(ctx context.Context, name string, emb adapters.Embedder) error {
-	b, ok := a.cfg.Backend(name)
-	switch {
-	case !ok && name == "":
-		return fmt.Errorf("the configuration has %d backends; choose one with --backend: %s", len(a.cfg.Backends), backendNames(a.cfg))
-	case !ok:
-		return fmt.Errorf("backend %q not found; configured: %s", name, backendNames(a.cfg))
-	}
-	f, _ := newRegistry().Lookup(b.Engine)
-	log := a.log.With("backend", b.Name, "engine", b.Engine)
-	deps, err := backendDeps(b, log, emb)
+// openSelected opens the backend --backend names and builds its Engine;
+// a failed first probe fails start-up.
+func (a *app) openSelected(ctx context.Context, name string, emb adapters.Embedder) error {
+	b, err := selectBackend(a.cfg, name)
 	if err != nil {
 		return err
 	}
-	ad, err := f.Open(ctx, b.Config, deps)
+	op, err := openBackend(ctx, b, openOptions{log: a.log, emb: emb, obs: a})
 	if err != nil {
-		return fmt.Errorf("open backend %s: %w", b.Name, err)
+		return err
 	}
-	ad = a.observeAdapter(ad, b.Name)
-	a.backend = b.Name
-	a.engine, err = retrieval.NewEngine(ctx, ad, engineOptions(b.Policy, b.Tenancy, emb, log))
-	if err != nil {
-		ad.Close()
-		return fmt.Errorf("probe backend %s: %w", b.Name, err)
-	}
+	a.backend, a.engine = b.Name, op.engine
 	return nil
 }
 

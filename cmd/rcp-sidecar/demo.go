@@ -20,9 +20,10 @@ const demoBackend = "demo"
 
 // openDemo builds the in-memory engine over the bundled corpus, with the
 // English analyzer (stemming and stop words): sparse always, dense too when an embedder is configured (the corpus is embedded
-// once at start-up). wrap decorates the store (telemetry: a span and
-// latency per engine call).
-func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger, wrap func(adapters.Adapter) adapters.Adapter) (*retrieval.Engine, error) {
+// once at start-up). obs decorates the store (telemetry: a span and
+// latency per engine call) unless obs is nil. It is opened as any backend is
+// (openBackend), with the store as its adapter.
+func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger, obs *app) (*retrieval.Engine, error) {
 	docs, err := demoDocuments()
 	if err != nil {
 		return nil, err
@@ -41,7 +42,12 @@ func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger, wrap
 	store := memory.New(opts)
 	store.Add(docs...)
 	log.Info("demo corpus loaded", "docs", len(docs), "dense", emb != nil)
-	return retrieval.NewEngine(ctx, wrap(store), engineOptions(config.DefaultPolicy(), config.Tenancy{}, emb, log.With("backend", demoBackend)))
+	b := &config.Backend{Name: demoBackend, Policy: config.DefaultPolicy()}
+	op, err := openBackend(ctx, b, openOptions{log: log, emb: emb, obs: obs, adapter: store})
+	if err != nil {
+		return nil, err
+	}
+	return op.engine, nil
 }
 
 // demoDocuments parses the embedded BEIR-shaped JSONL: _id and text are

@@ -187,62 +187,39 @@ func openFederation(ctx context.Context, g *globals, cfg *config.Config, id stri
 // labelled with its id, so a federated retrieve counts and spans each
 // engine it reaches.
 func (fa *fedApp) open(ctx, runCtx context.Context, b *config.Backend, emb adapters.Embedder) (*federation.Engine, error) {
-	if w := b.FusionWeight(); w <= 0 {
-		return nil, fmt.Errorf("backend %s: weight must be positive, got %v", b.Name, w)
-	}
-	if !validEngineID(b.Name) {
-		return nil, fmt.Errorf("backend %q: a federated backend name may hold only letters, digits, '.', '_' and '-' (it is a URL path segment)", b.Name)
-	}
-	ra, opts, err := fa.openAdapter(ctx, b, emb)
-	if err != nil && !b.Required {
+	op, err := openBackend(ctx, b, openOptions{log: fa.log, emb: emb, obs: fa.obs,
+		resilient: true, watch: fa.watchCircuit, late: !b.Required, federated: true})
+	switch {
+	case err != nil && !b.Required && !isMemberError(err):
 		fa.log.Warn("backend left out of the federation", "backend", b.Name, "err", err)
 		return nil, nil
-	}
-	if err != nil {
+	case err != nil:
 		return nil, err
 	}
 	fe := &federation.Engine{ID: b.Name, Weight: b.FusionWeight(), Required: b.Required}
 	fa.ids = append(fa.ids, b.Name)
-	e, err := retrieval.NewEngine(ctx, ra.AsAdapter(), opts)
-	switch {
-	case err != nil && b.Required:
-		ra.Close()
-		return nil, fmt.Errorf("probe backend %s: %w", b.Name, err)
-	case err != nil:
-		fa.log.Warn("backend not reachable at start-up; it joins the federation once its probe succeeds", "backend", b.Name, "err", err)
-		late := newLateBackend(b.Name, err)
+	if op.probeErr != nil {
+		fa.log.Warn("backend not reachable at start-up; it joins the federation once its probe succeeds", "backend", b.Name, "err", op.probeErr)
+		late := newLateBackend(b.Name, op.probeErr)
 		v := late.view()
 		fe.Backend, fe.Ready = v, v.Ready
-		fa.wg.Go(func() { fa.await(runCtx, late, ra, opts) })
+		fa.wg.Go(func() { fa.await(runCtx, late, op.ra, op.opts) })
 		return fe, nil
 	}
-	fa.wg.Go(func() { ra.Run(runCtx) }) // periodic re-probe, as for a single backend
+	fa.wg.Go(func() { op.ra.Run(runCtx) }) // periodic re-probe, as for a single backend
 	fa.mu.Lock()
-	fa.engines = append(fa.engines, e)
+	fa.engines = append(fa.engines, op.engine)
 	fa.mu.Unlock()
-	fe.Backend = fa.obs.observeAs(e, b.Name)
+	fe.Backend = fa.obs.observeAs(op.engine, b.Name)
 	return fe, nil
 }
 
-// openAdapter opens one configured backend's adapter behind the
-// resilience layer, as the single-backend path does, and returns the
-// options its Engine is built with.
-func (fa *fedApp) openAdapter(ctx context.Context, b *config.Backend, emb adapters.Embedder) (*resilient.Adapter, retrieval.Options, error) {
-	f, _ := newRegistry().Lookup(b.Engine)
-	log := fa.log.With("backend", b.Name, "engine", b.Engine)
-	deps, err := backendDeps(b, log, emb)
-	if err != nil {
-		return nil, retrieval.Options{}, err
-	}
-	ad, err := f.Open(ctx, b.Config, deps)
-	if err != nil {
-		return nil, retrieval.Options{}, fmt.Errorf("open backend %s: %w", b.Name, err)
-	}
-	ra := resilient.New(fa.obs.observeAdapter(ad, b.Name), resilientOptions(b, log))
+// watchCircuit reports a member's circuit in the metrics unless
+// telemetry is off.
+func (fa *fedApp) watchCircuit(backend string, ra *resilient.Adapter) {
 	if !fa.cfg.Telemetry.Disabled {
-		fa.obs.tel().WatchCircuit(b.Name, ra)
+		fa.obs.tel().WatchCircuit(backend, ra)
 	}
-	return ra, engineOptions(b.Policy, b.Tenancy, emb, log), nil
 }
 
 // serverOptions applies the server section with base as the HTTP base

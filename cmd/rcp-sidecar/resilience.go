@@ -83,22 +83,15 @@ func openResilient(ctx context.Context, a *app, b *config.Backend) (*resilience,
 	if err != nil {
 		return nil, err
 	}
-	f, _ := newRegistry().Lookup(b.Engine)
-	log := a.log.With("backend", b.Name, "engine", b.Engine)
-	deps, err := backendDeps(b, log, emb)
+	op, err := openBackend(ctx, b, openOptions{log: a.log, emb: emb, obs: a,
+		resilient: true, watch: func(name string, ra *resilient.Adapter) { a.tel().WatchCircuit(name, ra) }, late: true})
 	if err != nil {
 		return nil, err
 	}
-	ad, err := f.Open(ctx, b.Config, deps)
-	if err != nil {
-		return nil, fmt.Errorf("open backend %s: %w", b.Name, err)
-	}
 	a.backend = b.Name
-	ra := resilient.New(a.observeAdapter(ad, b.Name), resilientOptions(b, log)) // a span per attempt
-	a.tel().WatchCircuit(b.Name, ra)
-	rs := newResilience(a, ra, engineOptions(b.Policy, b.Tenancy, emb, log))
-	if a.engine, err = retrieval.NewEngine(ctx, ra.AsAdapter(), rs.opts); err != nil {
-		log.Warn("backend not ready; serving -32010 until its first probe succeeds", "err", err)
+	rs := newResilience(a, op.ra, op.opts)
+	if a.engine = op.engine; op.probeErr != nil {
+		op.log.Warn("backend not ready; serving -32010 until its first probe succeeds", "err", op.probeErr)
 	}
 	return rs, nil
 }
