@@ -8,30 +8,13 @@ import (
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 )
 
 // testFields advertises one field of every §8 type.
 var testFields = map[string]FieldType{
 	"kw": TypeKeyword, "txt": TypeText, "n": TypeInt, "f": TypeFloat,
 	"b": TypeBool, "d": TypeDate, "g": TypeGeo,
-}
-
-// assertErr fails unless err has the given code and data.field / data.option.
-func assertErr(t *testing.T, err *rcp.Error, code rcp.Code, field, option string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %d field=%q option=%q", code, field, option)
-	}
-	if err.Code != code {
-		t.Fatalf("code = %d, want %d (%v)", err.Code, code, err)
-	}
-	if err.Data == nil {
-		t.Fatalf("error has no data: %v", err)
-	}
-	if err.Data.Field != field || err.Data.Option != option {
-		t.Fatalf("data = {field:%q option:%q}, want {field:%q option:%q}",
-			err.Data.Field, err.Data.Option, field, option)
-	}
 }
 
 // leafJSON renders one leaf clause.
@@ -74,7 +57,7 @@ func TestValidateFilterOpTypeMatrix(t *testing.T) {
 				raw := leafJSON(name, op, sampleValue(ft, op))
 				f, err := ValidateFilter(json.RawMessage(raw), testFields, AllOps)
 				if !ok {
-					assertErr(t, err, rcp.CodeInvalidParams, "filter."+name, "")
+					rcptest.WantError(t, err, rcp.CodeInvalidParams, "filter."+name, "")
 					return
 				}
 				if err != nil {
@@ -219,7 +202,7 @@ func TestValidateFilterValueErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ValidateFilter(json.RawMessage(leafJSON(tt.field, tt.op, tt.value)), testFields, AllOps)
-			assertErr(t, err, rcp.CodeInvalidParams, "filter."+tt.field, "")
+			rcptest.WantError(t, err, rcp.CodeInvalidParams, "filter."+tt.field, "")
 		})
 	}
 }
@@ -293,7 +276,7 @@ func TestValidateFilterStructure(t *testing.T) {
 			}
 			f, err := ValidateFilter(json.RawMessage(tt.raw), testFields, ops)
 			if tt.code != 0 {
-				assertErr(t, err, tt.code, tt.field, tt.opt)
+				rcptest.WantError(t, err, tt.code, tt.field, tt.opt)
 				if f != nil {
 					t.Fatalf("got tree %#v alongside error", f)
 				}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 )
 
 func TestWalkOrderAndStop(t *testing.T) {
@@ -40,7 +41,7 @@ func TestCheckFieldOps(t *testing.T) {
 	f := mustFilter(t, `{"or":[{"field":"kw","op":"eq","value":"a"},{"field":"n","op":"gt","value":1}]}`)
 	serves := map[string][]Op{"kw": {OpEq}, "n": {OpEq}}
 	err := CheckFieldOps(f, func(field string) []Op { return serves[field] })
-	assertErr(t, err, rcp.CodeInvalidParams, "filter.n", "")
+	rcptest.WantError(t, err, rcp.CodeInvalidParams, "filter.n", "")
 	serves["n"] = append(serves["n"], OpGt)
 	if err := CheckFieldOps(f, func(field string) []Op { return serves[field] }); err != nil {
 		t.Fatalf("CheckFieldOps = %v, want nil", err)

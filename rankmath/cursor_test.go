@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 )
 
 type pageState struct {
@@ -74,7 +75,7 @@ func TestOpenCursorRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out pageState
-			assertErr(t, OpenCursor(testKey, tt.cursor, &out), rcp.CodeInvalidParams, "cursor", "")
+			rcptest.WantError(t, OpenCursor(testKey, tt.cursor, &out), rcp.CodeInvalidParams, "cursor", "")
 		})
 	}
 }

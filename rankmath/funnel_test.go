@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 )
 
 func p64(v int64) *int64 { return &v }
@@ -47,7 +48,7 @@ func TestClampFunnel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := ClampFunnel(tt.k, tt.cand, tt.topN, tt.maxK, tt.defCand)
 			if tt.field != "" {
-				assertErr(t, err, rcp.CodeInvalidParams, tt.field, "")
+				rcptest.WantError(t, err, rcp.CodeInvalidParams, tt.field, "")
 				return
 			}
 			if err != nil {

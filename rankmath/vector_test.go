@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 )
 
 func TestEncodeF32KnownBytes(t *testing.T) {
@@ -71,7 +72,7 @@ func TestDecodeF32Errors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v, err := DecodeF32(tt.in, tt.dim)
-			assertErr(t, err, rcp.CodeInvalidParams, "vector", "")
+			rcptest.WantError(t, err, rcp.CodeInvalidParams, "vector", "")
 			if v != nil {
 				t.Fatalf("vector returned with error: %v", v)
 			}

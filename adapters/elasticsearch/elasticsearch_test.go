@@ -66,6 +66,35 @@ func createIndex(ctx context.Context, base, name string, body any) error {
 	return err
 }
 
+// newLiveIndex creates an index named prefix-<random> from body on the live
+// engine and deletes it when the test ends.
+func newLiveIndex(ctx context.Context, t *testing.T, base, prefix string, body any) string {
+	t.Helper()
+	name := uniqueName(prefix)
+	if err := createIndex(ctx, base, name, body); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _, _ = esDo(context.Background(), base, http.MethodDelete, "/"+name, nil) })
+	return name
+}
+
+// openWritable opens a writable, unprobed adapter on index name, closed
+// when the test ends; edit, when set, adjusts its Config.
+func openWritable(ctx context.Context, t *testing.T, base, name string, edit func(*Config)) adapters.Adapter {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.URLs, cfg.Index, cfg.Writable = []string{base}, name, true
+	if edit != nil {
+		edit(cfg)
+	}
+	a, err := open(ctx, cfg, adapters.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
 func uniqueName(prefix string) string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)

@@ -3,7 +3,6 @@ package elasticsearch
 import (
 	"context"
 	"math"
-	"net/http"
 	"testing"
 	"time"
 
@@ -48,7 +47,6 @@ func liveVectorAdapter(t *testing.T, sim string, docs map[string][]float32) *ada
 	base := liveURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	name := uniqueName("rcp-score-" + sim)
 	body := map[string]any{
 		"settings": map[string]any{"number_of_shards": 1, "number_of_replicas": 0},
 		"mappings": map[string]any{"properties": map[string]any{
@@ -56,16 +54,8 @@ func liveVectorAdapter(t *testing.T, sim string, docs map[string][]float32) *ada
 			"vec": map[string]any{"type": "dense_vector", "dims": 4, "similarity": sim, "index": true,
 				"index_options": map[string]any{"type": "hnsw"}}}},
 	}
-	if err := createIndex(ctx, base, name, body); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _, _ = esDo(context.Background(), base, http.MethodDelete, "/"+name, nil) })
-	cfg := DefaultConfig()
-	cfg.URLs, cfg.Index, cfg.Writable = []string{base}, name, true
-	a, err := open(ctx, cfg, adapters.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	name := newLiveIndex(ctx, t, base, "rcp-score-"+sim, body)
+	a := openWritable(ctx, t, base, name, nil)
 	var ds []adapters.Document
 	for id, v := range docs {
 		ds = append(ds, adapters.Document{ID: id, Text: id, Vector: v})

@@ -36,7 +36,6 @@ func liveQuantIndex(t *testing.T, typ, sim string, docs [][]float32) *adapter {
 	base := liveURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	name := uniqueName("rcp-quant-" + typ)
 	body := map[string]any{
 		"settings": map[string]any{"number_of_shards": 1, "number_of_replicas": 0},
 		"mappings": map[string]any{"properties": map[string]any{
@@ -44,17 +43,8 @@ func liveQuantIndex(t *testing.T, typ, sim string, docs [][]float32) *adapter {
 			"vec": map[string]any{"type": "dense_vector", "dims": quantDims, "similarity": sim, "index": true,
 				"index_options": map[string]any{"type": typ}}}},
 	}
-	if err := createIndex(ctx, base, name, body); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _, _ = esDo(context.Background(), base, http.MethodDelete, "/"+name, nil) })
-	cfg := DefaultConfig()
-	cfg.URLs, cfg.Index, cfg.Writable = []string{base}, name, true
-	a, err := open(ctx, cfg, adapters.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	name := newLiveIndex(ctx, t, base, "rcp-quant-"+typ, body)
+	a := openWritable(ctx, t, base, name, nil)
 	ds := make([]adapters.Document, len(docs))
 	for i, v := range docs {
 		ds[i] = adapters.Document{ID: livetest.DocID(i), Text: "doc", Vector: v}

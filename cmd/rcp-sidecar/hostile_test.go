@@ -9,7 +9,6 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -610,28 +609,11 @@ func vectorEmbedder(t *testing.T) string {
 // esVectorIndex creates an index with text and an 8-d dense_vector on the
 // real engine and deletes it at cleanup.
 func esVectorIndex(t *testing.T, base string) string {
-	t.Helper()
-	name := fmt.Sprintf("rcp-hostile-%d", time.Now().UnixNano())
-	do := func(method, path, body string) {
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode >= 300 {
-			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
-		}
-	}
-	do("PUT", "/"+name, `{"mappings":{"properties":{"title":{"type":"text"},"text":{"type":"text"},`+
-		`"embedding":{"type":"dense_vector","dims":8,"index":true,"similarity":"cosine"}}}}`)
-	t.Cleanup(func() { do("DELETE", "/"+name, "") })
-	do("POST", "/"+name+"/_bulk?refresh=true",
+	return esLiveIndex(t, base, "rcp-hostile",
+		`{"mappings":{"properties":{"title":{"type":"text"},"text":{"type":"text"},`+
+			`"embedding":{"type":"dense_vector","dims":8,"index":true,"similarity":"cosine"}}}}`,
 		`{"index":{"_id":"r1"}}`+"\n"+`{"title":"comets","text":"why comets have tails","embedding":[1,0.5,0.25,0.125,1,0.5,0.25,0.125]}`+"\n"+
 			`{"index":{"_id":"r2"}}`+"\n"+`{"title":"sun","text":"the sun is a star","embedding":[0.125,0.25,0.5,1,0.125,0.25,0.5,1]}`+"\n")
-	return name
 }
 
 // TestHostileBreakerRecoversLive replays the report against the real

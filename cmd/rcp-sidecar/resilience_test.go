@@ -101,8 +101,17 @@ func (p *switchProxy) URL() string { return "http://" + p.ln.Addr().String() }
 
 // esIndex creates a small index on the real engine and deletes it at cleanup.
 func esIndex(t *testing.T, base string) string {
+	return esLiveIndex(t, base, "rcp-resilience",
+		`{"mappings":{"properties":{"title":{"type":"text"},"text":{"type":"text"},"topic":{"type":"keyword"}}}}`,
+		`{"index":{"_id":"r1"}}`+"\n"+`{"title":"comets","text":"why comets have tails","topic":"space"}`+"\n"+
+			`{"index":{"_id":"r2"}}`+"\n"+`{"title":"ranking","text":"how search engines rank documents","topic":"search"}`+"\n")
+}
+
+// esLiveIndex creates index prefix-<n> on the real engine from body, bulk
+// loads ndjson with refresh, and deletes the index at cleanup.
+func esLiveIndex(t *testing.T, base, prefix, body, ndjson string) string {
 	t.Helper()
-	name := fmt.Sprintf("rcp-resilience-%d", time.Now().UnixNano())
+	name := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
 	do := func(method, path, body string) {
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -116,10 +125,9 @@ func esIndex(t *testing.T, base string) string {
 			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
 		}
 	}
-	do("PUT", "/"+name, `{"mappings":{"properties":{"title":{"type":"text"},"text":{"type":"text"},"topic":{"type":"keyword"}}}}`)
+	do("PUT", "/"+name, body)
 	t.Cleanup(func() { do("DELETE", "/"+name, "") })
-	do("POST", "/"+name+"/_bulk?refresh=true", `{"index":{"_id":"r1"}}`+"\n"+`{"title":"comets","text":"why comets have tails","topic":"space"}`+"\n"+
-		`{"index":{"_id":"r2"}}`+"\n"+`{"title":"ranking","text":"how search engines rank documents","topic":"search"}`+"\n")
+	do("POST", "/"+name+"/_bulk?refresh=true", ndjson)
 	return name
 }
 

@@ -190,7 +190,7 @@ func (f Field) check(c *filterlang.Cond) error {
 			return rcp.InvalidParams("filter."+c.Field, "field %q cannot match an empty string (wildcard field)", c.Field)
 		}
 		if s, ok := v.(string); ok && f.IgnoreAbove > 0 && (c.Op != filterlang.OpContains || c.Type != filterlang.TypeText) {
-			if n := len(utf16.Encode([]rune(s))); n > f.IgnoreAbove {
+			if n := utf16Len(s); n > f.IgnoreAbove {
 				return rcp.InvalidParams("filter."+c.Field, "field %q does not index values longer than %d characters (ignore_above); this value has %d", c.Field, f.IgnoreAbove, n)
 			}
 		}
@@ -199,6 +199,16 @@ func (f Field) check(c *filterlang.Cond) error {
 		return rcp.InvalidParams("filter."+c.Field, "field %q stores null as %v (null_value), so %s %v cannot tell documents without a value from those with it", c.Field, f.NullValue, c.Op, c.Value)
 	}
 	return nil
+}
+
+// utf16Len is the length of s in UTF-16 code units, as Java's
+// String.length() that ignore_above compares counts it.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
 }
 
 // selectsNull reports whether the positive form of a condition matches a

@@ -1,4 +1,4 @@
-package rankmath
+package rcptest
 
 import (
 	"testing"
@@ -6,8 +6,9 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
-// assertErr fails unless err has the given code and data.field / data.option.
-func assertErr(t *testing.T, err *rcp.Error, code rcp.Code, field, option string) {
+// WantError fails t unless err has the given code and data.field /
+// data.option.
+func WantError(t testing.TB, err *rcp.Error, code rcp.Code, field, option string) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("got no error, want %d field=%q option=%q", code, field, option)
