@@ -145,12 +145,15 @@ func (a *adapter) probeLicence(ctx context.Context) string {
 	return lic.License.Type
 }
 
+// filterOptions are the Elasticsearch facts the filter analysis needs: it
+// lists values dropped by ignore_above or ignore_malformed in _ignored.
+var filterOptions = dslfilter.Options{IgnoredField: true}
+
 // probeMappings reads the mapping of every concrete index behind the
 // target (index, alias or pattern), or the configured tenant mapping, and
 // which filters it answers exactly. Elasticsearch lists values dropped by
 // ignore_above in _ignored.
 func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]field, []string, *dslfilter.Fields, error) {
-	opts := dslfilter.Options{IgnoredField: true, UnsignedLong: true}
 	if a.tenancy != nil {
 		per, notes, err := a.configuredMapping()
 		if err != nil {
@@ -160,7 +163,7 @@ func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]fiel
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("elasticsearch: tenant index mapping: %w", err)
 		}
-		filters, err := dslfilter.Analyze(body, opts)
+		filters, err := dslfilter.Analyze(body, filterOptions)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("elasticsearch: tenant index mapping: %w", err)
 		}
@@ -178,7 +181,7 @@ func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]fiel
 		return nil, nil, nil, &Error{Op: "GET mapping", Status: 404,
 			Cause: &dsl.ErrorCause{Type: "index_not_found_exception", Reason: "no index matches the target"}}
 	}
-	filters, err := dslfilter.Analyze(body, opts)
+	filters, err := dslfilter.Analyze(body, filterOptions)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("elasticsearch: %w", err)
 	}

@@ -55,7 +55,7 @@ func (a *adapter) probeTenant(ctx context.Context, name string, create bool) (*p
 	var notes []string
 	per := map[string]map[string]field{name: {}}
 	flatten("", raw[name].Mappings.Properties, per[name], &notes)
-	filters, err := dslfilter.Analyze(body, dslfilter.Options{IgnoredField: true, UnsignedLong: true})
+	filters, err := dslfilter.Analyze(body, filterOptions)
 	if err != nil {
 		return nil, fmt.Errorf("elasticsearch: tenant index %s: %w", name, err)
 	}

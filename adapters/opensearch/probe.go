@@ -129,8 +129,7 @@ func buildSchema(cfg *Config, r *probeResponses) (*schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	// OpenSearch does not list values dropped by ignore_above in _ignored,
-	// and misses unsigned_long values from doc values (dslfilter.Options).
+	// OpenSearch does not list values dropped by ignore_above in _ignored.
 	filters, err := dslfilter.Analyze(r.Mapping, dslfilter.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("opensearch: %w", err)

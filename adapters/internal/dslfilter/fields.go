@@ -21,10 +21,6 @@ type Options struct {
 	// (Elasticsearch does; OpenSearch does not), so exists can still see
 	// such values.
 	IgnoredField bool
-	// UnsignedLong: the engine answers unsigned_long filters exactly.
-	// OpenSearch 3.5 does not: from doc values it misses the small values
-	// of a document that also holds values of 2^63 or more.
-	UnsignedLong bool
 }
 
 // Fields is the filter view of the mappings behind one target: the fields
@@ -211,8 +207,11 @@ func analyse(path string, p prop, copyTarget bool, opt Options) (verdict, bool) 
 	}
 	v := verdict{ff: capability.FilterField{Name: path, Type: t}, plan: Field{Name: path}}
 	switch {
-	case p.Type == "unsigned_long" && !opt.UnsignedLong:
-		v.refused = "this engine misses values of multi-valued unsigned_long fields when it answers from doc values"
+	case p.Type == "unsigned_long":
+		// OpenSearch 3.5 answers from doc values without the small values
+		// of a document that also holds values of 2^63 or more; on
+		// Elasticsearch the type is a licensed plugin not proven here.
+		v.refused = "unsigned_long filters are not proven exact (OpenSearch misses values of multi-valued fields when it answers from doc values)"
 	case copyTarget:
 		v.refused = "receives copy_to values that are not in the document's own source"
 	case p.Index != nil && !*p.Index:
@@ -303,7 +302,7 @@ func (v *verdict) exact(p prop, opt Options) {
 			return
 		}
 		v.plan.Precision, v.plan.Scale = Scaled, p.ScalingFactor
-	case "integer", "short", "byte", "unsigned_long":
+	case "integer", "short", "byte":
 		v.plan.Ints = intRanges[p.Type]
 	}
 	// Values the engine drops are invisible to exists unless _ignored
@@ -354,10 +353,9 @@ func (v *verdict) drop(why string, ops ...filterlang.Op) {
 // intRanges are the value ranges of the narrow integer types; a value
 // outside one is answered without asking the engine, which rejects it.
 var intRanges = map[string]IntRange{
-	"integer":       {math.MinInt32, math.MaxInt32},
-	"short":         {math.MinInt16, math.MaxInt16},
-	"byte":          {math.MinInt8, math.MaxInt8},
-	"unsigned_long": {0, math.MaxInt64},
+	"integer": {math.MinInt32, math.MaxInt32},
+	"short":   {math.MinInt16, math.MaxInt16},
+	"byte":    {math.MinInt8, math.MaxInt8},
 }
 
 // nullValue reads a mapping's null_value as a filter value of type t,
