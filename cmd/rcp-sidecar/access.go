@@ -37,14 +37,23 @@ func (a *app) accessGuard() (*access.Guard, error) {
 // its caller's key by g (nil: unscoped). The guard's middleware goes in
 // front of it separately (readyHTTP).
 func (a *app) accessHandler(g *access.Guard) (http.Handler, error) {
-	if g == nil {
-		return a.newServer().Handler(), nil
+	var b server.Backend = a.engine
+	if g != nil {
+		var err error
+		if b, err = g.Backend(a.backend, a.engine); err != nil {
+			return nil, err
+		}
 	}
-	b, err := g.Backend(a.backend, a.engine)
+	h := a.serverFor(b).Handler()
+	m := a.cfg.Server.MCP
+	if m.Disabled {
+		return h, nil
+	}
+	svc, err := a.mcpService(b)
 	if err != nil {
 		return nil, err
 	}
-	return a.serverFor(b).Handler(), nil
+	return withMCP(m.Path, mcpHandler(svc, m, g != nil && g.Authenticating()), h), nil
 }
 
 // guarded puts g's middleware in front of h; a nil g leaves h as it is.

@@ -53,8 +53,10 @@ type fedApp struct {
 	// mu guards engines, which late backends join (late.go).
 	mu      sync.Mutex
 	engines []*retrieval.Engine
-	ids     []string
-	agg     *federation.Aggregator
+	// named holds each engine that is up by backend name.
+	named map[string]*retrieval.Engine
+	ids   []string
+	agg   *federation.Aggregator
 	// aggOptions built agg; handler reuses them over scoped engines.
 	aggOptions federation.Options
 	obs        *app // telemetry only (telemetry.go), labelled "federation"
@@ -207,9 +209,7 @@ func (fa *fedApp) open(ctx, runCtx context.Context, b *config.Backend, emb adapt
 		return fe, nil
 	}
 	fa.wg.Go(func() { op.ra.Run(runCtx) }) // periodic re-probe, as for a single backend
-	fa.mu.Lock()
-	fa.engines = append(fa.engines, op.engine)
-	fa.mu.Unlock()
+	fa.add(b.Name, op.engine)
 	fe.Backend = fa.obs.observeAs(op.engine, b.Name)
 	return fe, nil
 }
@@ -276,7 +276,34 @@ func (fa *fedApp) handler(scope func(id string, b server.Backend) (server.Backen
 	for _, p := range []string{base, base + "/", "/healthz", "/readyz"} {
 		mux.Handle(p, ah)
 	}
+	if m := fa.cfg.Server.MCP; !m.Disabled {
+		svc, err := fa.mcpService(es, ab)
+		if err != nil {
+			return nil, err
+		}
+		h := mcpHandler(svc, m, scope != nil && len(fa.cfg.Access.Keys) > 0)
+		mux.Handle(m.Path, h)
+		mux.Handle(m.Path+"/", h)
+	}
 	return mux, nil
+}
+
+// add registers an engine that is up (Close closes it).
+func (fa *fedApp) add(name string, e *retrieval.Engine) {
+	fa.mu.Lock()
+	defer fa.mu.Unlock()
+	fa.engines = append(fa.engines, e)
+	if fa.named == nil {
+		fa.named = map[string]*retrieval.Engine{}
+	}
+	fa.named[name] = e
+}
+
+// engine returns backend name's engine, nil until it is up.
+func (fa *fedApp) engine(name string) *retrieval.Engine {
+	fa.mu.Lock()
+	defer fa.mu.Unlock()
+	return fa.named[name]
 }
 
 // scoped wraps every engine's Backend with scope; a late backend is

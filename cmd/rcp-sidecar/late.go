@@ -200,9 +200,7 @@ func (fa *fedApp) await(runCtx context.Context, l *lateBackend, ra *resilient.Ad
 		ra.Close()
 		return
 	}
-	fa.mu.Lock()
-	fa.engines = append(fa.engines, e)
-	fa.mu.Unlock()
+	fa.add(l.id, e)
 	l.open(fa.obs.observeAs(e, l.id))
 	fa.log.Info("backend ready; joining the federation", "backend", l.id)
 	ra.Run(runCtx)

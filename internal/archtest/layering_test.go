@@ -109,7 +109,8 @@ var layers = map[string][]string{
 	"rankmath":              {"std", "rcp"},
 	"capability":            {"std", "rcp", "filterlang"},
 	"rcp/server":            {"std", "rcp", "rcp/jsonrpc", "rcp/internal/jsonscan", "go.opentelemetry.io/"},
-	"rcp/rcptest":           {"std", "rcp", "rcp/jsonrpc", "rcp/server", "github.com/santhosh-tekuri/jsonschema/"},
+	"rcp/schema":            {"std"},
+	"rcp/rcptest":           {"std", "rcp", "rcp/jsonrpc", "rcp/schema", "rcp/server", "github.com/santhosh-tekuri/jsonschema/"},
 
 	// adapters is the contract only: it names no pipeline, server or tracer.
 	"adapters": {"std", "rcp", "capability", "filterlang"},
@@ -152,6 +153,7 @@ var layers = map[string][]string{
 
 	// Serving layers above the pipeline.
 	"federation":      {"std", "filterlang", "rankmath", "rcp", "rcp/server"},
+	"mcpserver":       {"std", "filterlang", "rcp", "rcp/schema", "rcp/server", "github.com/modelcontextprotocol/go-sdk/"},
 	"internal/access": {"std", "adapters", "filterlang", "rankmath", "rcp", "rcp/jsonrpc", "rcp/server", "golang.org/x/time/rate"},
 	"internal/telemetry": {"std", "adapters", "capability", "filterlang", "rcp", "rcp/server",
 		"github.com/prometheus/", "go.opentelemetry.io/"},
@@ -161,7 +163,7 @@ var layers = map[string][]string{
 	"cmd/rcp-sidecar": {"std", "adapters", "adapters/elasticsearch", "adapters/memory", "adapters/opensearch",
 		"adapters/qdrant", "adapters/resilient", "adapters/resilient/standby", "capability", "cmd/rcp-sidecar/demo",
 		"embedding", "federation", "internal/access", "internal/config", "internal/telemetry", "rcp", "rcp/server",
-		"retrieval", "github.com/spf13/cobra", "golang.org/x/net/netutil"},
+		"retrieval", "mcpserver", "github.com/spf13/cobra", "golang.org/x/net/netutil", "github.com/modelcontextprotocol/go-sdk/"},
 	"cmd/rcp-sidecar/demo": {"std"},
 	"deploy/healthcheck":   {"std"},
 

@@ -35,6 +35,8 @@ type Server struct {
 	LogFormat string `mapstructure:"log_format" json:"log_format,omitempty"`
 	// ShutdownGrace bounds the drain on SIGTERM/SIGINT (default 10s).
 	ShutdownGrace time.Duration `mapstructure:"shutdown_grace" json:"shutdown_grace,omitempty"`
+	// MCP configures the Model Context Protocol server.
+	MCP MCP `mapstructure:"mcp" json:"mcp"`
 }
 
 // HTTP holds the HTTP transport settings (§5.2), including the limits
@@ -158,6 +160,7 @@ func Default() *Config {
 		Deadline: 10 * time.Second,
 		MaxBatch: 64,
 		LogLevel: "info",
+		MCP:      DefaultMCP(),
 	}, Telemetry: DefaultTelemetry()}
 }
 

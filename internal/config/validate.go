@@ -77,7 +77,7 @@ func (s *Server) validate() error {
 	case !slices.Contains(LogLevels, s.LogLevel):
 		return fmt.Errorf("server.log_level: %q is not one of %v", s.LogLevel, LogLevels)
 	}
-	return nil
+	return s.MCP.validate(s.HTTP.BasePath)
 }
 
 func (e *Embedder) validate() error {

@@ -6,25 +6,19 @@ package rcptest
 
 import (
 	"bytes"
-	"embed"
 	"encoding/json"
 	"fmt"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-)
 
-//go:embed schema/rcp-1.0.json
-var schemaFS embed.FS
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/schema"
+)
 
 const schemaURL = "rcp-1.0.json"
 
 var compiled = sync.OnceValues(func() (*[2]*jsonschema.Schema, error) {
-	raw, err := schemaFS.ReadFile("schema/rcp-1.0.json")
-	if err != nil {
-		return nil, err
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.JSON()))
 	if err != nil {
 		return nil, err
 	}

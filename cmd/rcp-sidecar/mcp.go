@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/federation"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/telemetry"
+	"github.com/rcp-sidecar/rcp-sidecar/mcpserver"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
+)
+
+func newMCPCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the backends to MCP clients over stdio (stdout carries MCP frames only)",
+		Long: "Serve the configured backends as Model Context Protocol tools over stdio, for agents that spawn\n" +
+			"the sidecar (Claude Desktop, Cursor, VS Code, agent frameworks). One search tool per backend, one\n" +
+			"over all of them when several are configured, write tools where the backend is writable. Logs go\n" +
+			"to stderr. `serve` mounts the same tools over Streamable HTTP at server.mcp.path.",
+		Example: "  rcp-sidecar mcp --demo\n  rcp-sidecar mcp --config config.yaml\n  rcp-sidecar mcp --config config.yaml --backend docs",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runMCPStdio(cmd.Context(), g, cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+}
+
+// runMCPStdio serves MCP over in/out until the client closes stdin or ctx
+// ends: one backend (--backend, --demo or a single configured one), or
+// every configured backend and their federation.
+func runMCPStdio(ctx context.Context, g *globals, in io.Reader, out io.Writer) error {
+	if !g.demo && g.backend == "" && g.configPath != "" {
+		if cfg, err := loadConfig(g); err == nil && len(cfg.Backends) > 1 {
+			fa, err := openFederation(ctx, g, cfg, "rcp-sidecar-mcp")
+			if err != nil {
+				return err
+			}
+			defer fa.Close()
+			svc, err := fa.mcpService(fa.agg.Engines(), fa.agg)
+			if err != nil {
+				return err
+			}
+			fa.log.Info("serving MCP over stdio", "engines", strings.Join(fa.ids, ","))
+			return serveMCPIO(ctx, svc, in, out)
+		}
+	}
+	a, err := loadApp(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	svc, err := a.mcpService(a.engine)
+	if err != nil {
+		return err
+	}
+	a.log.Info("serving MCP over stdio", "backend", a.backend)
+	return serveMCPIO(ctx, svc, in, out)
+}
+
+func serveMCPIO(ctx context.Context, svc *mcpserver.Service, in io.Reader, out io.Writer) error {
+	err := svc.Server(mcpserver.Caller{}).Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// mcpOptions applies server.mcp and server.deadline.
+func mcpOptions(cfg *config.Config, redact func(string) string) mcpserver.Options {
+	m := cfg.Server.MCP
+	return mcpserver.Options{Name: "rcp-sidecar", Version: version, Deadline: cfg.Server.Deadline,
+		MaxSchemaFields: m.MaxSchemaFields, TokenBudget: m.TokenBudget, MaxWriteBatch: m.MaxWriteBatch, Redact: redact}
+}
+
+// mcpEngine describes one probed engine to the MCP service; b answers
+// its calls (scoped and observed by the caller).
+func mcpEngine(name string, e *retrieval.Engine, b server.Backend, maxQueryChars int) mcpserver.Engine {
+	return mcpserver.Engine{Name: name, Backend: b, Describe: func() string { return engineSummary(name, e) },
+		Explain: func() any { return probeResource(name, e) }, MaxQueryChars: maxQueryChars}
+}
+
+// engineSummary opens a search tool's description: what the corpus is
+// and which fields a query matches.
+func engineSummary(name string, e *retrieval.Engine) string {
+	ev := e.Evidence()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Search the %q index", name)
+	if ev != nil && ev.Engine != "" {
+		fmt.Fprintf(&b, " (%s %s)", ev.Engine, ev.Version)
+	}
+	b.WriteString(".")
+	if ev != nil && len(ev.TextFields) > 0 {
+		names := make([]string, len(ev.TextFields))
+		for i, f := range ev.TextFields {
+			names[i] = f.Name
+		}
+		fmt.Fprintf(&b, " Keyword search matches the fields %s.", strings.Join(names, ", "))
+	}
+	if ev != nil && len(ev.VectorFields) > 0 {
+		fmt.Fprintf(&b, " Semantic search runs on the vector field %s.", ev.VectorFields[0].Name)
+	}
+	return b.String()
+}
+
+// mcpProbe is the probe resource: what is advertised and why. It leaves
+// out what a caller should not learn from it (the engine address and
+// document counts, which would measure other tenants).
+type mcpProbe struct {
+	Backend      string                 `json:"backend"`
+	Engine       string                 `json:"engine,omitempty"`
+	Version      string                 `json:"version,omitempty"`
+	TextFields   []capability.TextField `json:"textFields,omitempty"`
+	VectorFields []mcpVectorField       `json:"vectorFields,omitempty"`
+	Conformance  string                 `json:"conformance"`
+	Capabilities rcp.Capabilities       `json:"capabilities"`
+	Reasons      []capability.Reason    `json:"reasons"`
+}
+
+type mcpVectorField struct {
+	Name       string                `json:"name"`
+	Dims       int                   `json:"dims"`
+	Similarity capability.Similarity `json:"similarity"`
+}
+
+func probeResource(name string, e *retrieval.Engine) mcpProbe {
+	p := mcpProbe{Backend: name, Conformance: e.Conformance(), Capabilities: e.Capabilities(), Reasons: e.Explain()}
+	if ev := e.Evidence(); ev != nil {
+		p.Engine, p.Version, p.TextFields = ev.Engine, ev.Version, ev.TextFields
+		for _, v := range ev.VectorFields {
+			p.VectorFields = append(p.VectorFields, mcpVectorField{Name: v.Name, Dims: v.Dims, Similarity: v.Similarity})
+		}
+	}
+	return p
+}
+
+// mcpService serves a single engine; b is the engine, scoped per key when
+// access control is on.
+func (a *app) mcpService(b server.Backend) (*mcpserver.Service, error) {
+	o := mcpOptions(a.cfg, redactFunc(a.redact))
+	o.Engines = []mcpserver.Engine{mcpEngine(a.backend, a.engine, a.observe(b), policyMaxQueryChars(a.cfg, a.backend))}
+	o.Observe = func(string) telemetry.ObserveFunc { return a.observer(a.backend) }
+	o.Logger = a.log.With("component", "mcp")
+	return mcpserver.New(o)
+}
+
+// mcpService serves every engine and their federation; es and agg are
+// scoped per key when access control is on (handler).
+func (fa *fedApp) mcpService(es []federation.Engine, agg server.Backend) (*mcpserver.Service, error) {
+	o := mcpOptions(fa.cfg, redactFunc(fa.obs.redact))
+	for _, fe := range es {
+		id := fe.ID
+		e := mcpserver.Engine{Name: id, Backend: fe.Backend, MaxQueryChars: policyMaxQueryChars(fa.cfg, id),
+			Describe: func() string {
+				if eng := fa.engine(id); eng != nil {
+					return engineSummary(id, eng)
+				}
+				return ""
+			},
+			Explain: func() any {
+				if eng := fa.engine(id); eng != nil {
+					return probeResource(id, eng)
+				}
+				return map[string]any{"backend": id, "ready": false}
+			},
+		}
+		if ready := fe.Ready; ready != nil {
+			e.Ready = func() bool { return ready() == nil }
+		}
+		o.Engines = append(o.Engines, e)
+	}
+	o.Federation = &mcpserver.Engine{Name: "federation", Backend: fa.obs.observe(agg)}
+	o.Observe = func(engine string) telemetry.ObserveFunc {
+		if engine == "" {
+			engine = fa.obs.backend
+		}
+		return fa.obs.observer(engine)
+	}
+	o.Logger = fa.log.With("component", "mcp")
+	return mcpserver.New(o)
+}
+
+func policyMaxQueryChars(cfg *config.Config, backend string) int {
+	for _, b := range cfg.Backends {
+		if b.Name == backend {
+			return b.Policy.MaxQueryChars
+		}
+	}
+	return 0
+}
+
+// mcpHandler is the MCP server over Streamable HTTP, each caller's
+// session scoped to its key by the access middleware in front of it.
+func mcpHandler(svc *mcpserver.Service, m config.MCP, authenticating bool) http.Handler {
+	o := mcpserver.HTTPOptions{SessionTimeout: m.SessionTimeout, MaxSessions: m.MaxSessions}
+	if authenticating {
+		o.Identify = func(r *http.Request) *mcpserver.Identity {
+			p := access.FromContext(r.Context())
+			if p == nil {
+				return nil
+			}
+			return &mcpserver.Identity{ID: p.ID(), Carry: access.Carrier(r.Context()),
+				Caller: mcpserver.Caller{Engines: p.Allows, ReadOnly: !p.CanWrite()}}
+		}
+	}
+	return svc.Handler(o)
+}
+
+// withMCP routes server.mcp.path to mcp and everything else to next.
+func withMCP(path string, mcp, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == path || strings.HasPrefix(r.URL.Path, path+"/") {
+			mcp.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

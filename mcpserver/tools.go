@@ -1,0 +1,277 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// defaultK is k when a search gives none (at most maxK).
+const defaultK = 10
+
+// searchArgs are the arguments a search tool takes; anything else is
+// -32602 naming the argument.
+var searchArgs = map[string]bool{"query": true, "k": true, "mode": true, "filter": true, "cursor": true, "tokenBudget": true}
+
+func (s *Service) searchTool(e *Engine, caps rcp.Capabilities, name string) *mcp.Tool {
+	plan := planFields(caps.Filter, s.o.MaxSchemaFields)
+	tb := 0
+	if caps.Retrieve.TokenBudget {
+		tb = s.o.TokenBudget
+	}
+	return &mcp.Tool{
+		Name:         name,
+		Title:        s.searchTitle(e),
+		Description:  s.searchDescription(e, caps, plan),
+		InputSchema:  searchSchema(caps, plan, tb, e.MaxQueryChars),
+		OutputSchema: s.outSched,
+		Annotations: &mcp.ToolAnnotations{
+			Title: s.searchTitle(e), ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false),
+		},
+	}
+}
+
+func (s *Service) searchTitle(e *Engine) string {
+	if e.Name == "" {
+		return "Search every index"
+	}
+	return "Search " + e.Name
+}
+
+// searchDescription names the corpus, its filterable fields and what each
+// mode means, and says how to reach fields the schema does not list.
+func (s *Service) searchDescription(e *Engine, caps rcp.Capabilities, plan fieldPlan) string {
+	var b strings.Builder
+	if e.Name == "" {
+		names := make([]string, 0, len(s.o.Engines))
+		for _, x := range s.o.Engines {
+			names = append(names, x.Name)
+		}
+		fmt.Fprintf(&b, "Search all indices at once (%s); their ranked lists are fused and every hit is tagged with the index it came from. ", strings.Join(names, ", "))
+	} else if e.Describe != nil {
+		if d := strings.TrimSpace(e.Describe()); d != "" {
+			b.WriteString(d)
+			b.WriteString(" ")
+		}
+	}
+	if rc := caps.Retrieve; rc != nil {
+		if len(rc.Modes) > 0 {
+			b.WriteString(modeDescription(rc.Modes))
+			b.WriteString(" ")
+		}
+		if rc.MaxK > 0 {
+			fmt.Fprintf(&b, "At most %d hits per call. ", rc.MaxK)
+		}
+	}
+	if f := caps.Filter; f != nil && len(f.Fields) > 0 {
+		b.WriteString("Filterable fields: ")
+		for i, n := range plan.named {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s (%s)", n, f.Fields[n])
+		}
+		b.WriteString(". ")
+		if plan.omitted > 0 {
+			fmt.Fprintf(&b, "%d more filterable fields are not listed here; read the resource %s for all of them with their types and operators. ", plan.omitted, probeURI(e.Name))
+		}
+	}
+	if caps.Pagination != nil {
+		b.WriteString("For more hits, call again with the same arguments and cursor set to the result's nextCursor.")
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// search is the handler of a search tool over e.
+func (s *Service) search(e *Engine, required bool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, berr := bind(ctx, req, required)
+		if berr != nil {
+			return s.errorResult(berr), nil
+		}
+		raw, rerr := s.retrieveParams(e, req.Params.Arguments)
+		ctx, done := s.observe(ctx, e, rcp.MethodRetrieve, raw)
+		if rerr != nil {
+			done(rerr)
+			return s.errorResult(rerr), nil
+		}
+		p, perr := rcp.DecodeParams[rcp.RetrieveParams](raw)
+		if perr != nil {
+			done(perr)
+			return s.errorResult(perr), nil
+		}
+		ctx, cancel := s.withDeadline(ctx)
+		defer cancel()
+		ctx = relay(ctx, req)
+		res, err := e.Backend.Retrieve(ctx, p)
+		done(err)
+		if err != nil {
+			return s.errorResult(err), nil
+		}
+		return &mcp.CallToolResult{Content: hitsText(res, p), StructuredContent: res}, nil
+	}
+}
+
+// retrieveParams turns a search tool's arguments into retrieve params:
+// only the tool's arguments are accepted, and the configured tokenBudget
+// applies when none is given and the engine packs to a budget.
+func (s *Service) retrieveParams(e *Engine, args json.RawMessage) (json.RawMessage, *rcp.Error) {
+	var in map[string]json.RawMessage
+	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+		return nil, rcp.InvalidParams("query", "query is required")
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return nil, rcp.InvalidParams("arguments", "arguments must be a JSON object")
+	}
+	names := make([]string, 0, len(in))
+	for n := range in {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if !searchArgs[n] {
+			return nil, rcp.InvalidParams(n, "unknown argument %q", n)
+		}
+	}
+	if _, ok := in["query"]; !ok {
+		return nil, rcp.InvalidParams("query", "query is required")
+	}
+	rc := e.Backend.Capabilities().Retrieve
+	if _, ok := in["k"]; !ok {
+		k := defaultK
+		if rc != nil && rc.MaxK > 0 {
+			k = min(k, rc.MaxK)
+		}
+		in["k"] = json.RawMessage(strconv.Itoa(k))
+	}
+	if _, ok := in["tokenBudget"]; !ok && s.o.TokenBudget > 0 {
+		if rc != nil && rc.TokenBudget {
+			in["tokenBudget"] = json.RawMessage(strconv.Itoa(s.o.TokenBudget))
+		}
+	}
+	out, err := json.Marshal(in)
+	if err != nil {
+		return nil, rcp.InvalidParams("arguments", "arguments are not valid JSON")
+	}
+	return out, nil
+}
+
+// hitsText renders a result as one text block per hit plus a footer: what
+// a model reads when it does not use structured content.
+func hitsText(res *rcp.RetrieveResult, p *rcp.RetrieveParams) []mcp.Content {
+	scale, mode := "", ""
+	if res.Meta != nil {
+		scale, _ = res.Meta["scoreScale"].(string)
+		mode, _ = res.Meta["mode"].(string)
+	}
+	out := make([]mcp.Content, 0, len(res.Hits)+1)
+	for i := range res.Hits {
+		out = append(out, &mcp.TextContent{Text: hitText(i+1, &res.Hits[i], scale)})
+	}
+	var b strings.Builder
+	switch len(res.Hits) {
+	case 0:
+		b.WriteString("No hits.")
+	case 1:
+		b.WriteString("1 hit")
+	default:
+		fmt.Fprintf(&b, "%d hits", len(res.Hits))
+	}
+	if mode != "" {
+		fmt.Fprintf(&b, " (mode %s", mode)
+		if scale != "" {
+			fmt.Fprintf(&b, ", scores on the %s scale", scale)
+		}
+		b.WriteString(")")
+	}
+	if len(res.Hits) > 0 {
+		b.WriteString(".")
+	}
+	if res.NextCursor != "" {
+		fmt.Fprintf(&b, " More results: call again with the same arguments and cursor %q.", res.NextCursor)
+	}
+	if res.Usage != nil && len(res.Usage.Notes) > 0 {
+		fmt.Fprintf(&b, " Notes: %s.", strings.Join(res.Usage.Notes, "; "))
+	}
+	out = append(out, &mcp.TextContent{Text: b.String()})
+	return out
+}
+
+// hitText is one hit: rank, title, id, score with its scale, source, the
+// §15 trust level (untrusted text is fenced and marked as data), then the
+// text.
+func hitText(rank int, h *rcp.Hit, scale string) string {
+	var b strings.Builder
+	title := ""
+	source := ""
+	if c := h.Citation; c != nil {
+		title = c.Title
+		source = c.URI
+		if source == "" {
+			source = c.Source
+		}
+	}
+	if title == "" {
+		if t, ok := h.Meta["title"].(string); ok {
+			title = t
+		}
+	}
+	fmt.Fprintf(&b, "[%d] ", rank)
+	if title != "" {
+		b.WriteString(oneLine(title, 200))
+		b.WriteString(" ")
+	}
+	fmt.Fprintf(&b, "(id %s, score %s", h.ID, strconv.FormatFloat(h.Score, 'g', 6, 64))
+	if scale != "" {
+		fmt.Fprintf(&b, " %s", scale)
+	}
+	b.WriteString(")")
+	if source != "" {
+		fmt.Fprintf(&b, "\nsource: %s", oneLine(source, 500))
+	}
+	level := ""
+	if h.Trust != nil {
+		level = h.Trust.Level
+	}
+	if level != "" {
+		fmt.Fprintf(&b, "\ntrust: %s", level)
+		if h.Trust.InjectionSuspected {
+			b.WriteString(" (prompt injection suspected)")
+		}
+	}
+	if h.Text != "" {
+		if level == "trusted" {
+			fmt.Fprintf(&b, "\n%s", h.Text)
+		} else {
+			b.WriteString("\n<untrusted-content>\n")
+			b.WriteString(strings.ReplaceAll(h.Text, "</untrusted-content>", "</untrusted-content\u200b>"))
+			b.WriteString("\n</untrusted-content>")
+		}
+	}
+	return b.String()
+}
+
+// oneLine folds s to one line of at most n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8Start(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+func ptr[T any](v T) *T { return &v }
