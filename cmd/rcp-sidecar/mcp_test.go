@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// keyed adds a bearer key to every request.
+type keyed struct {
+	key  string
+	next http.RoundTripper
+}
+
+func (k keyed) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if k.key != "" {
+		r.Header.Set("Authorization", "Bearer "+k.key)
+	}
+	return k.next.RoundTrip(r)
+}
+
+// mcpHTTP connects an MCP client to url with key.
+func mcpHTTP(t *testing.T, url, key string) (*mcp.ClientSession, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: keyed{key, http.DefaultTransport}}, MaxRetries: -1}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err == nil {
+		t.Cleanup(func() { _ = cs.Close() })
+	}
+	return cs, err
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tl := range res.Tools {
+		out = append(out, tl.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// mcpCall calls a tool and returns the result and its structured content.
+func mcpCall(t *testing.T, cs *mcp.ClientSession, name string, args any) (*mcp.CallToolResult, map[string]any) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var sc map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(b, &sc)
+	return res, sc
+}
+
+func hitIDs(sc map[string]any) []string {
+	var out []string
+	hits, _ := sc["hits"].([]any)
+	for _, h := range hits {
+		out = append(out, h.(map[string]any)["id"].(string))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestMCPHTTPAccess: /mcp sits behind the same keys, scopes and tenant
+// filters as RCP. No key is refused; a tenant key sees its tenant's
+// documents only and no write tools; a writer's tenant-violating write is
+// a tool error; a session created by one key is refused to another.
+func TestMCPHTTPAccess(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "c.jsonl")
+	writeFile(t, corpus, `{"_id":"a1","title":"Acme rockets","text":"rocket report","tenant":"acme"}`+"\n"+
+		`{"_id":"g1","title":"Globex rockets","text":"rocket report","tenant":"globex"}`+"\n")
+	cfg := filepath.Join(dir, "c.yaml")
+	writeFile(t, cfg, "backends:\n  - {name: docs, engine: memory, settings: {corpus: "+corpus+", writable: true}, policy: {writable: true}}\n"+
+		"access:\n  keys:\n"+
+		"    - {id: acme, hash: \""+keyHash("acme-key-0123456789")+"\", filter: {field: tenant, op: eq, value: acme}}\n"+
+		"    - {id: globex, hash: \""+keyHash("globex-key-0123456789")+"\", write: true, id_prefix: \"globex-\", filter: {field: tenant, op: eq, value: globex}}\n")
+	base := startServe(t, "--config", cfg)
+	url := strings.TrimSuffix(base, "/rcp") + "/mcp"
+
+	if _, err := mcpHTTP(t, url, ""); err == nil {
+		t.Fatal("MCP without a key connected")
+	}
+	if _, err := mcpHTTP(t, url, "wrong-key-0123456789"); err == nil {
+		t.Fatal("MCP with a wrong key connected")
+	}
+	acme, err := mcpHTTP(t, url, "acme-key-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(t, acme); !slices.Equal(got, []string{"search"}) {
+		t.Fatalf("read-only key sees tools %v", got)
+	}
+	if _, sc := mcpCall(t, acme, "search", map[string]any{"query": "rocket"}); !slices.Equal(hitIDs(sc), []string{"a1"}) {
+		t.Fatalf("acme search: %v", sc)
+	}
+	// The tenant filter is ANDed with the caller's: asking for globex's
+	// documents finds nothing.
+	if _, sc := mcpCall(t, acme, "search", map[string]any{"query": "rocket", "filter": map[string]any{"field": "tenant", "op": "eq", "value": "globex"}}); len(hitIDs(sc)) != 0 {
+		t.Fatalf("acme reached globex: %v", sc)
+	}
+	res, err := acme.CallTool(context.Background(), &mcp.CallToolParams{Name: "index_add", Arguments: map[string]any{"documents": []any{map[string]any{"text": "x"}}}})
+	if err == nil && !res.IsError {
+		t.Fatal("read-only key wrote through MCP")
+	}
+
+	globex, err := mcpHTTP(t, url, "globex-key-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(t, globex); !slices.Equal(got, []string{"index_add", "index_delete", "search"}) {
+		t.Fatalf("writer sees tools %v", got)
+	}
+	res, sc := mcpCall(t, globex, "index_add", map[string]any{"documents": []any{map[string]any{"id": "planted", "text": "rocket plant", "meta": map[string]any{"tenant": "acme"}}}})
+	if !res.IsError {
+		t.Fatalf("writer planted a document in another tenant: %v", sc)
+	}
+	if e := sc["error"].(map[string]any); e["code"].(float64) != -32602 && e["code"].(float64) != -32012 {
+		t.Fatalf("tenant-violating write: %v", e)
+	}
+	if res, sc = mcpCall(t, globex, "index_add", map[string]any{"documents": []any{map[string]any{"id": "g2", "text": "rocket news"}}}); res.IsError {
+		t.Fatal(sc)
+	}
+	if _, sc = mcpCall(t, globex, "search", map[string]any{"query": "rocket"}); !slices.Equal(hitIDs(sc), []string{"g1", "g2"}) {
+		t.Fatalf("globex after write: %v", sc)
+	}
+	if _, sc = mcpCall(t, acme, "search", map[string]any{"query": "rocket"}); !slices.Equal(hitIDs(sc), []string{"a1"}) {
+		t.Fatalf("acme sees globex's write: %v", sc)
+	}
+
+	// Session binding: acme's session id presented with globex's key.
+	sid := acme.ID()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+	req.Header.Set("Authorization", "Bearer globex-key-0123456789")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("another key's session: HTTP %d", resp.StatusCode)
+	}
+}
+
+// TestMCPStdio runs `mcp --demo` as an MCP client spawns it: the tools
+// list, a filtered search, and stdout carrying only MCP frames (the
+// client fails on anything else).
+func TestMCPStdio(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+		&mcp.CommandTransport{Command: exec.Command(binary, "mcp", "--demo")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"search"}) {
+		t.Fatalf("demo tools %v", got)
+	}
+	res, sc := mcpCall(t, cs, "search", map[string]any{"query": "why do comets have tails", "k": 3,
+		"filter": map[string]any{"field": "topic", "op": "eq", "value": "astronomy"}})
+	if res.IsError || len(hitIDs(sc)) == 0 {
+		t.Fatalf("demo search: %v", sc)
+	}
+	for _, h := range sc["hits"].([]any) {
+		if m := h.(map[string]any)["meta"].(map[string]any); m["topic"] != "astronomy" {
+			t.Fatalf("filter not applied: %v", m)
+		}
+	}
+	res, sc = mcpCall(t, cs, "search", map[string]any{"query": "comets", "filter": map[string]any{"field": "colour", "op": "eq", "value": "red"}})
+	if !res.IsError || sc["error"].(map[string]any)["data"].(map[string]any)["field"] != "filter.colour" {
+		t.Fatalf("bad filter: %v", sc)
+	}
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "rcp-sidecar://engines/demo/probe"})
+	if err != nil || !strings.Contains(rr.Contents[0].Text, `"reasons"`) {
+		t.Fatalf("probe resource: %v", err)
+	}
+}
+
+// TestMCPFederation: with several backends, /mcp has a search tool per
+// backend and "search" over all of them, whose hits carry their origin.
+func TestMCPFederation(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	writeFile(t, a, `{"_id":"a1","title":"A","text":"tidal energy report"}`+"\n")
+	writeFile(t, b, `{"_id":"b1","title":"B","text":"tidal flats survey"}`+"\n")
+	cfg := filepath.Join(dir, "c.yaml")
+	writeFile(t, cfg, "backends:\n  - {name: alpha, engine: memory, settings: {corpus: "+a+"}}\n  - {name: beta, engine: memory, settings: {corpus: "+b+"}}\n")
+	base := strings.TrimSuffix(startServe(t, "--config", cfg), "/rcp")
+	cs, err := mcpHTTP(t, base+"/mcp", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"search", "search_alpha", "search_beta"}) {
+		t.Fatalf("federation tools %v", got)
+	}
+	if _, sc := mcpCall(t, cs, "search_beta", map[string]any{"query": "tidal"}); !slices.Equal(hitIDs(sc), []string{"b1"}) {
+		t.Fatalf("search_beta: %v", sc)
+	}
+	res, sc := mcpCall(t, cs, "search", map[string]any{"query": "tidal"})
+	if res.IsError || len(hitIDs(sc)) != 2 {
+		t.Fatalf("federated search: %v", sc)
+	}
+}
