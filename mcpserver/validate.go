@@ -11,7 +11,7 @@ import (
 
 // argsCheck checks a write tool's arguments against its input schema
 // (indexAddSchema, indexDeleteSchema), naming the first offending
-// argument by its path (documents.0.text), so a model can fix it.
+// argument by its path (documents[0].text), so a model can fix it.
 type argsCheck func(raw json.RawMessage, max int) *rcp.Error
 
 // object decodes raw as a JSON object; a non-object is -32602 at field.
@@ -84,7 +84,7 @@ func checkIndexAdd(raw json.RawMessage, max int) *rcp.Error {
 		return err
 	}
 	for i, d := range docs {
-		at := fmt.Sprintf("documents.%d", i)
+		at := fmt.Sprintf("documents[%d]", i)
 		dm, err := object(d, at)
 		if err != nil {
 			return err
@@ -127,7 +127,7 @@ func checkIndexDelete(raw json.RawMessage, max int) *rcp.Error {
 		return err
 	}
 	for i, id := range ids {
-		if err := str(id, fmt.Sprintf("ids.%d", i)); err != nil {
+		if err := str(id, fmt.Sprintf("ids[%d]", i)); err != nil {
 			return err
 		}
 	}

@@ -176,6 +176,7 @@ var layers = map[string][]string{
 	"deploy":              {},
 	"integration/fault":   {},
 	"integration/interop": {},
+	"integration/mcp":     {},
 	"integration/qdrant":  {},
 	"internal/archtest":   {},
 }

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs two independent MCP clients into venvs and writes
+# integration/.work/mcp.env:
+#   RCP_MCP_PYTHON       python with PyPI "mcp" 2.x (the reference Python SDK)
+#   RCP_LANGGRAPH_PYTHON python with langgraph + langchain-mcp-adapters (which
+#                        pins mcp 1.x, hence its own venv)
+# Idempotent; nothing runs in the background.
+#
+# Env: RCP_CACHE (venvs in $RCP_CACHE/venv-mcp and $RCP_CACHE/venv-langgraph),
+#      RCP_MCP_VERSION (default 2.3.0), RCP_MCP_PYTHON_BIN (python used to create
+#      the venvs, default python3; needs >= 3.10).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+work="$(cd "$here/.." && pwd)/.work"
+cache="${RCP_CACHE:-$HOME/.cache/rcp-sidecar}"
+mcp_version="${RCP_MCP_VERSION:-2.3.0}"
+py="${RCP_MCP_PYTHON_BIN:-python3}"
+
+log() { echo "mcp-clients: $*" >&2; }
+
+# venv DIR REQUIREMENT... creates DIR and installs the requirements unless a
+# stamp of the same requirements is there.
+venv() {
+	local dir="$1"
+	shift
+	local want="$*"
+	if [[ -x "$dir/bin/python" && -f "$dir/.rcp-stamp" && "$(cat "$dir/.rcp-stamp")" == "$want" ]]; then
+		return 0
+	fi
+	log "creating $dir ($want)"
+	rm -rf "$dir"
+	mkdir -p "$cache"
+	"$py" -m venv "$dir"
+	"$dir/bin/python" -m pip install -q --disable-pip-version-check "$@" >&2
+	printf '%s' "$want" >"$dir/.rcp-stamp"
+}
+
+venv "$cache/venv-mcp" "mcp==$mcp_version"
+"$cache/venv-mcp/bin/python" -c 'import mcp, mcp.client.stdio, mcp.client.streamable_http' ||
+	{ log "mcp $mcp_version is installed but its client modules are missing"; exit 1; }
+
+venv "$cache/venv-langgraph" "langgraph==1.2.24" "langchain-mcp-adapters==0.3.2" "langchain-core>=1.3.3,<2"
+"$cache/venv-langgraph/bin/python" -c 'import langgraph.prebuilt, langchain_mcp_adapters.client' ||
+	{ log "langgraph or langchain-mcp-adapters is installed but not importable"; exit 1; }
+
+mkdir -p "$work"
+{
+	printf 'export RCP_MCP_PYTHON=%s\n' "$cache/venv-mcp/bin/python"
+	printf 'export RCP_LANGGRAPH_PYTHON=%s\n' "$cache/venv-langgraph/bin/python"
+} >"$work/mcp.env"
+log "wrote $work/mcp.env"
