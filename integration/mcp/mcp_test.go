@@ -276,3 +276,45 @@ func TestPythonClientElasticsearch(t *testing.T) {
 	}
 	checks(t, py, script, serve(t, bin, cfg), docs)
 }
+
+// TestLangGraphExample runs examples/langgraph/agent.py, a LangGraph ReAct
+// agent whose tools come from langchain-mcp-adapters over stdio, with its
+// scripted stand-in model against the demo: the agent's answer must name
+// the demo's top hit for the question, as an RCP retrieve finds it.
+func TestLangGraphExample(t *testing.T) {
+	py := requireEnv(t, "RCP_LANGGRAPH_PYTHON", "run integration/mcp/setup.sh and source integration/.work/mcp.env")
+	bin := buildSidecar(t)
+	const question = "why do comets have tails"
+	out, err := exec.Command(bin, "query", "--demo", "--k", "1", "--json", question).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top struct {
+		Hits []struct{ ID string } `json:"hits"`
+	}
+	if err := json.Unmarshal(out, &top); err != nil || len(top.Hits) != 1 {
+		t.Fatalf("rcp query: %v %s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, filepath.Join(repoRoot(t), "examples", "langgraph", "agent.py"), question)
+	cmd.Env = append(os.Environ(), "RCP_SIDECAR_BIN="+bin, "AGENT_MODEL=scripted")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("agent: %v\n%s\n%s", err, stdout.String(), tail(stderr.String(), 3000))
+	}
+	t.Logf("LangGraph agent:\n%s", stdout.String())
+	if !strings.Contains(stdout.String(), "tool call: search") {
+		t.Fatal("the agent never called the search tool")
+	}
+	answer := ""
+	for _, l := range strings.Split(stdout.String(), "\n") {
+		if a, ok := strings.CutPrefix(l, "answer: "); ok {
+			answer = a
+		}
+	}
+	if !strings.Contains(answer, "(id "+top.Hits[0].ID+",") {
+		t.Fatalf("answer %q does not name the top hit %s", answer, top.Hits[0].ID)
+	}
+}
