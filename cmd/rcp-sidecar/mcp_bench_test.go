@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+)
+
+// BenchmarkMCPvsRCP compares one MCP search (tools/call over Streamable
+// HTTP, in an initialized session) with the same RCP retrieve (POST
+// /rcp/retrieve) against the demo engine, both through serve's handler
+// in-process and driven by bare HTTP clients, so the difference is what
+// the server does per call. Run with
+//
+//	go test -run '^$' -bench MCPvsRCP -benchmem ./cmd/rcp-sidecar/
+//
+// and compare the two ns/op (CPU per call: client and server share the
+// process, and the client side of both is one HTTP round trip).
+func BenchmarkMCPvsRCP(b *testing.B) {
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	eng, err := openDemo(ctx, nil, log, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer eng.Close()
+	cfg := config.Default()
+	cfg.Telemetry.Disabled = true
+	cfg.Server.MCP.TokenBudget = 0
+	a := &app{cfg: cfg, log: log, backend: demoBackend, engine: eng}
+	h, err := a.accessHandler(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	client := srv.Client()
+	const query = `"query":"how does a search engine rank documents","k":10,"filter":{"field":"topic","op":"eq","value":"search"}`
+
+	b.Run("rcp-retrieve", func(b *testing.B) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{` + query + `}}`
+		b.ReportAllocs()
+		for b.Loop() {
+			benchPost(b, client, srv.URL+"/rcp/retrieve", "", body)
+		}
+	})
+	b.Run("mcp-search", func(b *testing.B) {
+		sid := mcpSession(b, client, srv.URL+"/mcp")
+		body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{` + query + `}}}`
+		b.ReportAllocs()
+		for b.Loop() {
+			benchPost(b, client, srv.URL+"/mcp", sid, body)
+		}
+	})
+}
+
+// benchPost sends one JSON-RPC request and reads the whole answer.
+func benchPost(b *testing.B, c *http.Client, url, session, body string) (http.Header, []byte) {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 || bytes.Contains(out, []byte(`"isError":true`)) || bytes.Contains(out, []byte(`"error":`)) {
+		b.Fatalf("%s: HTTP %d %s", url, resp.StatusCode, out)
+	}
+	return resp.Header, out
+}
+
+// mcpSession initializes an MCP session and returns its id.
+func mcpSession(b *testing.B, c *http.Client, url string) string {
+	h, _ := benchPost(b, c, url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	sid := h.Get("Mcp-Session-Id")
+	if sid == "" {
+		b.Fatal("no session id")
+	}
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	resp, err := c.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	return sid
+}
