@@ -61,6 +61,9 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// Effective returns o with the defaults New applies to its zero fields.
+func (o Options) Effective() Options { return o.withDefaults() }
+
 func (o Options) withDefaults() Options {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {

@@ -23,6 +23,7 @@ func newConfigCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			effectiveResilience(cfg)
 			if err := writeJSON(cmd.OutOrStdout(), cfg); err != nil {
 				return err
 			}
@@ -31,4 +32,17 @@ func newConfigCmd(g *globals) *cobra.Command {
 		},
 	})
 	return cmd
+}
+
+// effectiveResilience fills each backend's resilience block with the
+// values serve applies, defaults included, so config check shows them.
+func effectiveResilience(cfg *config.Config) {
+	for i := range cfg.Backends {
+		b := &cfg.Backends[i]
+		o := resilientOptions(b, nil).Effective()
+		retries := o.Retries
+		b.Resilience = config.Resilience{Timeout: o.Timeout, WriteTimeout: o.WriteTimeout, Retries: &retries,
+			BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax, BreakerFailures: o.FailureThreshold,
+			BreakerOpenFor: o.OpenFor, ReprobeInterval: o.ReprobeInterval}
+	}
 }

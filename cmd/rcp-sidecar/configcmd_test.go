@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 )
 
@@ -117,4 +118,35 @@ func collectDurations(v reflect.Value) []time.Duration {
 		}
 	}
 	return out
+}
+
+// TestConfigCheckShowsResilienceDefaults: config check prints the
+// resilience values serve applies — the ones set, and the defaults of
+// adapters/resilient for the rest — not an empty block.
+func TestConfigCheckShowsResilienceDefaults(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "c.jsonl")
+	writeFile(t, corpus, `{"_id":"a","text":"x"}`+"\n")
+	cfg := filepath.Join(dir, "c.yaml")
+	writeFile(t, cfg, "backends:\n  - {name: docs, engine: memory, settings: {corpus: "+corpus+"}, resilience: {timeout: 2s, retries: 0}}\n")
+	out, _, err := run(t, "", "config", "check", "--config", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Backends []struct {
+			Resilience map[string]any `json:"resilience"`
+		} `json:"backends"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Backends) != 1 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	r := got.Backends[0].Resilience
+	want := map[string]any{"timeout": "2s", "retries": float64(0), "write_timeout": resilient.DefaultWriteTimeout.String(),
+		"breaker_failures": float64(resilient.DefaultFailureThreshold), "reprobe_interval": resilient.DefaultReprobeInterval.String()}
+	for k, v := range want {
+		if r[k] != v {
+			t.Errorf("resilience.%s = %v, want %v (%v)", k, r[k], v, r)
+		}
+	}
 }
