@@ -58,7 +58,13 @@ func (s *Service) Handler(o HTTPOptions) http.Handler {
 	}
 	h := &httpHandler{s: s, o: o, servers: map[string]*callerServer{}}
 	h.sdk = mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{
-		SessionTimeout: o.SessionTimeout, Logger: s.o.Logger,
+		SessionTimeout: o.SessionTimeout, Logger: s.logger(),
+		// DNS-rebinding protection refuses a loopback listener's request
+		// whose Host is not loopback (a browser tricked into calling a
+		// local server). With keys required such a request carries no
+		// credential, and a reverse proxy on the same host forwards the
+		// public Host: then the protection only breaks the proxy.
+		DisableLocalhostProtection: o.Identify != nil,
 	})
 	return h
 }

@@ -223,3 +223,50 @@ func TestMCPFederation(t *testing.T) {
 		t.Fatalf("federated search: %v", sc)
 	}
 }
+
+// initializeAs posts an MCP initialize to url with a Host header and key.
+func initializeAs(t *testing.T, url, host, key string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	req.Host = host
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestMCPHostCheck: without keys, a loopback listener answers MCP only
+// to a loopback Host (a page in a browser cannot rebind a name to it);
+// with keys the credential is the check, so a reverse proxy on the same
+// host may forward its public Host.
+func TestMCPHostCheck(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "c.jsonl")
+	writeFile(t, corpus, `{"_id":"a1","title":"t","text":"rocket report"}`+"\n")
+	open := filepath.Join(dir, "open.yaml")
+	writeFile(t, open, "backends:\n  - {name: docs, engine: memory, settings: {corpus: "+corpus+"}}\n")
+	url := strings.TrimSuffix(startServe(t, "--config", open), "/rcp") + "/mcp"
+	if st := initializeAs(t, url, "evil.example.com", ""); st != http.StatusForbidden {
+		t.Fatalf("open server, foreign Host: HTTP %d", st)
+	}
+	if st := initializeAs(t, url, strings.TrimPrefix(strings.TrimSuffix(url, "/mcp"), "http://"), ""); st != http.StatusOK {
+		t.Fatalf("open server, loopback Host: HTTP %d", st)
+	}
+	keyed := filepath.Join(dir, "keyed.yaml")
+	writeFile(t, keyed, "backends:\n  - {name: docs, engine: memory, settings: {corpus: "+corpus+"}}\n"+
+		"access:\n  keys:\n    - {id: k, hash: \""+keyHash("k-key-0123456789")+"\"}\n")
+	url = strings.TrimSuffix(startServe(t, "--config", keyed), "/rcp") + "/mcp"
+	if st := initializeAs(t, url, "search.example.com", ""); st != http.StatusUnauthorized {
+		t.Fatalf("keyed server, no key: HTTP %d", st)
+	}
+	if st := initializeAs(t, url, "search.example.com", "k-key-0123456789"); st != http.StatusOK {
+		t.Fatalf("keyed server, proxied Host with a key: HTTP %d", st)
+	}
+}
