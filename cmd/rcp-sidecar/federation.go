@@ -169,6 +169,7 @@ func openFederation(ctx context.Context, g *globals, cfg *config.Config, id stri
 		}
 	}
 	if len(es) == 0 {
+		fa.Close() // the telemetry it opened
 		return nil, errNoBackends
 	}
 	fa.aggOptions = federation.Options{Name: "rcp-sidecar", Version: version, Identity: id,
