@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/blevesearch/snowballstem v0.9.0
 	github.com/elastic/go-elasticsearch/v8 v8.19.0
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.70.1

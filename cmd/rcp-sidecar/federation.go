@@ -104,7 +104,7 @@ func (fa *fedApp) secure(ln net.Listener) (net.Listener, http.Handler, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(ac.Keys) == 0 && ac.MaxInflight == 0 {
+	if !accessOn(ac) {
 		h, err := fa.handler(nil)
 		return ln, h, err
 	}
@@ -116,7 +116,7 @@ func (fa *fedApp) secure(ln net.Listener) (net.Listener, http.Handler, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	fa.log.Info("access control on", "keys", len(ac.Keys), "max_inflight", ac.MaxInflight,
+	fa.log.Info("access control on", "keys", len(ac.Keys), "jwt", ac.JWT != nil, "max_inflight", ac.MaxInflight,
 		"max_inflight_per_key", ac.MaxInflightPerKey, "tls", ac.TLS.Enabled())
 	return ln, g.Middleware(h), nil
 }

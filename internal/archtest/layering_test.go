@@ -152,7 +152,7 @@ var layers = map[string][]string{
 
 	// Serving layers above the pipeline.
 	"federation":      {"std", "filterlang", "rankmath", "rcp", "rcp/server"},
-	"internal/access": {"std", "adapters", "filterlang", "rankmath", "rcp", "rcp/jsonrpc", "rcp/server", "golang.org/x/time/rate"},
+	"internal/access": {"std", "adapters", "filterlang", "rankmath", "rcp", "rcp/jsonrpc", "rcp/server", "golang.org/x/time/rate", "github.com/go-jose/go-jose/v4"},
 	"internal/telemetry": {"std", "adapters", "capability", "filterlang", "rcp", "rcp/server",
 		"github.com/prometheus/", "go.opentelemetry.io/"},
 	"internal/config": {"std", "adapters", "retrieval", "filterlang", "github.com/spf13/viper"},
