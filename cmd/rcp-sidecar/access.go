@@ -16,14 +16,19 @@ import (
 )
 
 // accessGuard builds the access section's guard (§5.2, §15): API-key
-// authentication, per-key limits and the concurrency limit. It needs no
-// engine, so it stands in front of the standby gate and callers are
-// authenticated before readiness is even looked at. nil when the section
-// has neither keys nor max_inflight.
+// and token authentication, per-key limits and the concurrency limit. It
+// needs no engine, so it stands in front of the standby gate and callers
+// are authenticated before readiness is even looked at. nil when the
+// section has neither keys, jwt nor max_inflight and there is no file to
+// reload them from; with a file, a guard that admits everyone until a
+// reload brings keys.
 func (a *app) accessGuard() (*access.Guard, error) {
 	ac := a.cfg.Access
 	if !accessOn(ac) {
-		return nil, nil
+		if a.configPath == "" {
+			return nil, nil
+		}
+		return newGuard(ac, a)
 	}
 	g, err := newGuard(ac, a)
 	if err != nil {
