@@ -31,10 +31,13 @@ type Identity struct {
 // HTTPOptions configure the Streamable HTTP handler.
 type HTTPOptions struct {
 	// Identify returns the caller of r; nil, or a nil result, means the
-	// request is unauthenticated (authentication is off), and calls run
-	// with r's context as it is. When Identify is set, a tool call that
-	// reaches the handler without an identity is refused.
+	// request carries no caller, and calls run unscoped — allowed only
+	// while Required is false.
 	Identify func(r *http.Request) *Identity
+	// Required reports whether callers must be identified now (the
+	// access policy may change at run time); a tool call that reaches the
+	// handler without an identity while it is true is refused. nil: never.
+	Required func() bool
 	// SessionTimeout closes a session idle this long (0: 10 minutes).
 	SessionTimeout time.Duration
 	// MaxSessions caps the open sessions per identity (0: 64); a client
@@ -64,7 +67,7 @@ func (s *Service) Handler(o HTTPOptions) http.Handler {
 		// local server). With keys required such a request carries no
 		// credential, and a reverse proxy on the same host forwards the
 		// public Host: then the protection only breaks the proxy.
-		DisableLocalhostProtection: o.Identify != nil,
+		DisableLocalhostProtection: o.Required != nil && o.Required(),
 	})
 	return h
 }
@@ -134,15 +137,25 @@ func (h *httpHandler) server(r *http.Request) *mcp.Server {
 	if id != nil {
 		c, key = id.Caller, id.ID
 	}
-	var ready strings.Builder
+	// The server depends on the engines up now and on what the caller may
+	// do now (a reload may change a key's scope): both are in its key.
+	var fp strings.Builder
+	fp.WriteByte(0)
+	if c.ReadOnly {
+		fp.WriteByte('r')
+	}
 	for i := range h.s.o.Engines {
-		if h.s.o.Engines[i].ready() {
-			ready.WriteByte('1')
-		} else {
-			ready.WriteByte('0')
+		e := &h.s.o.Engines[i]
+		switch {
+		case !e.ready():
+			fp.WriteByte('0')
+		case !c.allows(e.Name):
+			fp.WriteByte('-')
+		default:
+			fp.WriteByte('1')
 		}
 	}
-	key += "\x00" + ready.String()
+	key += fp.String()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if cs, ok := h.servers[key]; ok {
@@ -152,7 +165,7 @@ func (h *httpHandler) server(r *http.Request) *mcp.Server {
 	if id != nil {
 		count = h.count(id.ID)
 	}
-	srv := h.s.build(c, h.o.Identify != nil, func(ss *mcp.ServerSession) {
+	srv := h.s.build(c, h.o.Required, func(ss *mcp.ServerSession) {
 		count.Add(1)
 		go func() { _ = ss.Wait(); count.Add(-1) }()
 	})
@@ -162,13 +175,13 @@ func (h *httpHandler) server(r *http.Request) *mcp.Server {
 
 // bind returns ctx carrying the identity of the request req belongs to.
 // Over authenticated HTTP, a call without one is refused.
-func bind(ctx context.Context, req *mcp.CallToolRequest, required bool) (context.Context, error) {
+func bind(ctx context.Context, req *mcp.CallToolRequest, required func() bool) (context.Context, error) {
 	var id *Identity
 	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
 		id, _ = req.Extra.TokenInfo.Extra[carryKey].(*Identity)
 	}
 	if id == nil || id.Carry == nil {
-		if required {
+		if required != nil && required() {
 			return ctx, rcp.NewError(rcp.CodeUnauthorized, "unauthorized")
 		}
 		return ctx, nil

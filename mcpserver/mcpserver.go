@@ -139,11 +139,11 @@ func (s *Service) toolName(base, engine string) string {
 
 // Server returns a new MCP server with the tools and resources c may use,
 // for a transport without authentication (stdio: the spawner decides).
-func (s *Service) Server(c Caller) *mcp.Server { return s.build(c, false, nil) }
+func (s *Service) Server(c Caller) *mcp.Server { return s.build(c, nil, nil) }
 
 // build is Server; required refuses calls that carry no identity, and
 // onInit, when set, sees every session once it is initialized.
-func (s *Service) build(c Caller, required bool, onInit func(*mcp.ServerSession)) *mcp.Server {
+func (s *Service) build(c Caller, required func() bool, onInit func(*mcp.ServerSession)) *mcp.Server {
 	opts := &mcp.ServerOptions{Logger: s.logger(), Instructions: s.instructions(), HasTools: true}
 	if onInit != nil {
 		opts.InitializedHandler = func(_ context.Context, req *mcp.InitializedRequest) { onInit(req.Session) }

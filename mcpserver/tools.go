@@ -91,7 +91,7 @@ func (s *Service) searchDescription(e *Engine, caps rcp.Capabilities, plan field
 }
 
 // search is the handler of a search tool over e.
-func (s *Service) search(e *Engine, required bool) mcp.ToolHandler {
+func (s *Service) search(e *Engine, required func() bool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, berr := bind(ctx, req, required)
 		if berr != nil {

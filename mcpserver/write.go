@@ -13,7 +13,7 @@ import (
 // addWriteTools adds index_add and index_delete over e, annotated as
 // destructive: a write replaces a document with the same id, a delete
 // removes documents.
-func (s *Service) addWriteTools(srv *mcp.Server, e *Engine, required bool) {
+func (s *Service) addWriteTools(srv *mcp.Server, e *Engine, required func() bool) {
 	srv.AddTool(&mcp.Tool{
 		Name:        s.toolName("index_add", e.Name),
 		Title:       "Add documents to " + e.Name,
@@ -44,7 +44,7 @@ func (s *Service) addWriteTools(srv *mcp.Server, e *Engine, required bool) {
 
 // write is the handler of a write tool: arguments are the method's params
 // as they are, decoded strictly.
-func (s *Service) write(e *Engine, required bool, method string, check argsCheck, run func(context.Context, json.RawMessage) (any, error)) mcp.ToolHandler {
+func (s *Service) write(e *Engine, required func() bool, method string, check argsCheck, run func(context.Context, json.RawMessage) (any, error)) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, berr := bind(ctx, req, required)
 		if berr != nil {

@@ -56,11 +56,14 @@ type Config struct {
 	Writable bool   `json:"writable,omitempty" mapstructure:"writable"`
 	Refresh  string `json:"refresh,omitempty" mapstructure:"refresh"`
 
-	// Outbound authentication: at most one of Username+Password and
-	// Bearer. AWS SigV4 is not supported yet.
+	// Outbound authentication: at most one of Username+Password, Bearer
+	// and AWS.
 	Username string `json:"username,omitempty" mapstructure:"username"`
 	Password Secret `json:"password,omitempty" mapstructure:"password"`
 	Bearer   Secret `json:"bearer,omitempty" mapstructure:"bearer"`
+	// AWS signs every request with AWS Signature Version 4 (Amazon
+	// OpenSearch Service, or OpenSearch Serverless with service aoss).
+	AWS *AWS `json:"aws,omitempty" mapstructure:"aws"`
 	// CAFile is a PEM bundle to trust for https URLs.
 	CAFile string `json:"ca_file,omitempty" mapstructure:"ca_file"`
 
@@ -120,6 +123,14 @@ func (c *Config) validateIndex() error {
 func (c *Config) validateAuth() error {
 	if c.Bearer != "" && (c.Username != "" || c.Password != "") {
 		return errors.New("opensearch: set either username/password or bearer, not both")
+	}
+	if c.AWS != nil {
+		if c.Bearer != "" || c.Username != "" || c.Password != "" {
+			return errors.New("opensearch: aws signs every request; do not set username/password or bearer with it")
+		}
+		if err := c.AWS.validate(c.URLs); err != nil {
+			return err
+		}
 	}
 	if (c.Username == "") != (c.Password == "") {
 		return errors.New("opensearch: username and password go together")

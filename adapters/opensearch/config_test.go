@@ -35,6 +35,27 @@ func TestConfigValidate(t *testing.T) {
 		{"multi_match type", func(c *Config) { c.MultiMatchType = "phrase" }, "multi_match_type"},
 		{"negative ef_search", func(c *Config) { c.EfSearch = -1 }, "negative"},
 		{"text field without name", func(c *Config) { c.TextFields = []FieldConfig{{Boost: 2}} }, "text_fields"},
+		{"aws domain", func(c *Config) {
+			c.URLs, c.AWS = []string{"https://search-d-abc.eu-west-1.es.amazonaws.com"}, &AWS{Region: "eu-west-1"}
+		}, ""},
+		{"aws serverless", func(c *Config) {
+			c.URLs, c.AWS = []string{"https://abc.us-east-1.aoss.amazonaws.com"}, &AWS{Region: "us-east-1", Service: "aoss"}
+		}, ""},
+		{"aws on loopback http", func(c *Config) { c.AWS = &AWS{Region: "eu-west-1"} }, ""},
+		{"aws without region", func(c *Config) { c.AWS = &AWS{} }, "aws.region"},
+		{"aws bad region", func(c *Config) { c.AWS = &AWS{Region: "Europe"} }, "aws.region"},
+		{"aws bad service", func(c *Config) { c.AWS = &AWS{Region: "eu-west-1", Service: "s3"} }, "aws.service"},
+		{"aws over plain http", func(c *Config) {
+			c.URLs, c.AWS = []string{"http://search.example.com:9200"}, &AWS{Region: "eu-west-1"}
+		}, "https"},
+		{"aws serverless endpoint signed for es", func(c *Config) {
+			c.URLs, c.AWS = []string{"https://abc.us-east-1.aoss.amazonaws.com"}, &AWS{Region: "us-east-1"}
+		}, "aoss"},
+		{"aws domain endpoint signed for aoss", func(c *Config) {
+			c.URLs, c.AWS = []string{"https://search-d.eu-west-1.es.amazonaws.com"}, &AWS{Region: "eu-west-1", Service: "aoss"}
+		}, "aoss"},
+		{"aws and bearer", func(c *Config) { c.AWS, c.Bearer = &AWS{Region: "eu-west-1"}, "t" }, "aws signs"},
+		{"aws and basic", func(c *Config) { c.AWS, c.Username, c.Password = &AWS{Region: "eu-west-1"}, "u", "p" }, "aws signs"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

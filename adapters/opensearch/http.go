@@ -21,7 +21,10 @@ type client struct {
 // response is a completed HTTP exchange.
 type response = eshttp.Response
 
-func newClient(cfg *Config) (*client, error) {
+// newClient builds the client; with aws set, every request (probe,
+// search, writes) is signed with SigV4 by the transport (sigv4.go).
+func newClient(ctx context.Context, cfg *Config) (*client, error) {
+	var err error
 	t := eshttp.Transport(cfg.Timeout, cfg.DisableCompression)
 	t.TLSClientConfig = eshttp.MinTLS()
 	if cfg.CAFile != "" {
@@ -31,7 +34,13 @@ func newClient(cfg *Config) (*client, error) {
 		}
 		t.TLSClientConfig.RootCAs = pool
 	}
-	oc, err := osgo.NewClient(vendorConfig(cfg, t))
+	vc := vendorConfig(cfg, t)
+	if cfg.AWS != nil {
+		if vc.Signer, err = newSigner(ctx, cfg.AWS); err != nil {
+			return nil, err
+		}
+	}
+	oc, err := osgo.NewClient(vc)
 	if err != nil {
 		return nil, fmt.Errorf("opensearch: client: %w", err)
 	}

@@ -23,7 +23,7 @@ func TestDisableCompression(t *testing.T) {
 	}{{false, "gzip"}, {true, ""}} {
 		cfg := DefaultConfig()
 		cfg.URLs, cfg.Index, cfg.DisableCompression = []string{srv.URL}, "docs", tc.disable
-		c, err := newClient(cfg)
+		c, err := newClient(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

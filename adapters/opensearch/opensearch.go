@@ -3,7 +3,8 @@
 //
 // # Probe
 //
-// Read-only calls: GET / (version.distribution must be "opensearch"),
+// Read-only calls (on Serverless only mapping, settings and count, see
+// AWS below): GET / (version.distribution must be "opensearch"),
 // GET /_cat/plugins?format=json (opensearch-knn, opensearch-neural-search,
 // opensearch-ml), GET /<index>/_mapping (text fields, knn_vector fields
 // with dimension, space_type, engine and method; keyword, numeric, date and
@@ -67,9 +68,19 @@
 // # Configuration
 //
 // See Config: urls, index, text_fields, content_field, vector_field,
-// title_field, uri_field, writable, refresh, username+password | bearer,
-// ca_file, timeout. AWS SigV4 request signing (Amazon OpenSearch Service)
-// is a planned addition; opensearch-go's signer package is the route.
+// title_field, uri_field, writable, refresh, username+password | bearer |
+// aws, ca_file, timeout.
+//
+// # AWS
+//
+// With aws (region, service es or aoss, optional profile) every request is
+// signed with AWS Signature Version 4 by opensearch-go's signer/awsv2 over
+// the AWS SDK for Go v2, with credentials from the SDK's standard chain
+// (environment, shared files, web identity/IRSA, container, instance
+// role); see sigv4.go. With service aoss (OpenSearch Serverless) the probe
+// skips GET /, _cat/plugins, _search/pipeline and _cluster/settings, which
+// Serverless does not serve: the version and plugins are unknown, so
+// native hybrid and engine MMR are not offered and the evidence says so.
 //
 // # Known differences
 //
@@ -130,7 +141,7 @@ type adapter struct {
 	tenants *tenantidx.Set[schema]
 }
 
-func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapter, error) {
+func open(ctx context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapter, error) {
 	cfg, ok := c.(*Config)
 	if !ok {
 		return nil, fmt.Errorf("opensearch: config of type %T", c)
@@ -143,7 +154,7 @@ func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapt
 			return nil, fmt.Errorf("opensearch: %w", err)
 		}
 	}
-	cl, err := newClient(cfg)
+	cl, err := newClient(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

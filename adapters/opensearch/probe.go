@@ -61,16 +61,27 @@ var optionalCalls = map[int]bool{1: true, 4: true, 5: true}
 // configured tenant index body.
 var tenantSkipped = map[int]bool{2: true, 3: true, 6: true}
 
-// fetch runs the probe calls.
+// serverlessSkipped are the probe calls OpenSearch Serverless does not
+// serve (GET /, _cat/plugins, _search/pipeline, _cluster/settings; AWS,
+// "Supported operations and plugins in Amazon OpenSearch Serverless");
+// serverlessOptional may be refused by a collection's data access policy
+// (_count needs aoss:ReadDocument).
+var (
+	serverlessSkipped  = map[int]bool{0: true, 1: true, 4: true, 5: true}
+	serverlessOptional = map[int]bool{6: true}
+)
+
+// fetch runs the probe calls (on Serverless, only those it serves).
 func (a *adapter) fetch(ctx context.Context) (*probeResponses, error) {
 	calls := probeCalls(a.cfg.Index)
 	out := make([][]byte, len(calls))
+	serverless := a.cfg.serverless()
 	for i, path := range calls {
-		if a.tenancy != nil && tenantSkipped[i] {
-			continue // the configured body stands in for them
+		if a.tenancy != nil && tenantSkipped[i] || serverless && serverlessSkipped[i] {
+			continue // the configured body stands in for them, or Serverless lacks them
 		}
 		res, err := a.http.do(ctx, http.MethodGet, path, nil, false)
-		if optionalCalls[i] && refused(err) {
+		if (optionalCalls[i] || serverless && serverlessOptional[i]) && refused(err) {
 			a.log.Debug("optional probe call refused", "path", path, "err", err)
 			continue
 		}
@@ -108,16 +119,33 @@ type schema struct {
 	mmr bool
 }
 
-// buildSchema derives the schema and evidence from probe responses. Pure.
-func buildSchema(cfg *Config, r *probeResponses) (*schema, error) {
+// serverlessVersion is Evidence.Version of a Serverless collection, which
+// reports none.
+const serverlessVersion = "serverless"
+
+// serverlessNote is the probe's account of what Serverless does not show.
+const serverlessNote = "OpenSearch Serverless (aws.service aoss): GET /, _cat/plugins, _search/pipeline and _cluster/settings are not served, so the version and plugins are unknown; capabilities come from the index mapping and settings alone; native hybrid and engine MMR are not offered (fusion and MMR run in the sidecar); quantised vector fields are treated as approximate"
+
+// rootVersion reads GET / (a Serverless collection has none: the zero
+// version, which enables no version-gated feature).
+func rootVersion(cfg *Config, raw []byte) (version, string, error) {
+	if cfg.serverless() {
+		return version{}, serverlessVersion, nil
+	}
 	var root rootInfo
-	if err := json.Unmarshal(r.Root, &root); err != nil {
-		return nil, fmt.Errorf("opensearch: decode GET /: %w", err)
+	if err := json.Unmarshal(raw, &root); err != nil {
+		return version{}, "", fmt.Errorf("opensearch: decode GET /: %w", err)
 	}
 	if root.Version.Distribution != "opensearch" {
-		return nil, fmt.Errorf("opensearch: the engine at %v reports distribution %q, not opensearch", cfg.URLs, root.Version.Distribution)
+		return version{}, "", fmt.Errorf("opensearch: the engine at %v reports distribution %q, not opensearch", cfg.URLs, root.Version.Distribution)
 	}
 	v, err := parseVersion(root.Version.Number)
+	return v, root.Version.Number, err
+}
+
+// buildSchema derives the schema and evidence from probe responses. Pure.
+func buildSchema(cfg *Config, r *probeResponses) (*schema, error) {
+	v, number, err := rootVersion(cfg, r.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +163,7 @@ func buildSchema(cfg *Config, r *probeResponses) (*schema, error) {
 		return nil, fmt.Errorf("opensearch: %w", err)
 	}
 	s := &schema{version: v, vectors: f.vectors, filters: filters.Plan}
-	ev := &capability.Evidence{Engine: Name, Version: root.Version.Number, Target: cfg.Index,
+	ev := &capability.Evidence{Engine: Name, Version: number, Target: cfg.Index,
 		Writable: cfg.Writable, Pagination: true, Deterministic: st.SingleCopy}
 	s.ev = ev
 	plugins := pluginSet(r.Plugins)
@@ -144,6 +172,9 @@ func buildSchema(cfg *Config, r *probeResponses) (*schema, error) {
 		return nil, err
 	}
 	ev.Notes = append(ev.Notes, filters.Notes...)
+	if cfg.serverless() {
+		ev.Notes = append(ev.Notes, serverlessNote)
+	}
 	s.fillNative(v, plugins, r)
 	ev.DocCount = docCount(r.Count)
 	return s, nil
@@ -274,6 +305,7 @@ func (s *schema) fillNative(v version, plugins map[string]bool, r *probeResponse
 	switch {
 	case ev.NativeRRF:
 		ev.Notes = append(ev.Notes, "native hybrid: hybrid query with a temporary score-ranker-processor (rrf) pipeline")
+	case ev.Version == serverlessVersion: // serverlessNote says why
 	case !plugins[pluginNeural]:
 		ev.Notes = append(ev.Notes, "opensearch-neural-search is not installed: hybrid fusion runs in the sidecar")
 	}

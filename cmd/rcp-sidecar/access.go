@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -15,20 +16,25 @@ import (
 )
 
 // accessGuard builds the access section's guard (§5.2, §15): API-key
-// authentication, per-key limits and the concurrency limit. It needs no
-// engine, so it stands in front of the standby gate and callers are
-// authenticated before readiness is even looked at. nil when the section
-// has neither keys nor max_inflight.
+// and token authentication, per-key limits and the concurrency limit. It
+// needs no engine, so it stands in front of the standby gate and callers
+// are authenticated before readiness is even looked at. nil when the
+// section has neither keys, jwt nor max_inflight and there is no file to
+// reload them from; with a file, a guard that admits everyone until a
+// reload brings keys.
 func (a *app) accessGuard() (*access.Guard, error) {
 	ac := a.cfg.Access
-	if len(ac.Keys) == 0 && ac.MaxInflight == 0 {
-		return nil, nil
+	if !accessOn(ac) {
+		if a.configPath == "" {
+			return nil, nil
+		}
+		return newGuard(ac, a)
 	}
 	g, err := newGuard(ac, a)
 	if err != nil {
 		return nil, err
 	}
-	a.log.Info("access control on", "keys", len(ac.Keys), "max_inflight", ac.MaxInflight,
+	a.log.Info("access control on", "keys", len(ac.Keys), "jwt", ac.JWT != nil, "max_inflight", ac.MaxInflight,
 		"max_inflight_per_key", ac.MaxInflightPerKey, "tls", ac.TLS.Enabled(), "mtls", ac.TLS.ClientCAFile != "")
 	return g, nil
 }
@@ -53,7 +59,7 @@ func (a *app) accessHandler(g *access.Guard) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withMCP(m.Path, mcpHandler(svc, m, g != nil && g.Authenticating()), h), nil
+	return withMCP(m.Path, mcpHandler(svc, m, g), h), nil
 }
 
 // guarded puts g's middleware in front of h; a nil g leaves h as it is.
@@ -64,29 +70,78 @@ func guarded(g *access.Guard, h http.Handler) http.Handler {
 	return g.Middleware(h)
 }
 
+// accessOn reports whether the access section asks for a guard: keys,
+// tokens or a concurrency limit.
+func accessOn(ac config.Access) bool {
+	return len(ac.Keys) > 0 || ac.JWT != nil || ac.MaxInflight > 0
+}
+
 func newGuard(ac config.Access, a *app) (*access.Guard, error) {
+	o, err := guardOptions(ac, a.cfg, a.backend, a.log)
+	if err != nil {
+		return nil, err
+	}
+	return access.New(o)
+}
+
+// guardOptions maps the access section to the guard's options (New and
+// Reload take the same).
+func guardOptions(ac config.Access, cfg *config.Config, defaultEngine string, log *slog.Logger) (access.Options, error) {
 	keys := make([]access.Key, len(ac.Keys))
 	for i := range ac.Keys {
 		k := &ac.Keys[i]
 		d, err := k.Digest()
 		if err != nil {
-			return nil, fmt.Errorf("access.keys[%d] (%s): %w", i, k.ID, err)
+			return access.Options{}, fmt.Errorf("access.keys[%d] (%s): %w", i, k.ID, err)
 		}
 		f, err := k.FilterJSON()
 		if err != nil {
-			return nil, fmt.Errorf("access.keys[%d] (%s).filter: %w", i, k.ID, err)
+			return access.Options{}, fmt.Errorf("access.keys[%d] (%s).filter: %w", i, k.ID, err)
 		}
 		keys[i] = access.Key{ID: k.ID, Digest: d, Engines: k.Engines, Write: k.Write, Admin: k.Admin, Filter: f,
 			IDPrefix: k.IDPrefix, Tenant: k.Tenant, RPS: k.Rate.RPS, Burst: k.Rate.Burst}
 	}
 	var isolated []string
-	for _, b := range a.cfg.Backends {
+	for _, b := range cfg.Backends {
 		if b.Tenancy.Isolated() {
 			isolated = append(isolated, b.Name)
 		}
 	}
-	return access.New(access.Options{Keys: keys, MaxInflight: ac.MaxInflight, MaxInflightPerKey: ac.MaxInflightPerKey,
-		MaxBodyBytes: a.cfg.Server.HTTP.MaxBodyBytes, DefaultEngine: a.backend, Logger: a.log, IndexIsolated: isolated})
+	j, err := jwtOptions(ac.JWT)
+	if err != nil {
+		return access.Options{}, err
+	}
+	return access.Options{Keys: keys, MaxInflight: ac.MaxInflight, MaxInflightPerKey: ac.MaxInflightPerKey, JWT: j,
+		MaxBodyBytes: cfg.Server.HTTP.MaxBodyBytes, DefaultEngine: defaultEngine, Logger: log, IndexIsolated: isolated}, nil
+}
+
+// jwtOptions maps access.jwt; nil when absent. A jwks_ca_file replaces
+// the system roots for the JWKS fetch.
+func jwtOptions(j *config.JWT) (*access.JWT, error) {
+	if j == nil {
+		return nil, nil
+	}
+	o := &access.JWT{
+		Issuer: j.Issuer, Audience: j.Audience, JWKSURL: j.JWKSURL, Algorithms: j.Algorithms, ClockSkew: j.ClockSkew,
+		JWKSRefresh: j.JWKSRefresh, JWKSMinRefresh: j.JWKSMinRefresh, JWKSTimeout: j.JWKSTimeout,
+		Claims:    access.JWTClaims{Subject: j.Claims.Subject, Scopes: j.Claims.Scopes, Engines: j.Claims.Engines, Tenant: j.Claims.Tenant},
+		ReadScope: j.Scopes.Read, WriteScope: j.Scopes.Write, AdminScope: j.Scopes.Admin,
+		TenantField: j.TenantField, IDPrefix: j.IDPrefix, RPS: j.Rate.RPS, Burst: j.Rate.Burst,
+	}
+	if j.JWKSCAFile != "" {
+		pem, err := os.ReadFile(j.JWKSCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("access.jwt.jwks_ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, errors.New("access.jwt.jwks_ca_file: no PEM certificate found")
+		}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
+		o.HTTPClient = &http.Client{Transport: tr}
+	}
+	return o, access.ValidateJWT(*o)
 }
 
 // serverFor applies the server section to an RCP server over b (the

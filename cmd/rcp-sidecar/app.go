@@ -25,6 +25,9 @@ type app struct {
 	obs     observability // traces, metrics, request logs (telemetry.go)
 	// redact scrubs the configuration's secrets from logs and answers.
 	redact *telemetry.Redactor
+	// configPath is the file the configuration came from ("" for the
+	// demo), re-read on SIGHUP (reload.go).
+	configPath string
 }
 
 // newBareApp loads the configuration and its logger (the --log-level flag
@@ -43,7 +46,7 @@ func newBareApp(g *globals) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &app{cfg: cfg, log: log, redact: redact}, nil
+	return &app{cfg: cfg, log: log, redact: redact, configPath: g.configPath}, nil
 }
 
 // loadApp reads the configuration (or builds the demo one), then opens the

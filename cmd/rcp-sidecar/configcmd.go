@@ -23,6 +23,9 @@ func newConfigCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if _, err := jwtOptions(cfg.Access.JWT); err != nil { // the guard's own checks, no fetch
+				return err
+			}
 			effectiveResilience(cfg)
 			if err := writeJSON(cmd.OutOrStdout(), cfg); err != nil {
 				return err

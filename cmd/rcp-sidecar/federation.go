@@ -60,6 +60,8 @@ type fedApp struct {
 	// aggOptions built agg; handler reuses them over scoped engines.
 	aggOptions federation.Options
 	obs        *app // telemetry only (telemetry.go), labelled "federation"
+	// guard is the access guard in front of every path, reloaded on SIGHUP.
+	guard *access.Guard
 	// stop ends every engine's re-probe loop (resilient.Adapter.Run); wg
 	// waits for them.
 	stop context.CancelFunc
@@ -89,6 +91,7 @@ func runFederation(cmd *cobra.Command, g *globals, f *serveFlags, cfg *config.Co
 	if h, err = fa.observed(ctx, h); err != nil { // trace context, request ids, /metrics
 		return err
 	}
+	defer watchReload(ctx, &reloader{path: g.configPath, guard: fa.guard, log: fa.log, running: cfg})() // SIGHUP (reload.go)
 	base := cfg.Server.HTTP.BasePath
 	fa.log.Info("serving an RCP federation over HTTP", "addr", ln.Addr().String(), "base", base,
 		"engines", strings.Join(fa.ids, ","), "per_engine", enginesPrefix+"<id>/rcp")
@@ -106,20 +109,21 @@ func (fa *fedApp) secure(ln net.Listener) (net.Listener, http.Handler, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(ac.Keys) == 0 && ac.MaxInflight == 0 {
-		h, err := fa.handler(nil)
-		return ln, h, err
-	}
+	// Always a guard, so that a SIGHUP can bring keys to a federation
+	// started without them; with none it admits everyone.
 	g, err := newGuard(ac, &app{cfg: fa.cfg, log: fa.log}) // no default engine: /rcp is the aggregator
 	if err != nil {
 		return nil, nil, err
 	}
+	fa.guard = g
 	h, err := fa.handler(g.Backend)
 	if err != nil {
 		return nil, nil, err
 	}
-	fa.log.Info("access control on", "keys", len(ac.Keys), "max_inflight", ac.MaxInflight,
-		"max_inflight_per_key", ac.MaxInflightPerKey, "tls", ac.TLS.Enabled())
+	if accessOn(ac) {
+		fa.log.Info("access control on", "keys", len(ac.Keys), "jwt", ac.JWT != nil, "max_inflight", ac.MaxInflight,
+			"max_inflight_per_key", ac.MaxInflightPerKey, "tls", ac.TLS.Enabled())
+	}
 	return ln, g.Middleware(h), nil
 }
 
@@ -282,7 +286,7 @@ func (fa *fedApp) handler(scope func(id string, b server.Backend) (server.Backen
 		if err != nil {
 			return nil, err
 		}
-		h := mcpHandler(svc, m, scope != nil && len(fa.cfg.Access.Keys) > 0)
+		h := mcpHandler(svc, m, fa.guard)
 		mux.Handle(m.Path, h)
 		mux.Handle(m.Path+"/", h)
 	}

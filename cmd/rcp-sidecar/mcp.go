@@ -207,9 +207,10 @@ func policyMaxQueryChars(cfg *config.Config, backend string) int {
 
 // mcpHandler is the MCP server over Streamable HTTP, each caller's
 // session scoped to its key by the access middleware in front of it.
-func mcpHandler(svc *mcpserver.Service, m config.MCP, authenticating bool) http.Handler {
+func mcpHandler(svc *mcpserver.Service, m config.MCP, g *access.Guard) http.Handler {
 	o := mcpserver.HTTPOptions{SessionTimeout: m.SessionTimeout, MaxSessions: m.MaxSessions}
-	if authenticating {
+	if g != nil {
+		o.Required = g.Authenticating
 		o.Identify = func(r *http.Request) *mcpserver.Identity {
 			p := access.FromContext(r.Context())
 			if p == nil {

@@ -41,6 +41,9 @@ type resilience struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// guard is the access guard readyHTTP put in front (nil: none), the
+	// one SIGHUP reloads.
+	guard *access.Guard
 }
 
 // loadResilientApp is loadApp that tolerates an engine that is down: the
@@ -235,6 +238,7 @@ func (rs *resilience) readyHTTP(ctx context.Context, ln net.Listener) (net.Liste
 	if err != nil {
 		return nil, nil, err
 	}
+	rs.guard = g
 	rs.gate.Authorize(access.AuthorizeMethod)
 	err = rs.start(ctx, func() (http.Handler, standby.StdioFunc, error) {
 		h, err := rs.a.accessHandler(g)

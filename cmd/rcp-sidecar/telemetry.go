@@ -140,8 +140,8 @@ func (a *app) withTelemetry(h http.Handler) (http.Handler, error) {
 		return h, nil
 	}
 	mh := t.MetricsHandler()
-	if len(a.cfg.Access.Keys) > 0 {
-		g, err := newGuard(a.cfg.Access, &app{cfg: a.cfg, log: a.log}) // any valid key: metrics span engines
+	if len(a.cfg.Access.Keys) > 0 || a.cfg.Access.JWT != nil {
+		g, err := newGuard(a.cfg.Access, &app{cfg: a.cfg, log: a.log}) // any valid key or token: metrics span engines
 		if err != nil {
 			return nil, err
 		}

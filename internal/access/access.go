@@ -1,5 +1,6 @@
 // Package access is the sidecar's inbound access control (§5.2, §15):
-// API-key authentication applied to HTTP before any RCP processing (so
+// authentication by API key or by OIDC/JWT bearer token (verified against
+// the issuer's JWKS, jwt.go), applied to HTTP before any RCP processing (so
 // before initialize and capability gating), per-key scopes (engines, read
 // or write, admin, a tenant filter or tenant index, an id namespace),
 // per-key token-bucket rate limits, and global and per-key concurrency
@@ -8,7 +9,9 @@
 // The HTTP side is Guard.Middleware; the data side is Guard.Backend, a
 // server.Backend decorator that reads the caller from the request context.
 // A context without a caller (stdio, §15.6: the spawner decides) passes
-// through unchanged.
+// through unchanged. A token's caller is a Principal with the same scopes
+// a key has, so every check below applies to both. Reload swaps keys,
+// token settings and limits atomically.
 package access
 
 import (
@@ -20,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -78,22 +82,44 @@ type Options struct {
 	// its own (tenancy mode "index"): a key's Tenant selects its index
 	// there, so a tenant key needs one.
 	IndexIsolated []string
+	// JWT accepts bearer tokens from an OIDC/JWT issuer alongside the
+	// static keys; nil accepts none.
+	JWT *JWT
 }
 
 // Guard enforces Options over HTTP (Middleware) and on backends (Backend).
+// Its keys, token settings and limits form one policy that Reload swaps
+// atomically: a request runs under the policy that admitted it.
 type Guard struct {
-	keys          []*Principal
-	sem           chan struct{}
+	pol           atomic.Pointer[policy]
 	maxBody       int64
 	defaultEngine string
 	log           *slog.Logger
 	sample        *sampler
 	isolated      []string
+	secret        []byte
+
+	// mu serialises Backend and Reload; backends are the scoped backends
+	// handed out, whose scopes a new policy must compile on.
+	mu       sync.Mutex
+	backends []*scoped
 }
 
-// Principal is an authenticated caller.
+// policy is what Reload replaces: the static keys, the token verifier and
+// the concurrency limits.
+type policy struct {
+	keys   []*Principal
+	jwt    *verifier // nil: no tokens accepted
+	sem    chan struct{}
+	perKey int
+}
+
+// authenticating reports whether callers must present credentials.
+func (pol *policy) authenticating() bool { return len(pol.keys) > 0 || pol.jwt != nil }
+
+// Principal is an authenticated caller: a static key, or the identity a
+// verified token maps to (with the same scopes).
 type Principal struct {
-	idx       int
 	id        string
 	digest    [32]byte
 	engines   []string
@@ -105,6 +131,10 @@ type Principal struct {
 	bucket    *bucket
 	sem       chan struct{} // the key's own concurrency limit; nil: none
 	cursorKey []byte
+	// scopes caches the compiled tenant scope per engine (*tenant).
+	scopes sync.Map
+	// token reports a principal mapped from a verified token.
+	token bool
 }
 
 // New compiles o. Keys must have distinct ids.
@@ -117,40 +147,99 @@ func New(o Options) (*Guard, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	if o.MaxInflight > 0 {
-		g.sem = make(chan struct{}, o.MaxInflight)
-	}
-	secret := o.Secret
-	if len(secret) == 0 {
-		secret = make([]byte, 32)
-		if _, err := rand.Read(secret); err != nil {
+	g.secret = o.Secret
+	if len(g.secret) == 0 {
+		g.secret = make([]byte, 32)
+		if _, err := rand.Read(g.secret); err != nil {
 			return nil, fmt.Errorf("access: secret: %w", err)
 		}
 	}
-	for i, k := range o.Keys {
-		if k.ID == "" || slices.ContainsFunc(g.keys, func(p *Principal) bool { return p.id == k.ID }) {
-			return nil, fmt.Errorf("access: key %d: empty or duplicate id %q", i, k.ID)
-		}
-		p := newPrincipal(i, k, secret)
-		if o.MaxInflightPerKey > 0 {
-			p.sem = make(chan struct{}, o.MaxInflightPerKey)
-		}
-		g.keys = append(g.keys, p)
+	pol, err := g.newPolicy(o, nil)
+	if err != nil {
+		return nil, err
 	}
+	g.pol.Store(pol)
 	return g, nil
 }
 
-func newPrincipal(i int, k Key, secret []byte) *Principal {
+// newPolicy compiles o's keys, token settings and limits. A key that
+// keeps its id and rate from old keeps its token bucket, so a reload does
+// not refill every bucket.
+func (g *Guard) newPolicy(o Options, old *policy) (*policy, error) {
+	pol := &policy{perKey: o.MaxInflightPerKey}
+	if o.MaxInflight > 0 {
+		pol.sem = make(chan struct{}, o.MaxInflight)
+	}
+	for i, k := range o.Keys {
+		if k.ID == "" || slices.ContainsFunc(pol.keys, func(p *Principal) bool { return p.id == k.ID }) {
+			return nil, fmt.Errorf("access: key %d: empty or duplicate id %q", i, k.ID)
+		}
+		p := newPrincipal(k, g.secret)
+		if o.MaxInflightPerKey > 0 {
+			p.sem = make(chan struct{}, o.MaxInflightPerKey)
+		}
+		if prev := old.key(k.ID); prev != nil && prev.bucket.same(k.RPS, k.Burst) {
+			p.bucket = prev.bucket
+		}
+		pol.keys = append(pol.keys, p)
+	}
+	if o.JWT != nil {
+		v, err := newVerifier(*o.JWT, g.secret, o.MaxInflightPerKey, g.log)
+		if err != nil {
+			return nil, err
+		}
+		pol.jwt = v
+	}
+	return pol, nil
+}
+
+// key returns the static key id of pol, nil when there is none.
+func (pol *policy) key(id string) *Principal {
+	if pol == nil {
+		return nil
+	}
+	for _, p := range pol.keys {
+		if p.id == id {
+			return p
+		}
+	}
+	return nil
+}
+
+// Reload replaces the keys, the token settings and the concurrency limits
+// with o's, atomically: requests already admitted finish under the old
+// policy, the next ones run under the new. o's static scopes are compiled
+// on every backend handed out by Backend first; when any fails, nothing
+// changes and the error says why. DefaultEngine, MaxBodyBytes, Logger,
+// Secret and IndexIsolated keep their values from New.
+func (g *Guard) Reload(o Options) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	pol, err := g.newPolicy(o, g.pol.Load())
+	if err != nil {
+		return err
+	}
+	for _, s := range g.backends {
+		if err := s.compileAll(pol); err != nil {
+			return err
+		}
+	}
+	g.pol.Store(pol)
+	return nil
+}
+
+func newPrincipal(k Key, secret []byte) *Principal {
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte("rcp-sidecar cursor\x00" + k.ID))
 	return &Principal{
-		idx: i, id: k.ID, digest: k.Digest, engines: slices.Clone(k.Engines), write: k.Write, admin: k.Admin,
+		id: k.ID, digest: k.Digest, engines: slices.Clone(k.Engines), write: k.Write, admin: k.Admin,
 		filter: nullToNil(k.Filter), prefix: k.IDPrefix, tenant: k.Tenant, bucket: newBucket(k.RPS, k.Burst), cursorKey: m.Sum(nil),
 	}
 }
 
-// Authenticating reports whether callers must present a key.
-func (g *Guard) Authenticating() bool { return len(g.keys) > 0 }
+// Authenticating reports whether callers must present a key or token
+// under the current policy.
+func (g *Guard) Authenticating() bool { return g.pol.Load().authenticating() }
 
 // ID is the key's configured id.
 func (p *Principal) ID() string { return p.id }

@@ -43,20 +43,21 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		pol := g.pol.Load()
 		var p *Principal
-		if g.Authenticating() {
+		if pol.authenticating() {
 			var ok bool
-			if p, ok = g.admit(w, r); !ok {
+			if p, ok = g.admit(w, r, pol); !ok {
 				return
 			}
 			r = r.WithContext(withState(r.Context(), p))
 		}
-		if g.sem != nil || p != nil && p.sem != nil {
+		if pol.sem != nil || p != nil && p.sem != nil {
 			if !g.readBody(w, r) {
 				return
 			}
 		}
-		release, ok := g.acquire(w, r, p)
+		release, ok := g.acquire(w, r, pol, p)
 		if !ok {
 			return
 		}
@@ -91,7 +92,7 @@ func (g *Guard) readBody(w http.ResponseWriter, r *http.Request) bool {
 // acquire takes a slot of the key's and of the global concurrency limit
 // without waiting, or sheds the request; the returned release must be
 // called once.
-func (g *Guard) acquire(w http.ResponseWriter, r *http.Request, p *Principal) (release func(), ok bool) {
+func (g *Guard) acquire(w http.ResponseWriter, r *http.Request, pol *policy, p *Principal) (release func(), ok bool) {
 	var mine func()
 	if p != nil {
 		if mine, ok = tryAcquire(p.sem); !ok {
@@ -100,12 +101,12 @@ func (g *Guard) acquire(w http.ResponseWriter, r *http.Request, p *Principal) (r
 			return nil, false
 		}
 	}
-	all, ok := tryAcquire(g.sem)
+	all, ok := tryAcquire(pol.sem)
 	if !ok {
 		if mine != nil {
 			mine()
 		}
-		g.refused(slog.LevelWarn, "inflight", "shedding request: concurrency limit reached", "path", r.URL.Path, "limit", cap(g.sem))
+		g.refused(slog.LevelWarn, "inflight", "shedding request: concurrency limit reached", "path", r.URL.Path, "limit", cap(pol.sem))
 		shed(w, shedRetryMs, "server is at its concurrency limit")
 		return nil, false
 	}
@@ -116,11 +117,17 @@ func (g *Guard) acquire(w http.ResponseWriter, r *http.Request, p *Principal) (r
 }
 
 // admit authenticates r and applies the key's engine scope and rate limit,
-// answering the rejection itself.
-func (g *Guard) admit(w http.ResponseWriter, r *http.Request) (*Principal, bool) {
-	p := g.authenticate(r)
+// answering the rejection itself. A token that verifies but may not read
+// is 403, like a key outside its engine scope.
+func (g *Guard) admit(w http.ResponseWriter, r *http.Request, pol *policy) (*Principal, bool) {
+	p, reason := g.authenticate(r, pol)
 	if p == nil {
-		g.refused(slog.LevelInfo, "credentials", "rejected request: missing or unknown credentials", "remote", r.RemoteAddr, "path", r.URL.Path)
+		if reason == reasonScope {
+			g.refused(slog.LevelInfo, "scope", "rejected request: token lacks the read scope", "path", r.URL.Path)
+			deny(w, http.StatusForbidden)
+			return nil, false
+		}
+		g.refused(slog.LevelInfo, "credentials", "rejected request: missing or unknown credentials", "remote", r.RemoteAddr, "path", r.URL.Path, "reason", reason)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="rcp"`)
 		deny(w, http.StatusUnauthorized)
 		return nil, false
@@ -139,20 +146,28 @@ func (g *Guard) admit(w http.ResponseWriter, r *http.Request) (*Principal, bool)
 
 // authenticate finds the key presented in Authorization: Bearer or
 // X-API-Key. Every configured digest is compared in constant time, with no
-// early exit, so timing reveals neither which key nor how close.
-func (g *Guard) authenticate(r *http.Request) *Principal {
+// early exit, so timing reveals neither which key nor how close. A bearer
+// value that is no key is then verified as a token when the policy
+// accepts tokens; reason says why nobody was found (for the log only).
+func (g *Guard) authenticate(r *http.Request, pol *policy) (*Principal, string) {
 	tok := presented(r)
 	if tok == "" {
-		return nil
+		return nil, "no credentials"
 	}
 	d := sha256.Sum256([]byte(tok))
 	var found *Principal
-	for _, p := range g.keys {
+	for _, p := range pol.keys {
 		if subtle.ConstantTimeCompare(d[:], p.digest[:]) == 1 && found == nil {
 			found = p
 		}
 	}
-	return found
+	if found != nil {
+		return found, ""
+	}
+	if pol.jwt == nil || !looksLikeJWT(tok) {
+		return nil, "unknown key"
+	}
+	return pol.jwt.principal(r.Context(), tok)
 }
 
 func presented(r *http.Request) string {

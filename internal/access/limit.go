@@ -58,3 +58,13 @@ func tryAcquire(sem chan struct{}) (release func(), ok bool) {
 		return nil, false
 	}
 }
+
+// same reports whether b is the bucket newBucket(rps, burst) would make,
+// so that a reload keeps a bucket (and its tokens) whose rate is unchanged.
+func (b *bucket) same(rps float64, burst int) bool {
+	nb := newBucket(rps, burst)
+	if b == nil || nb == nil {
+		return b == nil && nb == nil
+	}
+	return b.lim.Limit() == nb.lim.Limit() && b.lim.Burst() == nb.lim.Burst()
+}

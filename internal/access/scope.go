@@ -28,10 +28,11 @@ type tenant struct {
 }
 
 // scoped is a server.Backend that applies the caller's scope (§15.6).
+// The compiled scope of each caller lives on its Principal, per engine.
 type scoped struct {
-	inner   server.Backend
-	engine  string
-	tenants []*tenant // by Principal.idx; nil: no tenant scope
+	inner    server.Backend
+	engine   string
+	isolated bool
 }
 
 // fieldOpser is implemented by retrieval.Engine (per-field operators, §8).
@@ -71,19 +72,56 @@ type fieldOpser interface {
 // fans out to (same context) check their own id and scope the data but do
 // not charge again, so one federated retrieve costs one token.
 func (g *Guard) Backend(engine string, b server.Backend) (server.Backend, error) {
-	s := &scoped{inner: b, engine: engine, tenants: make([]*tenant, len(g.keys))}
-	isolated := slices.Contains(g.isolated, engine)
-	for _, p := range g.keys {
-		if (p.filter == nil && p.tenant == "") || engine == "" || !p.Allows(engine) {
+	s := &scoped{inner: b, engine: engine, isolated: slices.Contains(g.isolated, engine)}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := s.compileAll(g.pol.Load()); err != nil {
+		return nil, err
+	}
+	g.backends = append(g.backends, s)
+	return s, nil
+}
+
+// compileAll compiles the scope of every static key of pol on s, and
+// checks that the token mapping's scope compiles there too, so that a
+// misconfiguration fails at start-up or reload, not per request.
+func (s *scoped) compileAll(pol *policy) error {
+	if s.engine == "" {
+		return nil
+	}
+	for _, p := range pol.keys {
+		if (p.filter == nil && p.tenant == "") || !p.Allows(s.engine) {
 			continue
 		}
-		t, err := compileScope(p, isolated, b)
-		if err != nil {
-			return nil, fmt.Errorf("access: key %q on engine %q: %w", p.id, engine, err)
+		if _, err := s.tenantOf(p); err != nil {
+			return fmt.Errorf("access: key %q on engine %q: %w", p.id, s.engine, err)
 		}
-		s.tenants[p.idx] = t
 	}
-	return s, nil
+	if pol.jwt != nil {
+		if p := pol.jwt.sample(); p != nil {
+			if _, err := compileScope(p, s.isolated, s.inner); err != nil {
+				return fmt.Errorf("access: jwt tenant mapping on engine %q: %w", s.engine, err)
+			}
+		}
+	}
+	return nil
+}
+
+// tenantOf returns p's compiled scope on s (nil: none), compiling it on
+// first use; a principal with a filter or tenant never passes unscoped.
+func (s *scoped) tenantOf(p *Principal) (*tenant, error) {
+	if (p.filter == nil && p.tenant == "") || s.engine == "" {
+		return nil, nil
+	}
+	if t, ok := p.scopes.Load(s.engine); ok {
+		return t.(*tenant), nil
+	}
+	t, err := compileScope(p, s.isolated, s.inner)
+	if err != nil {
+		return nil, err
+	}
+	p.scopes.Store(s.engine, t)
+	return t, nil
 }
 
 // compileScope checks that the engine's tenancy mode can enforce the key's

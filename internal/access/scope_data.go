@@ -21,9 +21,13 @@ func (s *scoped) Retrieve(ctx context.Context, p *rcp.RetrieveParams) (*rcp.Retr
 	if err != nil || pr == nil {
 		return s.passRetrieve(ctx, p, err)
 	}
-	ctx = s.withTenant(ctx, pr)
+	t, err := s.scopeOf(pr)
+	if err != nil {
+		return nil, err
+	}
+	ctx = withTenant(ctx, t)
 	q := *p
-	q.Filter = s.merge(pr, p.Filter)
+	q.Filter = merge(t, p.Filter)
 	ctx = pr.unprefixProgress(ctx)
 	if p.Cursor != "" {
 		if q.Cursor, err = pr.openCursor(p.Cursor); err != nil {
@@ -51,8 +55,7 @@ func (s *scoped) passRetrieve(ctx context.Context, p *rcp.RetrieveParams, err er
 
 // merge ANDs the key's filter with the client's, before the backend
 // validates the tree, so the client's filter can only narrow (§8 "and").
-func (s *scoped) merge(p *Principal, client json.RawMessage) json.RawMessage {
-	t := s.tenants[p.idx]
+func merge(t *tenant, client json.RawMessage) json.RawMessage {
 	client = nullToNil(client)
 	switch {
 	case t == nil || t.raw == nil:
@@ -80,11 +83,15 @@ func (s *scoped) IndexAdd(ctx context.Context, p *rcp.IndexAddParams) (*rcp.Inde
 	if !pr.write {
 		return nil, rcp.NewError(rcp.CodeUnauthorized, "this key may not write")
 	}
-	q := *p
-	if q.Documents, err = s.scopeDocuments(pr, p.Documents); err != nil {
+	t, err := s.scopeOf(pr)
+	if err != nil {
 		return nil, err
 	}
-	res, err := s.inner.IndexAdd(s.withTenant(ctx, pr), &q)
+	q := *p
+	if q.Documents, err = scopeDocuments(t, pr, p.Documents); err != nil {
+		return nil, err
+	}
+	res, err := s.inner.IndexAdd(withTenant(ctx, t), &q)
 	if err != nil || res == nil {
 		return res, err
 	}
@@ -98,8 +105,7 @@ func (s *scoped) IndexAdd(ctx context.Context, p *rcp.IndexAddParams) (*rcp.Inde
 // withTenant marks ctx with the key's tenant scope on this engine, which
 // the engine uses to select a tenant's own index and to hold the write to
 // the tenancy policy.
-func (s *scoped) withTenant(ctx context.Context, pr *Principal) context.Context {
-	t := s.tenants[pr.idx]
+func withTenant(ctx context.Context, t *tenant) context.Context {
 	if t == nil {
 		return ctx
 	}
@@ -111,8 +117,7 @@ func (s *scoped) withTenant(ctx context.Context, pr *Principal) context.Context 
 // refuses meta that sets the key filter's fields (other than to their
 // forced value), forces the filter's eq fields, refuses documents still
 // outside the filter and namespaces ids.
-func (s *scoped) scopeDocuments(pr *Principal, in []rcp.Document) ([]rcp.Document, error) {
-	t := s.tenants[pr.idx]
+func scopeDocuments(t *tenant, pr *Principal, in []rcp.Document) ([]rcp.Document, error) {
 	out := make([]rcp.Document, len(in))
 	for i, d := range in {
 		if t != nil && t.raw != nil {
@@ -145,12 +150,15 @@ func (s *scoped) IndexDelete(ctx context.Context, p *rcp.IndexDeleteParams) (*rc
 	if pr == nil {
 		return s.inner.IndexDelete(ctx, p)
 	}
-	t := s.tenants[pr.idx]
+	t, err := s.scopeOf(pr)
+	if err != nil {
+		return nil, err
+	}
 	ownIndex := t != nil && t.isolated && t.name != ""
 	if !pr.write || (t != nil && pr.prefix == "" && !ownIndex) {
 		return nil, rcp.NewError(rcp.CodeUnauthorized, "this key may not delete")
 	}
-	ctx = s.withTenant(ctx, pr)
+	ctx = withTenant(ctx, t)
 	if pr.prefix == "" {
 		return s.inner.IndexDelete(ctx, p)
 	}
@@ -159,6 +167,17 @@ func (s *scoped) IndexDelete(ctx context.Context, p *rcp.IndexDeleteParams) (*rc
 		ids[i] = pr.prefix + id
 	}
 	return s.inner.IndexDelete(ctx, &rcp.IndexDeleteParams{IDs: ids})
+}
+
+// scopeOf is tenantOf as a client-facing error: a scope that cannot be
+// compiled refuses the call (-32603, the cause logged), never passes it
+// unscoped.
+func (s *scoped) scopeOf(pr *Principal) (*tenant, error) {
+	t, err := s.tenantOf(pr)
+	if err != nil {
+		return nil, rcp.NewError(rcp.CodeInternalError, "the caller's scope cannot be applied on this engine").WithCause(err)
+	}
+	return t, nil
 }
 
 // cursorPayload is an inner cursor sealed under the key's cursor key.

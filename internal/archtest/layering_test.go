@@ -134,7 +134,7 @@ var layers = map[string][]string{
 		"adapters/internal/tenantidx", "github.com/elastic/"},
 	"adapters/opensearch": {"std", "adapters", "capability", "filterlang", "rcp", "adapters/internal/dsl",
 		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
-		"adapters/internal/tenantidx", "github.com/opensearch-project/"},
+		"adapters/internal/tenantidx", "github.com/opensearch-project/", "github.com/aws/aws-sdk-go-v2/"},
 	"adapters/qdrant": {"std", "adapters", "capability", "filterlang", "rcp",
 		"github.com/qdrant/", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	"adapters/qdrant/qdranttest": {"std", "github.com/qdrant/", "google.golang.org/grpc"},
@@ -154,7 +154,7 @@ var layers = map[string][]string{
 	// Serving layers above the pipeline.
 	"federation":      {"std", "filterlang", "rankmath", "rcp", "rcp/server"},
 	"mcpserver":       {"std", "filterlang", "rcp", "rcp/schema", "rcp/server", "github.com/modelcontextprotocol/go-sdk/"},
-	"internal/access": {"std", "adapters", "filterlang", "rankmath", "rcp", "rcp/jsonrpc", "rcp/server", "golang.org/x/time/rate"},
+	"internal/access": {"std", "adapters", "filterlang", "rankmath", "rcp", "rcp/jsonrpc", "rcp/server", "golang.org/x/time/rate", "github.com/go-jose/go-jose/v4"},
 	"internal/telemetry": {"std", "adapters", "capability", "filterlang", "rcp", "rcp/server",
 		"github.com/prometheus/", "go.opentelemetry.io/"},
 	"internal/config": {"std", "adapters", "retrieval", "filterlang", "github.com/spf13/viper"},
@@ -235,6 +235,9 @@ var owners = []struct {
 	// may use its vendor client too.
 	{"github.com/elastic/", []string{"adapters/elasticsearch", "adapters/elasticsearch/"}},
 	{"github.com/opensearch-project/", []string{"adapters/opensearch", "adapters/opensearch/"}},
+	// The AWS SDK (SigV4 credentials) only behind the OpenSearch adapter.
+	{"github.com/aws/", []string{"adapters/opensearch", "adapters/opensearch/"}},
+	{"github.com/go-jose/go-jose/v4", []string{"internal/access"}},
 	{"github.com/qdrant/", []string{"adapters/qdrant", "adapters/qdrant/"}},
 	{"github.com/blevesearch/snowballstem", []string{"adapters/memory"}},
 	{"github.com/spf13/cobra", []string{"cmd/"}},

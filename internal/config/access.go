@@ -23,6 +23,8 @@ type Access struct {
 	// way, so that one key cannot take every slot. 0 means no per-key cap.
 	MaxInflightPerKey int `mapstructure:"max_inflight_per_key" json:"max_inflight_per_key,omitempty"`
 	TLS               TLS `mapstructure:"tls" json:"tls"`
+	// JWT accepts OIDC/JWT bearer tokens alongside the keys; absent: none.
+	JWT *JWT `mapstructure:"jwt" json:"jwt,omitempty"`
 }
 
 // AccessKey is one API key and what it may do. Exactly one of Hash, File
@@ -141,7 +143,13 @@ func (a *Access) validate(backends []string) error {
 			return err
 		}
 	}
-	return validatePrefixes(a.Keys)
+	if err := validatePrefixes(a.Keys); err != nil {
+		return err
+	}
+	if a.JWT != nil {
+		return a.JWT.validate(a.Keys)
+	}
+	return nil
 }
 
 func (k *AccessKey) validate(path string, backends []string, seen map[string]bool) error {

@@ -95,6 +95,7 @@ func decodeTop(raw map[string]any) (*Config, error) {
 	if !embedderSet() {
 		cfg.Embedder = nil
 	}
+	applyJWTDefaults(cfg.Access.JWT)
 	return cfg, nil
 }
 

@@ -37,7 +37,10 @@ func (c *Config) Validate() error {
 	if err := c.Access.validate(backendNames(c.Backends)); err != nil {
 		return err
 	}
-	return validateTenants(c.Access.Keys, c.Backends)
+	if err := validateTenants(c.Access.Keys, c.Backends); err != nil {
+		return err
+	}
+	return c.Access.JWT.validateTenancy(c.Backends)
 }
 
 func backendNames(bs []Backend) []string {
