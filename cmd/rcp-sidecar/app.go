@@ -25,6 +25,8 @@ type app struct {
 	obs     observability // traces, metrics, request logs (telemetry.go)
 	// redact scrubs the configuration's secrets from logs and answers.
 	redact *telemetry.Redactor
+	// extras is the reranker shared by every backend (extras.go).
+	extras extrasState
 }
 
 // newBareApp loads the configuration and its logger (the --log-level flag
