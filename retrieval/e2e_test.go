@@ -73,14 +73,14 @@ func TestUnicodeQuery(t *testing.T) {
 }
 
 // TestConformanceHonest: _meta.conformance matches what is served (§14).
-// Without an embedder the memory engine is sparse-only with filter and
-// citations: L1. With one it also serves dense and hybrid, plus
-// pagination, streaming and log: L2 (§14.3) — each L1 claim checked.
+// The memory engine serves retrieve with filter and citations (L1) and
+// pagination, streaming, log and determinism (L2, §14.3), sparse-only or
+// with an embedder; the L1 claims are each checked.
 func TestConformanceHonest(t *testing.T) {
 	sparse, _ := newEngine(t, setup{})
 	c := rcptest.NewClient(t, sparse)
-	if got := initialize(t, c, map[string]any{}).Meta["conformance"]; got != "L1" {
-		t.Errorf("sparse-only memory declares %v, want L1", got)
+	if got := initialize(t, c, map[string]any{}).Meta["conformance"]; got != "L2" {
+		t.Errorf("sparse-only memory declares %v, want L2", got)
 	}
 	full, _ := newEngine(t, setup{emb: true})
 	c = rcptest.NewClient(t, full)

@@ -19,8 +19,8 @@ func TestConformanceLevel(t *testing.T) {
 	if got := full.Conformance(); got != "L2" {
 		t.Errorf("hybrid+filter+citations+pagination+streaming+log engine: %s, want L2", got)
 	}
-	if got := sparse.Conformance(); got != "L1" {
-		t.Errorf("sparse-only engine with filter and citations: %s, want L1", got)
+	if got := sparse.Conformance(); got != "L2" {
+		t.Errorf("sparse-only engine with filter, citations, pagination, streaming, log: %s, want L2", got)
 	}
 	if len(full.Explain()) == 0 || full.Evidence().Engine != "memory" {
 		t.Error("explain/evidence empty")
