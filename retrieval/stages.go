@@ -84,8 +84,9 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 	default:
 		return []*stageRun{mk("sparse", adapters.StageLexical), mk("dense", adapters.StageDense)}
 	}
-	if !r.mmr || r.nativeMMR {
-		// One engine list and no sidecar stage after recall: the page is
+	if (!r.mmr || r.nativeMMR) && r.rerank == nil && !e.dedups(r) {
+		// One engine list and no sidecar stage after recall (MMR, rerank,
+		// session dedup): the page is
 		// the engine's top offset+k, so fetch only that plus one (to know
 		// whether a next page exists). CandidateK still sets how deep the
 		// engine looks (kNN num_candidates, rank window, native MMR pool).
