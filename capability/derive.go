@@ -272,7 +272,6 @@ func (d *deriver) retrieveFlags(dense bool) {
 	} else {
 		d.note("retrieve.recency", d.ev.NativeRecency, "engine-side recency decay on date fields=%t", d.ev.NativeRecency)
 	}
-	d.note("retrieve.rerankBuiltin", false, "no reranker is configured")
 }
 
 func (d *deriver) snapshots() {
@@ -410,9 +409,11 @@ func (d *deriver) rerank() {
 	switch {
 	case r == nil:
 		d.note("rerank", false, "no reranker is configured (reranker: section)")
+		d.note("retrieve.rerankBuiltin", false, "no reranker is configured")
 		return
 	case r.Failed != "":
 		d.note("rerank", false, "the reranker's start-up check failed: %s", r.Failed)
+		d.note("retrieve.rerankBuiltin", false, "the reranker's start-up check failed")
 		return
 	}
 	d.caps.Rerank = &rcp.RerankCap{Methods: []string{r.Method}, MaxCandidates: r.MaxCandidates, Models: append([]string(nil), r.Models...)}
