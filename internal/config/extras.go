@@ -35,8 +35,8 @@ type Session struct {
 	Dedup *bool `mapstructure:"dedup" json:"dedup,omitempty"`
 	// TTLSeconds is a session's idle lifetime (default 1800).
 	TTLSeconds int `mapstructure:"ttl_seconds" json:"ttl_seconds"`
-	// MaxSessions bounds the sessions kept per backend (default 10000);
-	// MaxIDs the hit ids remembered per session (default 2000).
+	// MaxSessions bounds the sessions kept per backend (default 1000);
+	// MaxIDs the hit ids remembered per session (default 500).
 	MaxSessions int `mapstructure:"max_sessions" json:"max_sessions"`
 	MaxIDs      int `mapstructure:"max_ids" json:"max_ids"`
 }
@@ -67,8 +67,8 @@ type FeedbackIndex struct {
 // Defaults of the session section.
 const (
 	DefaultSessionTTLSeconds = 1800
-	DefaultSessionMax        = 10000
-	DefaultSessionMaxIDs     = 2000
+	DefaultSessionMax        = 1000
+	DefaultSessionMaxIDs     = 500
 	// MaxSessionIDs bounds max_ids: the ids one session may pin in memory.
 	MaxSessionIDs = 100000
 )

@@ -21,8 +21,8 @@ import (
 // Defaults applied by New to zero options.
 const (
 	DefaultTTL         = 30 * time.Minute
-	DefaultMaxSessions = 10000
-	DefaultMaxKeys     = 2000
+	DefaultMaxSessions = 1000
+	DefaultMaxKeys     = 500
 	// MaxKeyBytes bounds one stored key (a hit or document id).
 	MaxKeyBytes = 512
 )
