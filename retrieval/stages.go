@@ -25,10 +25,10 @@ func (e *Engine) clamp(r *retrieval) *rcp.Error {
 	if err != nil {
 		return err
 	}
-	f = e.clampRerank(r, f)
 	if r.p.K != nil && *r.p.K > int64(f.K) {
 		r.note("k clamped to maxK %d", f.K)
 	}
+	f = e.clampRerank(r, f)
 	r.funnel = f
 	return nil
 }
