@@ -165,3 +165,52 @@ func ids(hs []rcp.Hit) []string {
 	}
 	return out
 }
+
+// TestFeedbackIndexedPerTenant: feedback sent over HTTP by a tenant key
+// lands in a real Elasticsearch index tagged with that key and tenant,
+// and another key's signals carry its own tags (access → engine → sink).
+func TestFeedbackIndexedPerTenant(t *testing.T) {
+	es := esURL(t)
+	index := uniqueName("rcp-feedback-cmd")
+	t.Cleanup(func() { engineDo(t, es, http.MethodDelete, "/"+index, "") })
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "c.jsonl")
+	writeFile(t, corpus, `{"_id":"a1","title":"t","text":"rocket report","tenant":"acme"}`+"\n"+
+		`{"_id":"g1","title":"t","text":"rocket report","tenant":"globex"}`+"\n")
+	cfg := filepath.Join(dir, "c.yaml")
+	writeFile(t, cfg, "backends:\n  - {name: docs, engine: memory, settings: {corpus: "+corpus+"}}\n"+
+		"feedback: {enabled: true, index: {url: \""+es+"\", index: "+index+", timeout: 30s}}\n"+
+		"access:\n  keys:\n"+
+		"    - {id: acme-key, tenant: acme, filter: {field: tenant, op: eq, value: acme}, hash: \""+keyHash("acme-0123456789abc")+"\"}\n"+
+		"    - {id: ops, hash: \""+keyHash("ops-0123456789abcd")+"\"}\n")
+	base := startServe(t, "--config", cfg)
+	for _, c := range []struct{ key, hit string }{{"acme-0123456789abc", "a1"}, {"ops-0123456789abcd", "g1"}} {
+		raw, rerr := rpcAs(t, base, c.key, "feedback", map[string]any{"sessionId": "s", "signals": []map[string]any{{"hitId": c.hit, "helpful": true}}})
+		if rerr != nil {
+			t.Fatalf("feedback: %+v", rerr)
+		}
+		var fb rcp.FeedbackResult
+		if json.Unmarshal(raw, &fb) != nil || fb.Accepted != 1 {
+			t.Fatalf("feedback answer %s", raw)
+		}
+	}
+	engineDo(t, es, http.MethodPost, "/"+index+"/_refresh", "")
+	st, body := engineDo(t, es, http.MethodPost, "/"+index+"/_search", `{"size":10,"sort":[{"hit_id.keyword":"asc"}]}`)
+	var sr struct {
+		Hits struct {
+			Hits []struct {
+				Source map[string]any `json:"_source"`
+			} `json:"hits"`
+		} `json:"hits"`
+	}
+	if st != http.StatusOK || json.Unmarshal([]byte(body), &sr) != nil || len(sr.Hits.Hits) != 2 {
+		t.Fatalf("search %s: HTTP %d %s", index, st, body)
+	}
+	a, g := sr.Hits.Hits[0].Source, sr.Hits.Hits[1].Source
+	if a["hit_id"] != "a1" || a["key"] != "acme-key" || a["tenant"] != "acme" || a["engine"] != "docs" {
+		t.Errorf("acme's signal tagged %v", a)
+	}
+	if g["hit_id"] != "g1" || g["key"] != "ops" || g["tenant"] != nil {
+		t.Errorf("ops's signal tagged %v", g)
+	}
+}
