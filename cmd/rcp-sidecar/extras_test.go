@@ -151,6 +151,10 @@ func TestServeRerankSessionFeedback(t *testing.T) {
 	if rerr != nil || json.Unmarshal(raw, &fb) != nil || fb.Accepted != 1 {
 		t.Errorf("feedback: %s %+v", raw, rerr)
 	}
+	wantMetric := `rcp_feedback_signals_total{engine="docs",kind="cited"} 1`
+	if st, body := get(t, strings.TrimSuffix(base, "/rcp")+"/metrics", bob); st != http.StatusOK || !strings.Contains(body, wantMetric) {
+		t.Errorf("/metrics: HTTP %d, want %s", st, wantMetric)
+	}
 	raw, rerr = rpcAs(t, base, bob, "rerank", map[string]any{"query": q, "passages": []string{"wind", "solar power panels"}})
 	var rr rcp.RerankResult
 	if rerr != nil || json.Unmarshal(raw, &rr) != nil || !slices.Equal(rr.Order, []int{1, 0}) || rr.Scores[1] != 3 {
