@@ -163,6 +163,15 @@ def level2(c, caps):
         check("L2", "advertised hybrid mode returns hits", isinstance(c.search("comet", k=3, opts={"mode": "hybrid"})["hits"], list))
     else:
         skip("L2", "advertised hybrid mode returns hits", "hybrid not advertised")
+    if "rerank" in caps:
+        passages = ["Bananas are rich in potassium.", "a comet grows two tails near the sun", "comets"]
+        scores = c.rerank("why do comets grow tails", passages)
+        check("L2", "rerank scores every passage, the relevant one highest", len(scores) == 3 and scores[1] == max(scores), scores)
+        out = c.search("why do comets grow tails", k=2, opts={"rerank": {"method": "cross-encoder", "topN": 5}})
+        ok = out["hits"] and all("rerank" in (h.get("scores") or {}) for h in out["hits"]) and out["usage"].get("reranked") == 5
+        check("L2", "retrieve reranks its top topN (scores.rerank, usage.reranked)", ok, out)
+    else:
+        skip("L2", "rerank scores every passage", "rerank not advertised")
     if (caps.get("index") or {}).get("writable") is True:
         doc = {"id": "conf-upsert", "text": "zyxwv conformance probe document one"}
         ids = c.index_add({"documents": [doc]}).get("ids")

@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,9 +33,70 @@ type conformanceReport struct {
 func TestConformanceDemo(t *testing.T) {
 	python := requireEnv(t, "RCP_PYTHON", "run integration/python/setup.sh and source integration/.work/python.env")
 	bin := buildSidecar(t, t.TempDir())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	r := runConformance(t, python, bin, "serve", "--stdio", "--demo", "--log-level", "error")
+	if hasPassed(r, "rerank scores every passage") {
+		t.Error("rerank checked although the demo has no reranker")
+	}
+}
+
+// TestConformanceDemoReranker runs the same checks against the demo with
+// a reranker: a test server that speaks /v1/rerank and scores
+// deterministically (shared words), so the SDK's rerank and the retrieve
+// rerank stage are checked too.
+func TestConformanceDemoReranker(t *testing.T) {
+	python := requireEnv(t, "RCP_PYTHON", "run integration/python/setup.sh and source integration/.work/python.env")
+	dir := t.TempDir()
+	bin := buildSidecar(t, dir)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Query     string   `json:"query"`
+			Documents []string `json:"documents"`
+		}
+		if r.URL.Path != "/v1/rerank" || json.NewDecoder(r.Body).Decode(&req) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		type res struct {
+			Index int     `json:"index"`
+			Score float64 `json:"relevance_score"`
+		}
+		out := make([]res, len(req.Documents))
+		words := strings.Fields(strings.ToLower(req.Query))
+		for i, d := range req.Documents {
+			for _, w := range strings.Fields(strings.ToLower(d)) {
+				if slices.Contains(words, w) {
+					out[i].Score++
+				}
+			}
+			out[i].Index = i
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"results": out})
+	}))
+	defer srv.Close()
+	corpus, cfg := filepath.Join(dir, "c.jsonl"), filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(corpus, []byte(`{"_id":"x","title":"t","text":"unused: the demo serves its own corpus"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yaml := "backends:\n  - {name: unused, engine: memory, settings: {corpus: " + corpus + "}}\n" +
+		"reranker: {url: \"" + srv.URL + "\", model: shared-words, max_candidates: 50}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runConformance(t, python, bin, "serve", "--stdio", "--demo", "--config", cfg, "--log-level", "error")
+	for _, must := range []string{"rerank scores every passage", "retrieve reranks its top topN"} {
+		if !hasPassed(r, must) {
+			t.Errorf("L2 check %q did not run and pass", must)
+		}
+	}
+}
+
+// runConformance runs conformance_driver.py against argv and asserts what
+// every configuration of the demo must show.
+func runConformance(t *testing.T, python, bin string, argv ...string) conformanceReport {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "conformance_driver.py", "--", bin, "serve", "--stdio", "--demo", "--log-level", "error")
+	cmd := exec.CommandContext(ctx, python, append([]string{"conformance_driver.py", "--", bin}, argv...)...)
 	var stdout bytes.Buffer
 	stderr := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
@@ -61,6 +127,7 @@ func TestConformanceDemo(t *testing.T) {
 	if r.Certified != "L2" || r.Declared != r.Certified {
 		t.Errorf("certified %q, declared %q: want both L2", r.Certified, r.Declared)
 	}
+	return r
 }
 
 func hasPassed(r conformanceReport, name string) bool {
