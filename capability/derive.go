@@ -41,7 +41,9 @@ func Derive(ev *Evidence, p Policy) (rcp.Capabilities, []Reason) {
 	d.pagination()
 	d.index()
 	d.embed()
-	d.never("rerank", "no reranker is configured for this backend")
+	d.rerank()
+	d.session()
+	d.feedback()
 	d.never("transform", "query transformation is not implemented by the sidecar")
 	d.flag("streaming", d.p.Streaming, &d.caps.Streaming, "policy")
 	d.logCap()
@@ -270,7 +272,6 @@ func (d *deriver) retrieveFlags(dense bool) {
 	} else {
 		d.note("retrieve.recency", d.ev.NativeRecency, "engine-side recency decay on date fields=%t", d.ev.NativeRecency)
 	}
-	d.note("retrieve.rerankBuiltin", false, "no reranker is configured")
 }
 
 func (d *deriver) snapshots() {
@@ -401,4 +402,77 @@ func (d *deriver) embed() {
 	d.caps.Embed = &rcp.EmbedCap{Dimension: d.p.EmbedDim, Identity: id, BatchLimit: d.p.EmbedBatchLimit,
 		Encodings: append([]string(nil), EmbedEncodings...)}
 	d.note("embed", true, "embedder %s (%d-d), batch limit %d", id, d.p.EmbedDim, d.p.EmbedBatchLimit)
+}
+
+func (d *deriver) rerank() {
+	r := d.p.Reranker
+	switch {
+	case r == nil:
+		d.note("rerank", false, "no reranker is configured (reranker: section)")
+		d.note("retrieve.rerankBuiltin", false, "no reranker is configured")
+		return
+	case r.Failed != "":
+		d.note("rerank", false, "the reranker's start-up check failed: %s", r.Failed)
+		d.note("retrieve.rerankBuiltin", false, "the reranker's start-up check failed")
+		return
+	}
+	d.caps.Rerank = &rcp.RerankCap{Methods: []string{r.Method}, MaxCandidates: r.MaxCandidates, Models: append([]string(nil), r.Models...)}
+	d.note("rerank", true, "%s reranker %s, at most %d candidates: %s", r.Method, strings.Join(r.Models, ","), r.MaxCandidates, r.Proof)
+	if d.caps.Retrieve != nil {
+		d.caps.Retrieve.RerankBuiltin = true
+		d.note("retrieve.rerankBuiltin", true, "retrieve reranks its top rerank.topN candidates with the %s reranker (§7.7 funnel)", r.Method)
+	}
+}
+
+func (d *deriver) session() {
+	s := d.p.Session
+	switch {
+	case s == nil:
+		d.note("session", false, "no session section configured: sessionId is ignored")
+	case d.caps.Retrieve == nil:
+		d.note("session", false, "retrieve is not advertised")
+	default:
+		d.caps.Session = &rcp.SessionCap{Dedup: s.Dedup, TTLSeconds: s.TTLSeconds}
+		d.note("session", true, "in-process store (LRU of %d sessions, %d ids each, %ds TTL, namespaced by API key and tenant); dedup %v",
+			s.MaxSessions, s.MaxIDs, s.TTLSeconds, s.Dedup)
+	}
+}
+
+func (d *deriver) feedback() {
+	if !d.p.Feedback {
+		d.note("feedback", false, "feedback disabled by configuration")
+		return
+	}
+	d.caps.Feedback = &struct{}{}
+	d.note("feedback", true, "signals are validated, counted and logged")
+}
+
+// Conformance is the highest level (§14) a capability set meets:
+//   - L0, the base protocol, which every server built on rcp/server meets;
+//   - L1 (§14.2): retrieve serving at least one mode, with filter and
+//     citations (k and minScore are honoured by every Engine; serving all
+//     three modes is a SHOULD, not a condition);
+//   - L2 (§14.3): L1 plus a selection — at least two — of the SOTA
+//     capabilities §14.3 lists that the sidecar can serve: rerank,
+//     streaming, pagination, log, reproducibility (retrieve.deterministic
+//     or retrieve.snapshots).
+//
+// It never claims more than the capability set shows, so the official
+// harness, which certifies a level from checks on the advertised
+// capabilities, finds the declaration honest.
+func Conformance(c rcp.Capabilities) string {
+	r := c.Retrieve
+	if r == nil || len(r.Modes) == 0 || c.Filter == nil || c.Citations == nil {
+		return "L0"
+	}
+	sota := 0
+	for _, on := range []bool{c.Rerank != nil, c.Streaming != nil, c.Pagination != nil, c.Log != nil, r.Deterministic || r.Snapshots} {
+		if on {
+			sota++
+		}
+	}
+	if sota >= 2 {
+		return "L2"
+	}
+	return "L1"
 }

@@ -42,6 +42,37 @@ type Policy struct {
 	Trust string
 	// Streaming and Log advertise the streaming and log capabilities.
 	Streaming, Log bool
+	// Reranker is what a start-up check proved of the configured reranker
+	// (nil: none configured, or the check failed).
+	Reranker *RerankerFacts
+	// Session is the sidecar's session store (nil: sessionId is ignored).
+	Session *SessionFacts
+	// Feedback reports that feedback signals have a sink (logs, metrics
+	// and optionally an index).
+	Feedback bool
+}
+
+// RerankerFacts describe a reranker a start-up check proved working.
+type RerankerFacts struct {
+	// Method is the rerank method it implements ("cross-encoder").
+	Method string
+	// Models are the model names it serves; MaxCandidates the most
+	// passages one call may score.
+	Models        []string
+	MaxCandidates int
+	// Proof says what the start-up check did (for probe's explanation).
+	Proof string
+	// Failed, when set, says why the start-up check failed: nothing is
+	// advertised, and probe explains why.
+	Failed string
+}
+
+// SessionFacts describe the session store behind sessionId (§7.7.3).
+type SessionFacts struct {
+	Dedup      bool
+	TTLSeconds int
+	// MaxSessions and MaxIDs are its bounds, for probe's explanation.
+	MaxSessions, MaxIDs int
 }
 
 // WithDefaults returns p with zero limits replaced by their defaults.

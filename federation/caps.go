@@ -41,6 +41,7 @@ func unionCaps(es []Engine) (caps rcp.Capabilities, conflicts []string) {
 		return caps, nil
 	}
 	caps.Retrieve = unionRetrieve(rs)
+	caps.Session = commonSession(es)
 	caps.Filter, conflicts = unionFilter(fs)
 	if citations {
 		caps.Citations = &struct{}{}
@@ -219,6 +220,32 @@ func ordered[T comparable](s, ref []T) []T {
 	for _, v := range s {
 		if !slices.Contains(ref, v) {
 			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// commonSession is the session capability every engine that retrieves
+// advertises (§7.7.3): the federation passes sessionId on to each, so
+// dedup holds only if every one dedups, for as long as the shortest TTL.
+// Nil when any retrieving engine ignores sessionId.
+func commonSession(es []Engine) *rcp.SessionCap {
+	var out *rcp.SessionCap
+	for _, e := range es {
+		c := e.Backend.Capabilities()
+		switch {
+		case c.Retrieve == nil:
+			continue
+		case c.Session == nil:
+			return nil
+		case out == nil:
+			s := *c.Session
+			out = &s
+		default:
+			out.Dedup = out.Dedup && c.Session.Dedup
+			if c.Session.TTLSeconds > 0 && (out.TTLSeconds == 0 || c.Session.TTLSeconds < out.TTLSeconds) {
+				out.TTLSeconds = c.Session.TTLSeconds
+			}
 		}
 	}
 	return out

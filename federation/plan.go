@@ -96,7 +96,7 @@ func (a *Aggregator) unsupported(p *rcp.RetrieveParams) []unsupportedOpt {
 	add(p.MMR != nil && !rc.MMR, "mmr", "no engine diversifies", func(q *rcp.RetrieveParams) { q.MMR = nil })
 	add(wantsRerank(p) && !rc.RerankBuiltin, "rerank", "no engine reranks inside retrieve", func(q *rcp.RetrieveParams) { q.Rerank = nil })
 	add(p.TokenBudget != nil, "tokenBudget", "not honoured by the federation", func(q *rcp.RetrieveParams) { q.TokenBudget = nil })
-	add(p.SessionID != "", "sessionId", "sessions are not federated", func(q *rcp.RetrieveParams) { q.SessionID = "" })
+	add(p.SessionID != "" && a.caps.Session == nil, "sessionId", "not every engine keeps sessions", func(q *rcp.RetrieveParams) { q.SessionID = "" })
 	add(p.Cursor != "", "cursor", "pagination is not federated", func(q *rcp.RetrieveParams) { q.Cursor = "" })
 	add(p.IndexVersion != "", "indexVersion", "snapshots are not federated", func(q *rcp.RetrieveParams) { q.IndexVersion = "" })
 	add(isFilterSet(p.Filter) && a.caps.Filter == nil, "filter", "no engine filters", func(q *rcp.RetrieveParams) { q.Filter = nil })

@@ -253,6 +253,10 @@ func searchSchema(caps rcp.Capabilities, plan fieldPlan, tokenBudget int, maxQue
 		}
 		props["tokenBudget"] = tb
 	}
+	if caps.Session != nil && caps.Session.Dedup {
+		props["sessionId"] = map[string]any{"type": "string", "minLength": 1, "maxLength": 256,
+			"description": "Any id you choose for this task: hits already returned under it are not returned again (until it expires), so repeated searches bring new documents."}
+	}
 	schema["properties"] = props
 	return schema
 }

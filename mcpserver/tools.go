@@ -19,7 +19,7 @@ const defaultK = 10
 
 // searchArgs are the arguments a search tool takes; anything else is
 // -32602 naming the argument.
-var searchArgs = map[string]bool{"query": true, "k": true, "mode": true, "filter": true, "cursor": true, "tokenBudget": true}
+var searchArgs = map[string]bool{"query": true, "k": true, "mode": true, "filter": true, "cursor": true, "tokenBudget": true, "sessionId": true}
 
 func (s *Service) searchTool(e *Engine, caps rcp.Capabilities, name string) *mcp.Tool {
 	plan := planFields(caps.Filter, s.o.MaxSchemaFields)
@@ -136,15 +136,16 @@ func (s *Service) retrieveParams(e *Engine, args json.RawMessage) (json.RawMessa
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	caps := e.Backend.Capabilities()
 	for _, n := range names {
-		if !searchArgs[n] {
+		if !searchArgs[n] || n == "sessionId" && caps.Session == nil {
 			return nil, rcp.InvalidParams(n, "unknown argument %q", n)
 		}
 	}
 	if _, ok := in["query"]; !ok {
 		return nil, rcp.InvalidParams("query", "query is required")
 	}
-	rc := e.Backend.Capabilities().Retrieve
+	rc := caps.Retrieve
 	if _, ok := in["k"]; !ok {
 		k := defaultK
 		if rc != nil && rc.MaxK > 0 {

@@ -521,3 +521,45 @@ type PingParams struct {
 type PingResult struct {
 	Nonce json.RawMessage `json:"nonce,omitempty"`
 }
+
+// RerankCallParams are the params of the rerank method (§7.6). (RerankParams
+// is the retrieve.rerank option.)
+type RerankCallParams struct {
+	Query    QueryInput     `json:"query"`
+	Passages []QueryInput   `json:"passages"`
+	Method   string         `json:"method,omitempty"`
+	Model    string         `json:"model,omitempty"`
+	TopN     *int64         `json:"topN,omitempty"`
+	Meta     map[string]any `json:"_meta,omitempty"`
+}
+
+// RerankResult is the result of rerank (§7.6): Scores[i] scores
+// passages[i]; Order lists the indices best first (truncated by topN).
+type RerankResult struct {
+	Scores []float64 `json:"scores"`
+	Order  []int     `json:"order,omitempty"`
+}
+
+// FeedbackSignal is one signal about an earlier hit (§7.16).
+type FeedbackSignal struct {
+	HitID              json.RawMessage `json:"hitId"`
+	Used               *bool           `json:"used,omitempty"`
+	Cited              *bool           `json:"cited,omitempty"`
+	Helpful            *bool           `json:"helpful,omitempty"`
+	Reward             *float64        `json:"reward,omitempty"`
+	PoisonSuspected    *bool           `json:"poisonSuspected,omitempty"`
+	InjectionSuspected *bool           `json:"injectionSuspected,omitempty"`
+}
+
+// FeedbackParams are the params of feedback (§7.16).
+type FeedbackParams struct {
+	SessionID string           `json:"sessionId,omitempty"`
+	Query     string           `json:"query,omitempty"`
+	Signals   []FeedbackSignal `json:"signals"`
+	Meta      map[string]any   `json:"_meta,omitempty"`
+}
+
+// FeedbackResult is the result of feedback: how many signals were recorded.
+type FeedbackResult struct {
+	Accepted int `json:"accepted"`
+}

@@ -73,20 +73,20 @@ func TestUnicodeQuery(t *testing.T) {
 }
 
 // TestConformanceHonest: _meta.conformance matches what is served (§14).
-// Without an embedder the memory engine is sparse-only: L0. With one it
-// serves dense, sparse and hybrid, filter and citations, honours k and
-// minScore with non-increasing scores: L1 (§14.2) — each claim checked.
+// The memory engine serves retrieve with filter and citations (L1) and
+// pagination, streaming, log and determinism (L2, §14.3), sparse-only or
+// with an embedder; the L1 claims are each checked.
 func TestConformanceHonest(t *testing.T) {
 	sparse, _ := newEngine(t, setup{})
 	c := rcptest.NewClient(t, sparse)
-	if got := initialize(t, c, map[string]any{}).Meta["conformance"]; got != "L0" {
-		t.Errorf("sparse-only memory declares %v, want L0", got)
+	if got := initialize(t, c, map[string]any{}).Meta["conformance"]; got != "L2" {
+		t.Errorf("sparse-only memory declares %v, want L2", got)
 	}
 	full, _ := newEngine(t, setup{emb: true})
 	c = rcptest.NewClient(t, full)
 	init := initialize(t, c, map[string]any{})
-	if init.Meta["conformance"] != "L1" {
-		t.Fatalf("memory+embedder declares %v, want L1", init.Meta["conformance"])
+	if init.Meta["conformance"] != "L2" {
+		t.Fatalf("memory+embedder declares %v, want L2", init.Meta["conformance"])
 	}
 	caps := init.Capabilities
 	if caps.Filter == nil || caps.Citations == nil || caps.Retrieve == nil {

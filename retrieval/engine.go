@@ -32,6 +32,19 @@ type Options struct {
 	// Tenancy is the backend's multi-tenancy policy (index isolation and
 	// the checks on tenants' writes).
 	Tenancy Tenancy
+	// Reranker serves the rerank method and the retrieve rerank stage; nil
+	// means none. Policy.Reranker must describe it (a start-up check's
+	// facts); either without the other advertises nothing.
+	Reranker Reranker
+	// Sessions remembers what each session was served (§7.7.3); nil means
+	// sessionId is ignored. Policy.Session describes it.
+	Sessions SessionStore
+	// Feedback receives feedback signals (§7.16); nil means feedback is
+	// not served. Policy.Feedback must be set with it.
+	Feedback FeedbackSink
+	// Caller names the caller of a request (its API key), for namespacing
+	// sessions and tagging feedback; nil or "" is the anonymous caller.
+	Caller func(ctx context.Context) string
 }
 
 // Engine is the portable RCP layer over one Adapter. It implements
@@ -80,7 +93,7 @@ func NewEngine(ctx context.Context, a adapters.Adapter, opts Options) (*Engine, 
 	if err := e.initKey(); err != nil {
 		return nil, err
 	}
-	e.policy = embedPolicy(opts.Policy, opts.Embedder).WithDefaults()
+	e.policy = extrasPolicy(embedPolicy(opts.Policy, opts.Embedder), opts).WithDefaults()
 	e.caps, e.reasons = capability.Derive(ev, e.policy)
 	e.dense = capability.DenseField(ev, e.policy)
 	e.indexFilter()
@@ -152,20 +165,9 @@ func (e *Engine) Explain() []capability.Reason { return slices.Clone(e.reasons) 
 // Close releases the adapter.
 func (e *Engine) Close() error { return e.a.Close() }
 
-// Conformance is the level the capability set honestly supports (§14):
-// L1 needs dense, sparse and hybrid retrieval plus filter and citations.
-func (e *Engine) Conformance() string {
-	r := e.caps.Retrieve
-	if r == nil || e.caps.Filter == nil || e.caps.Citations == nil {
-		return "L0"
-	}
-	for _, m := range []rcp.Mode{rcp.ModeDense, rcp.ModeSparse, rcp.ModeHybrid} {
-		if !slices.Contains(r.Modes, m) {
-			return "L0"
-		}
-	}
-	return "L1"
-}
+// Conformance is the level the capability set honestly supports (§14),
+// computed by capability.Conformance from what this Engine advertises.
+func (e *Engine) Conformance() string { return capability.Conformance(e.caps) }
 
 func (e *Engine) hasMode(m rcp.Mode) bool {
 	return e.caps.Retrieve != nil && slices.Contains(e.caps.Retrieve.Modes, m)

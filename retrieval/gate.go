@@ -23,7 +23,7 @@ func (e *Engine) gate(p *rcp.RetrieveParams, tenant string) (*retrieval, *rcp.Er
 		vectors: p.IncludeVectors != nil && *p.IncludeVectors, tenant: tenant}
 	steps := []func(*retrieval) *rcp.Error{
 		e.gateQuery, e.gateMode, e.gateFusion, e.gateNever, e.gateShape,
-		e.gateMMR, e.gateEncoding, e.gateBudget, e.gateFilter, e.gateCursor,
+		e.gateMMR, e.gateEncoding, e.gateBudget, e.gateFilter, e.gateCursor, e.gateSession,
 	}
 	for _, step := range steps {
 		if err := step(r); err != nil {
@@ -132,7 +132,10 @@ func (r *retrieval) fusionParams(f *rcp.FusionParams) *rcp.Error {
 // strict rule, §7.7.1).
 func (e *Engine) gateNever(r *retrieval) *rcp.Error {
 	p := r.p
-	if p.Rerank != nil && !p.Rerank.Disabled {
+	if err := e.gateRerank(r); err != nil {
+		return err
+	}
+	if p.Rerank != nil && !p.Rerank.Disabled && r.rerank == nil {
 		opt := p.Rerank.Method
 		if opt == "" {
 			opt = "rerank"

@@ -16,11 +16,11 @@ import (
 func TestConformanceLevel(t *testing.T) {
 	full, _ := newEngine(t, setup{emb: true})
 	sparse, _ := newEngine(t, setup{})
-	if got := full.Conformance(); got != "L1" {
-		t.Errorf("hybrid+filter+citations engine: %s, want L1", got)
+	if got := full.Conformance(); got != "L2" {
+		t.Errorf("hybrid+filter+citations+pagination+streaming+log engine: %s, want L2", got)
 	}
-	if got := sparse.Conformance(); got != "L0" {
-		t.Errorf("sparse-only engine: %s, want L0", got)
+	if got := sparse.Conformance(); got != "L2" {
+		t.Errorf("sparse-only engine with filter, citations, pagination, streaming, log: %s, want L2", got)
 	}
 	if len(full.Explain()) == 0 || full.Evidence().Engine != "memory" {
 		t.Error("explain/evidence empty")

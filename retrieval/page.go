@@ -93,7 +93,7 @@ func (r *retrieval) skip() int {
 // a single lexical or dense stage with no sidecar reordering.
 func (e *Engine) continuable(r *retrieval) bool {
 	single := r.mode == rcp.ModeSparse || r.mode == rcp.ModeDense
-	return e.caps.Pagination != nil && single && !r.mmr
+	return e.caps.Pagination != nil && single && !r.mmr && r.rerank == nil && !e.dedups(r)
 }
 
 // continueRequest asks for a continuation on a first page, or continues

@@ -47,7 +47,8 @@ func requestHash(r *retrieval) string {
 		Rec *rcp.RecencyParams `json:",omitempty"`
 		U   string             `json:",omitempty"`
 		T   string             `json:",omitempty"`
-	}{r.p.Query, filter.String(), r.p.Fusion, r.p.MMR, r.p.MinScore, r.p.Recency, r.unit, r.tenant})
+		R   *rcp.RerankOption  `json:",omitempty"`
+	}{r.p.Query, filter.String(), r.p.Fusion, r.p.MMR, r.p.MinScore, r.p.Recency, r.unit, r.tenant, r.p.Rerank})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
 }
@@ -67,6 +68,10 @@ func (e *Engine) finish(ctx context.Context, r *retrieval, rk *ranking, start ti
 	}
 	res.NextCursor, res.IndexVersion = next, e.sealVersion(r, rk.version)
 	res.Hits = e.pageHits(r, rk, page)
+	e.recordSession(ctx, r, page)
+	if rk.reranked > 0 {
+		res.Usage.Reranked = &rk.reranked
+	}
 	res.Meta = scaleMeta(r.mode, rk)
 	latency := time.Since(start).Milliseconds()
 	res.Usage.LatencyMs = &latency

@@ -264,7 +264,7 @@ func TestThroughServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if init.Meta["conformance"] != "L1" {
+	if init.Meta["conformance"] != "L2" {
 		t.Errorf("declared conformance %v", init.Meta["conformance"])
 	}
 	for _, req := range []map[string]any{

@@ -13,16 +13,22 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
-// clamp applies the §7.7 funnel invariant candidateK ≥ topN ≥ k ≤ maxK.
-// Rerank is never advertised here, so topN does not take part.
+// clamp applies the §7.7 funnel invariant candidateK ≥ topN ≥ k ≤ maxK;
+// topN takes part only when the rerank stage runs (clampRerank then bounds
+// it by rerank.maxCandidates).
 func (e *Engine) clamp(r *retrieval) *rcp.Error {
-	f, err := rankmath.ClampFunnel(r.p.K, r.p.CandidateK, nil, e.caps.Retrieve.MaxK, e.policy.DefaultCandidateK)
+	var topN *int64
+	if r.rerank != nil {
+		topN = r.rerank.topN
+	}
+	f, err := rankmath.ClampFunnel(r.p.K, r.p.CandidateK, topN, e.caps.Retrieve.MaxK, e.policy.DefaultCandidateK)
 	if err != nil {
 		return err
 	}
 	if r.p.K != nil && *r.p.K > int64(f.K) {
 		r.note("k clamped to maxK %d", f.K)
 	}
+	f = e.clampRerank(r, f)
 	r.funnel = f
 	return nil
 }
@@ -34,6 +40,10 @@ func (e *Engine) recallAndRank(ctx context.Context, r *retrieval) (*ranking, err
 	}
 	rk := e.combine(ctx, r, runs)
 	rk.items = onePerDocument(r, rk.items)
+	e.dedupSession(ctx, r, rk)
+	if err := e.rerankStage(ctx, r, rk); err != nil {
+		return nil, err
+	}
 	if err := e.diversify(ctx, r, rk); err != nil {
 		return nil, err
 	}
@@ -74,8 +84,9 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 	default:
 		return []*stageRun{mk("sparse", adapters.StageLexical), mk("dense", adapters.StageDense)}
 	}
-	if !r.mmr || r.nativeMMR {
-		// One engine list and no sidecar stage after recall: the page is
+	if (!r.mmr || r.nativeMMR) && r.rerank == nil && !e.dedups(r) {
+		// One engine list and no sidecar stage after recall (MMR, rerank,
+		// session dedup): the page is
 		// the engine's top offset+k, so fetch only that plus one (to know
 		// whether a next page exists). CandidateK still sets how deep the
 		// engine looks (kNN num_candidates, rank window, native MMR pool).
@@ -91,7 +102,7 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 func (e *Engine) baseRequest(r *retrieval) adapters.SearchRequest {
 	k := max(r.funnel.CandidateK, r.offset+r.funnel.K+1)
 	req := adapters.SearchRequest{Tenant: r.tenant, Text: r.text, TextFields: e.ev.TextFields, Filter: r.filter, K: k, CandidateK: k,
-		RRFK: r.rrfK, WithText: r.text2 || r.budget > 0, WithVectors: (r.mmr && !r.nativeMMR) || r.vectors, Seed: r.p.Seed}
+		RRFK: r.rrfK, WithText: r.text2 || r.budget > 0 || r.rerank != nil, WithVectors: (r.mmr && !r.nativeMMR) || r.vectors, Seed: r.p.Seed}
 	switch {
 	case e.dense != nil:
 		req.VectorField = e.dense.Name

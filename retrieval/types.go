@@ -46,6 +46,8 @@ type retrieval struct {
 	pinned string
 	// tenant names the tenant index served under index isolation.
 	tenant string
+	// rerank is the accepted retrieve rerank stage (nil: none).
+	rerank *rerankStage
 }
 
 func (r *retrieval) note(format string, args ...any) {
@@ -132,6 +134,8 @@ type ranking struct {
 	// (reportRecall), reused by finish when the page is the same items.
 	partial   []rcp.Hit
 	partialAt *item
+	// reranked is how many candidates the rerank stage scored.
+	reranked int
 }
 
 // stageRun is one recall stage: its Hit.scores key, request and result.

@@ -28,6 +28,8 @@ type app struct {
 	// configPath is the file the configuration came from ("" for the
 	// demo), re-read on SIGHUP (reload.go).
 	configPath string
+	// extras is the reranker shared by every backend (extras.go).
+	extras extrasState
 }
 
 // newBareApp loads the configuration and its logger (the --log-level flag

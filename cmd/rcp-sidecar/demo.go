@@ -30,8 +30,11 @@ func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger, obs 
 	}
 	// English analysis, as a user of the demo expects of a search box:
 	// "comets" finds the comet passage, "the" does not rank anything.
+	// Writable: every process serves its own in-memory copy of the corpus,
+	// so index/add and index/delete (and the conformance write checks)
+	// change nothing but that copy.
 	opts := memory.Options{K1: 1.2, B: 0.75, Similarity: capability.SimCosine, TitleField: "title",
-		Analyzer: memory.AnalyzerEnglish, StopWords: true}
+		Analyzer: memory.AnalyzerEnglish, StopWords: true, Writable: true}
 	if emb != nil {
 		log.Info("embedding the demo corpus", "docs", len(docs), "model", emb.Identity())
 		if err := embedDocuments(ctx, emb, docs); err != nil {
@@ -43,6 +46,10 @@ func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger, obs 
 	store.Add(docs...)
 	log.Info("demo corpus loaded", "docs", len(docs), "dense", emb != nil)
 	b := &config.Backend{Name: demoBackend, Policy: config.DefaultPolicy()}
+	b.Policy.Writable = true
+	if obs != nil {
+		obs.demoExtras()
+	}
 	op, err := openBackend(ctx, b, openOptions{log: log, emb: emb, obs: obs, adapter: store})
 	if err != nil {
 		return nil, err

@@ -175,7 +175,8 @@ func TestMCPStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if got := toolNames(t, cs); !slices.Equal(got, []string{"search"}) {
+	// The demo serves a writable in-memory copy of its corpus.
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"index_add", "index_delete", "search"}) {
 		t.Fatalf("demo tools %v", got)
 	}
 	res, sc := mcpCall(t, cs, "search", map[string]any{"query": "why do comets have tails", "k": 3,
@@ -191,6 +192,18 @@ func TestMCPStdio(t *testing.T) {
 	res, sc = mcpCall(t, cs, "search", map[string]any{"query": "comets", "filter": map[string]any{"field": "colour", "op": "eq", "value": "red"}})
 	if !res.IsError || sc["error"].(map[string]any)["data"].(map[string]any)["field"] != "filter.colour" {
 		t.Fatalf("bad filter: %v", sc)
+	}
+	// The demo keeps sessions: a sessionId makes a repeated search bring
+	// documents not returned before under it.
+	_, first := mcpCall(t, cs, "search", map[string]any{"query": "comets", "k": 2, "sessionId": "task-1"})
+	_, again := mcpCall(t, cs, "search", map[string]any{"query": "comets", "k": 2, "sessionId": "task-1"})
+	for _, id := range hitIDs(again) {
+		if slices.Contains(hitIDs(first), id) {
+			t.Fatalf("session returned %s twice: %v then %v", id, hitIDs(first), hitIDs(again))
+		}
+	}
+	if len(hitIDs(first)) == 0 {
+		t.Fatal("no hits for comets")
 	}
 	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "rcp-sidecar://engines/demo/probe"})
 	if err != nil || !strings.Contains(rr.Contents[0].Text, `"reasons"`) {

@@ -100,6 +100,11 @@ func openBackend(ctx context.Context, b *config.Backend, o openOptions) (_ *open
 			op.Close()
 		}
 	}()
+	if o.obs != nil { // reranker, session, feedback (extras.go)
+		if err = o.obs.applyExtras(ctx, &op.opts, b.Name); err != nil {
+			return nil, err
+		}
+	}
 	if o.resilient {
 		op.ra = resilient.New(ad, resilientOptions(b, log))
 		if o.watch != nil {

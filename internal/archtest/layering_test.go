@@ -142,6 +142,9 @@ var layers = map[string][]string{
 	"adapters/resilient":         {"std", "adapters", "capability", "internal/retry", "rcp"},
 	"adapters/resilient/standby": {"std", "rcp", "rcp/jsonrpc"},
 	"embedding":                  {"std", "adapters", "internal/retry", "rcp"},
+	"reranker":                   {"std", "internal/retry", "rcp"},
+	"internal/session":           {"std"},
+	"internal/feedback":          {"std", "rcp", "retrieval", "go.opentelemetry.io/"},
 	// The one retry loop (backoff, hint, budget) for every retried call.
 	"internal/retry": {"std"},
 
@@ -163,6 +166,7 @@ var layers = map[string][]string{
 	"cmd/rcp-sidecar": {"std", "adapters", "adapters/elasticsearch", "adapters/memory", "adapters/opensearch",
 		"adapters/qdrant", "adapters/resilient", "adapters/resilient/standby", "capability", "cmd/rcp-sidecar/demo",
 		"embedding", "federation", "internal/access", "internal/config", "internal/telemetry", "rcp", "rcp/server",
+		"reranker", "internal/session", "internal/feedback",
 		"retrieval", "mcpserver", "github.com/spf13/cobra", "golang.org/x/net/netutil", "github.com/modelcontextprotocol/go-sdk/"},
 	"cmd/rcp-sidecar/demo": {"std"},
 	"deploy/healthcheck":   {"std"},

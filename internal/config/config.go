@@ -23,6 +23,11 @@ type Config struct {
 	Access   Access    `mapstructure:"access" json:"access"`
 	// Telemetry configures traces, metrics and log redaction (§17).
 	Telemetry Telemetry `mapstructure:"telemetry" json:"telemetry"`
+	// Reranker, Session and Feedback configure rerank, sessionId and
+	// feedback for every backend (extras.go); absent means not served.
+	Reranker *Reranker `mapstructure:"reranker" json:"reranker,omitempty"`
+	Session  *Session  `mapstructure:"session" json:"session,omitempty"`
+	Feedback *Feedback `mapstructure:"feedback" json:"feedback,omitempty"`
 }
 
 // Server holds transport and dispatch settings.

@@ -62,6 +62,7 @@ func circuitValue(s string) int64 {
 }
 
 type instruments struct {
+	meter      metric.Meter // for instruments other packages own (Meter)
 	requests   metric.Int64Counter
 	duration   metric.Float64Histogram
 	inflight   metric.Int64UpDownCounter
@@ -71,7 +72,7 @@ type instruments struct {
 }
 
 func newInstruments(m metric.Meter) (*instruments, error) {
-	in := &instruments{}
+	in := &instruments{meter: m}
 	var errs [6]error
 	in.requests, errs[0] = m.Int64Counter(MetricRequests, metric.WithUnit("{request}"),
 		metric.WithDescription("RCP requests answered, by method, code (ok or the §12 error code) and engine."))

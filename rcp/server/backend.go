@@ -27,3 +27,16 @@ type Backend interface {
 	IndexAdd(ctx context.Context, p *rcp.IndexAddParams) (*rcp.IndexAddResult, error)
 	IndexDelete(ctx context.Context, p *rcp.IndexDeleteParams) (*rcp.IndexDeleteResult, error)
 }
+
+// Reranker is implemented by a Backend that serves the rerank method
+// (§7.6). The server answers rerank only when the Backend implements it and
+// advertises rerank; decorators forward it.
+type Reranker interface {
+	Rerank(ctx context.Context, p *rcp.RerankCallParams) (*rcp.RerankResult, error)
+}
+
+// FeedbackReceiver is implemented by a Backend that serves the feedback
+// method (§7.16), under the same rule as Reranker.
+type FeedbackReceiver interface {
+	Feedback(ctx context.Context, p *rcp.FeedbackParams) (*rcp.FeedbackResult, error)
+}

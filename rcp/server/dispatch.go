@@ -55,11 +55,11 @@ func (s *Server) methodTable() map[string]*entry {
 		{name: rcp.MethodIndexDelete, gate: func(c *rcp.Capabilities) bool { return has(c.Index) }, handle: typed(b.IndexDelete)},
 		{name: rcp.MethodEmbedSparse, gate: func(c *rcp.Capabilities) bool { return has(c.Sparse) }},
 		{name: rcp.MethodEmbedMulti, gate: func(c *rcp.Capabilities) bool { return has(c.Multi) }},
-		{name: rcp.MethodRerank, gate: func(c *rcp.Capabilities) bool { return has(c.Rerank) }},
+		{name: rcp.MethodRerank, gate: func(c *rcp.Capabilities) bool { return has(c.Rerank) }, handle: rerankHandler(b)},
 		{name: rcp.MethodTransform, gate: func(c *rcp.Capabilities) bool { return has(c.Transform) }},
 		{name: rcp.MethodGraph, gate: func(c *rcp.Capabilities) bool { return has(c.Graph) }},
 		{name: rcp.MethodCatalogList, gate: func(c *rcp.Capabilities) bool { return has(c.Catalog) }},
-		{name: rcp.MethodFeedback, gate: func(c *rcp.Capabilities) bool { return has(c.Feedback) }},
+		{name: rcp.MethodFeedback, gate: func(c *rcp.Capabilities) bool { return has(c.Feedback) }, handle: feedbackHandler(b)},
 		{name: rcp.MethodMemoryBuild, gate: func(c *rcp.Capabilities) bool { return has(c.Memory) }},
 		{name: rcp.MethodMemoryRecall, gate: func(c *rcp.Capabilities) bool { return has(c.Memory) }},
 	}
@@ -71,6 +71,23 @@ func (s *Server) methodTable() map[string]*entry {
 		}
 	}
 	return m
+}
+
+// rerankHandler serves rerank when b implements Reranker (nil otherwise:
+// the method is then answered -32003).
+func rerankHandler(b Backend) handlerFunc {
+	if r, ok := b.(Reranker); ok {
+		return typed(r.Rerank)
+	}
+	return nil
+}
+
+// feedbackHandler serves feedback when b implements FeedbackReceiver.
+func feedbackHandler(b Backend) handlerFunc {
+	if f, ok := b.(FeedbackReceiver); ok {
+		return typed(f.Feedback)
+	}
+	return nil
 }
 
 // checkRequest applies the §13/§7 gates before any decoding, in the order
