@@ -193,4 +193,3 @@ func TestSpanErrorTextWithoutRedactor(t *testing.T) {
 		t.Errorf("status = %q", got)
 	}
 }
-
