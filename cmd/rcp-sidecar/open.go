@@ -92,7 +92,7 @@ func openBackend(ctx context.Context, b *config.Backend, o openOptions) (_ *open
 		}
 	}
 	if o.obs != nil {
-		ad = o.obs.observeAdapter(ad, b.Name) // a span per attempt
+		ad = o.obs.observeAdapter(ad, b) // a span per attempt
 	}
 	op := &opened{b: b, log: log, ad: ad, opts: engineOptions(b.Policy, b.Tenancy, o.emb, log)}
 	defer func() {

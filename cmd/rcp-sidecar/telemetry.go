@@ -72,13 +72,14 @@ func validTelemetry(cfg *config.Config, err error) (*config.Config, error) {
 // tel returns the process's telemetry. An exporter that cannot be built
 // is logged and left out: telemetry never stops the sidecar serving.
 func (a *app) tel() *telemetry.Telemetry {
-	a.obs.once.Do(func() { a.obs.t = openTelemetry(a.cfg.Telemetry, a.log) })
+	a.obs.once.Do(func() { a.obs.t = openTelemetry(a.cfg.Telemetry, a.log, a.redact) })
 	return a.obs.t
 }
 
-func openTelemetry(tc config.Telemetry, log *slog.Logger) *telemetry.Telemetry {
+func openTelemetry(tc config.Telemetry, log *slog.Logger, r *telemetry.Redactor) *telemetry.Telemetry {
 	o := telemetry.Options{ServiceName: tc.ServiceName, Version: version, OTLPEndpoint: tc.OTLPEndpoint,
-		SampleRatio: tc.SampleRatio, MetricsInterval: tc.MetricsInterval, LogBodies: tc.LogBodies, Logger: log}
+		SampleRatio: tc.SampleRatio, MetricsInterval: tc.MetricsInterval, LogBodies: tc.LogBodies, Logger: log,
+		Redactor: r}
 	t, err := telemetry.New(context.Background(), o)
 	if err == nil {
 		return t
@@ -114,13 +115,14 @@ func (a *app) observer(engine string) telemetry.ObserveFunc {
 	return a.tel().Observer(engine)
 }
 
-// observeAdapter decorates an engine adapter with a span, latency and
-// error count per engine call.
-func (a *app) observeAdapter(ad adapters.Adapter, backend string) adapters.Adapter {
+// observeAdapter decorates b's engine adapter with a span (with the
+// OpenTelemetry database attributes of b's engine, dbendpoint.go),
+// latency and error count per engine call.
+func (a *app) observeAdapter(ad adapters.Adapter, b *config.Backend) adapters.Adapter {
 	if a.cfg.Telemetry.Disabled {
 		return ad
 	}
-	return a.tel().Adapter(ad, backend)
+	return a.tel().EngineAdapter(ad, b.Name, dbEndpoint(b))
 }
 
 // withTelemetry accepts W3C trace context and X-Request-Id on every HTTP

@@ -251,7 +251,8 @@ var owners = []struct {
 
 // testOnly are dependencies that non-test code may use only in test
 // helper packages (named *test, like rcptest and adaptertest).
-var testOnly = []string{"github.com/santhosh-tekuri/jsonschema/", "golang.org/x/tools/txtar", "github.com/google/go-cmp/"}
+var testOnly = []string{"github.com/santhosh-tekuri/jsonschema/", "golang.org/x/tools/txtar", "github.com/google/go-cmp/",
+	"github.com/VictoriaMetrics/metricsql"}
 
 func TestDependencyOwners(t *testing.T) {
 	for _, p := range listPackages(t) {

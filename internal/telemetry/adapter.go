@@ -7,10 +7,12 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // Adapter decorates a for engine: Probe, Search, Upsert and Delete each
@@ -19,13 +21,61 @@ import (
 // count by the adapter's own classification. Plan, ErrorCode and Close
 // pass through. The result is an adapters.Writer exactly when a is, and
 // when a reports a circuit breaker State it is watched (WatchCircuit).
+// Its spans carry the rcp.* attributes only; EngineAdapter adds the
+// OpenTelemetry database attributes of a known engine.
 func (t *Telemetry) Adapter(a adapters.Adapter, engine string) adapters.Adapter {
+	return t.EngineAdapter(a, engine, Endpoint{})
+}
+
+// Endpoint names the database behind an adapter in the terms of
+// OpenTelemetry's database semantic conventions (semconv 1.43).
+type Endpoint struct {
+	// System is db.system.name: SystemElasticsearch, SystemOpenSearch or
+	// SystemQdrant. Empty (the in-process memory engine): no db.*,
+	// server.* or error.type attribute is set.
+	System string
+	// Address and Port are server.address and server.port of the one node
+	// the adapter talks to; empty and 0 when that is not a single known
+	// node (several Elasticsearch URLs are balanced by the client).
+	Address string
+	Port    int
+	// Collection is db.collection.name for calls whose plan names none
+	// (probe, writes): the configured index or collection. Leave it empty
+	// when tenants have indices of their own, since a write's index is
+	// then the tenant's.
+	Collection string
+}
+
+// Values of Endpoint.System (db.system.name). Elasticsearch and OpenSearch
+// are names the conventions define; qdrant is not (yet) among them and is
+// the product's lower-case name, as the conventions ask of other systems.
+const (
+	SystemElasticsearch = "elasticsearch"
+	SystemOpenSearch    = "opensearch"
+	SystemQdrant        = "qdrant"
+)
+
+// dbOperations is db.operation.name by system and adapter operation: the
+// Elasticsearch/OpenSearch endpoint id (as their conventions ask) and the
+// Qdrant Points service method. A probe makes several calls and has none.
+var dbOperations = map[string]map[string]string{
+	SystemElasticsearch: {"search": "search", "upsert": "bulk", "delete": "bulk"},
+	SystemOpenSearch:    {"search": "search", "upsert": "bulk", "delete": "bulk"},
+	SystemQdrant:        {"search": "Query", "upsert": "Upsert", "delete": "Delete"},
+}
+
+// EngineAdapter is Adapter with the engine's database attributes on every
+// engine span: db.system.name, db.operation.name, db.collection.name (the
+// plan's target for a search), server.address and server.port, and
+// error.type (the §12 symbol of the adapter's classification) on failure,
+// next to the rcp.* attributes.
+func (t *Telemetry) EngineAdapter(a adapters.Adapter, engine string, ep Endpoint) adapters.Adapter {
 	if cs, ok := a.(CircuitState); ok {
 		t.WatchCircuit(engine, cs)
 	}
-	ad := &adapter{Adapter: a, t: t, engine: engine, attr: KeyEngine.String(engine), ops: map[string]*opInfo{}}
+	ad := &adapter{Adapter: a, t: t, engine: engine, attr: KeyEngine.String(engine), ops: map[string]*opInfo{}, db: ep.System != ""}
 	for _, op := range []string{"probe", "search", "upsert", "delete"} {
-		ad.ops[op] = &opInfo{name: "engine " + op, op: KeyOp.String(op),
+		ad.ops[op] = &opInfo{name: "engine " + op, attrs: append([]attribute.KeyValue{KeyOp.String(op)}, dbAttrs(ep, op)...),
 			labels: []attribute.KeyValue{labelEngine.String(engine), labelOp.String(op)},
 			dur:    metric.WithAttributeSet(attribute.NewSet(labelEngine.String(engine), labelOp.String(op)))}
 	}
@@ -35,19 +85,50 @@ func (t *Telemetry) Adapter(a adapters.Adapter, engine string) adapters.Adapter 
 	return ad
 }
 
+// dbAttrs are the fixed database attributes of op's spans on ep.
+func dbAttrs(ep Endpoint, op string) []attribute.KeyValue {
+	if ep.System == "" {
+		return nil
+	}
+	kv := []attribute.KeyValue{semconv.DBSystemNameKey.String(ep.System)}
+	if name := dbOperations[ep.System][op]; name != "" {
+		kv = append(kv, semconv.DBOperationNameKey.String(name))
+	}
+	if ep.Collection != "" && op != "search" {
+		kv = append(kv, semconv.DBCollectionNameKey.String(ep.Collection))
+	}
+	if ep.Address != "" {
+		kv = append(kv, semconv.ServerAddressKey.String(ep.Address))
+		if ep.Port > 0 {
+			kv = append(kv, semconv.ServerPortKey.Int(ep.Port))
+		}
+	}
+	return kv
+}
+
+// errorType is error.type for an error the adapter classified as code:
+// its §12 symbol, or the conventions' _OTHER for a code outside §12.
+func errorType(code rcp.Code) attribute.KeyValue {
+	if !code.Valid() {
+		return semconv.ErrorTypeOther
+	}
+	return semconv.ErrorTypeKey.String(code.String())
+}
+
 type adapter struct {
 	adapters.Adapter
 	t      *Telemetry
 	engine string
 	attr   attribute.KeyValue
 	ops    map[string]*opInfo // read-only after construction
+	db     bool               // the database conventions apply
 }
 
 // opInfo is what every call of one operation shares, built once so the
 // hot path allocates no span name or metric attribute set.
 type opInfo struct {
 	name   string
-	op     attribute.KeyValue
+	attrs  []attribute.KeyValue // rcp.op and the fixed db.*/server.* attributes
 	labels []attribute.KeyValue
 	dur    metric.MeasurementOption
 }
@@ -64,6 +145,9 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (c *adapters.Can
 	ctx, done := a.begin(ctx, "search", func(span trace.Span) {
 		span.SetAttributes(attribute.String("rcp.stage", string(p.Stage)),
 			attribute.String("rcp.adapter", p.Adapter), attribute.String("rcp.target", p.Target), attribute.String("rcp.native_op", p.Op))
+		if a.db && p.Target != "" {
+			span.SetAttributes(semconv.DBCollectionNameKey.String(p.Target))
+		}
 	})
 	defer func() { done(err) }()
 	return a.Adapter.Search(ctx, p)
@@ -76,7 +160,8 @@ func (a *adapter) begin(ctx context.Context, op string, annotate func(trace.Span
 	oi := a.ops[op]
 	ctx, span := a.t.tracer.Start(ctx, oi.name, trace.WithSpanKind(trace.SpanKindClient))
 	if span.IsRecording() {
-		span.SetAttributes(a.attr, oi.op)
+		span.SetAttributes(a.attr)
+		span.SetAttributes(oi.attrs...)
 		if annotate != nil {
 			annotate(span)
 		}
@@ -86,6 +171,9 @@ func (a *adapter) begin(ctx context.Context, op string, annotate func(trace.Span
 		if err != nil {
 			code := a.ErrorCode(err)
 			span.SetAttributes(KeyCode.Int(int(code)))
+			if a.db {
+				span.SetAttributes(errorType(code))
+			}
 			span.SetStatus(codes.Error, "engine call failed") // engine text may echo the query (§15.6)
 			a.t.inst.engineErrs.Add(ctx, 1, metric.WithAttributes(append(oi.labels[:len(oi.labels):len(oi.labels)], labelCode.String(codeString(code)))...))
 		}

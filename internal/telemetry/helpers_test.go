@@ -47,6 +47,8 @@ type stackOpts struct {
 	logBodies bool
 	noRecord  bool // no span processor: spans are never recorded
 	wrap      func(adapters.Adapter) adapters.Adapter
+	endpoint  telemetry.Endpoint  // the engine's database attributes (EngineAdapter)
+	redactor  *telemetry.Redactor // Options.Redactor
 }
 
 func newStack(t *testing.T, o stackOpts) *stack {
@@ -56,7 +58,7 @@ func newStack(t *testing.T, o stackOpts) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := telemetry.Options{ServiceName: "test", LogBodies: o.logBodies, Logger: log}
+	opts := telemetry.Options{ServiceName: "test", LogBodies: o.logBodies, Logger: log, Redactor: o.redactor}
 	if !o.noRecord {
 		opts.SpanProcessor = s.rec
 	}
@@ -75,7 +77,7 @@ func newStack(t *testing.T, o stackOpts) *stack {
 	if o.wrap != nil {
 		a = o.wrap(a)
 	}
-	e, err := retrieval.NewEngine(context.Background(), s.tel.Adapter(a, engineName),
+	e, err := retrieval.NewEngine(context.Background(), s.tel.EngineAdapter(a, engineName, o.endpoint),
 		retrieval.Options{Name: "test", Version: "0", Embedder: emb, Logger: log,
 			Policy: capability.Policy{Writable: true}})
 	if err != nil {

@@ -68,14 +68,25 @@ func (t *Telemetry) Observer(engine string) ObserveFunc {
 func (t *Telemetry) finish(ctx context.Context, m *methodAttrs, span trace.Span, start time.Time, err error, attrs []slog.Attr) {
 	elapsed, code := time.Since(start), codeLabel(err)
 	if err != nil {
-		span.SetAttributes(KeyCode.Int(int(rcp.AsError(err).Code)))
-		span.SetStatus(codes.Error, code)
+		re := rcp.AsError(err)
+		span.SetAttributes(KeyCode.Int(int(re.Code)), errorType(re.Code))
+		span.SetStatus(codes.Error, t.statusText(code, re.Message))
 	}
 	span.End()
 	t.inst.inflight.Add(ctx, -1, m.labels)
 	t.inst.duration.Record(ctx, elapsed.Seconds(), m.labels)
 	t.inst.requests.Add(ctx, 1, m.codeLabels(code))
 	t.logRequest(ctx, m.method, m.engine, err, elapsed, attrs)
+}
+
+// statusText is a failed request span's status description: the code and
+// the message the client is answered with, with every secret scrubbed (a
+// backend's message may quote an upstream that echoed a credential).
+func (t *Telemetry) statusText(code, msg string) string {
+	if msg == "" {
+		return code
+	}
+	return t.redact.Redact(code + " " + msg)
 }
 
 // paramsMeta returns params._meta when it may carry trace context; it

@@ -15,11 +15,6 @@ import (
 // Redacted replaces a secret wherever a Redactor finds it.
 const Redacted = "[redacted]"
 
-// minSecretLen is the shortest secret a Redactor scrubs: a shorter one
-// would mangle every log line containing those letters, and is no secret
-// worth the name.
-const minSecretLen = 4
-
 // Redactor scrubs a fixed set of secrets from text: each one as written,
 // JSON-escaped (as an upstream's JSON error body quotes it), URL-escaped
 // and base64-encoded. A nil *Redactor scrubs nothing. It is safe for
@@ -29,19 +24,22 @@ type Redactor struct {
 	r       *strings.Replacer
 }
 
-// NewRedactor returns a Redactor for secrets; nil when none is long enough
-// to scrub.
+// NewRedactor returns a Redactor for secrets; nil when all are empty.
+// Every non-empty secret is scrubbed, however short: a short one mangles
+// log lines that happen to contain its letters, which is the price of
+// never printing it (configuration checks may warn about weak secrets,
+// redaction does not second-guess them).
 func NewRedactor(secrets []string) *Redactor {
 	seen := map[string]bool{}
 	var needles []string
 	add := func(s string) {
-		if len(s) >= minSecretLen && !seen[s] {
+		if s != "" && !seen[s] {
 			seen[s] = true
 			needles = append(needles, s)
 		}
 	}
 	for _, s := range secrets {
-		if len(s) < minSecretLen {
+		if s == "" {
 			continue
 		}
 		add(s)

@@ -17,7 +17,7 @@ func TestRedact(t *testing.T) {
 		{`{"echo":"pa\"ss\u003cword\u003e"}`, `{"echo":"[redacted]"}`},
 		{`{"echo":"pa\"ss<word>"}`, `{"echo":"[redacted]"}`},
 		{"key=" + base64.StdEncoding.EncodeToString([]byte("emb-apikey-0123")), "key=[redacted]"},
-		{"abc is too short to be scrubbed", "abc is too short to be scrubbed"},
+		{"abc is short but still a secret", "[redacted] is short but still a secret"},
 		{"nothing secret", "nothing secret"},
 	}
 	for _, tc := range cases {
@@ -25,12 +25,33 @@ func TestRedact(t *testing.T) {
 			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
-	if NewRedactor([]string{"", "ab"}) != nil {
-		t.Error("a Redactor without a secret long enough should be nil")
+	if NewRedactor([]string{"", ""}) != nil {
+		t.Error("a Redactor without a secret should be nil")
 	}
 	var none *Redactor
 	if got := none.Redact("emb-apikey-0123"); got != "emb-apikey-0123" {
 		t.Errorf("nil Redactor changed %q", got)
+	}
+}
+
+// TestRedactShortSecrets: a secret of one to three characters is
+// scrubbed like any other, as written and in every encoding.
+func TestRedactShortSecrets(t *testing.T) {
+	tests := []struct{ secret, in, want string }{
+		{"x", "a x b", "a [redacted] b"},
+		{"pw", "pwned pw", "[redacted]ned [redacted]"},
+		{"k&y", `{"k":"k\u0026y"}`, `{"k":"[redacted]"}`},
+		{"k&y", "q=k%26y", "q=[redacted]"},
+		{"abc", "basic " + base64.StdEncoding.EncodeToString([]byte("abc")), "basic [redacted]"},
+	}
+	for _, tc := range tests {
+		r := NewRedactor([]string{tc.secret})
+		if r == nil {
+			t.Fatalf("NewRedactor(%q) = nil", tc.secret)
+		}
+		if got := r.Redact(tc.in); got != tc.want {
+			t.Errorf("secret %q: Redact(%q) = %q, want %q", tc.secret, tc.in, got, tc.want)
+		}
 	}
 }
 

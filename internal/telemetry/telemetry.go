@@ -57,6 +57,9 @@ type Options struct {
 	LogBodies bool
 	// Logger receives request log lines; nil discards them.
 	Logger *slog.Logger
+	// Redactor scrubs secrets from the error text recorded on spans (the
+	// request span's status description); nil records it as is.
+	Redactor *Redactor
 	// SpanProcessor, when set, receives every span (tests use a
 	// tracetest.SpanRecorder); it implies recording like OTLPEndpoint.
 	SpanProcessor sdktrace.SpanProcessor
@@ -72,6 +75,7 @@ type Telemetry struct {
 	inst      *instruments
 	log       *slog.Logger
 	logBodies bool
+	redact    *Redactor
 	shutdown  []func(context.Context) error
 }
 
@@ -79,7 +83,7 @@ type Telemetry struct {
 // spans are never recorded, but every request still carries a W3C trace
 // id (the caller's, or a fresh one) for log correlation.
 func New(ctx context.Context, o Options) (*Telemetry, error) {
-	t := &Telemetry{log: o.Logger, logBodies: o.LogBodies,
+	t := &Telemetry{log: o.Logger, logBodies: o.LogBodies, redact: o.Redactor,
 		prop: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)

@@ -1,0 +1,151 @@
+{{/*
+Names and labels.
+*/}}
+{{- define "rcp-sidecar.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "rcp-sidecar.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "rcp-sidecar.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "rcp-sidecar.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "rcp-sidecar.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "rcp-sidecar.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "rcp-sidecar.configMapName" -}}
+{{- default (printf "%s-config" (include "rcp-sidecar.fullname" .)) .Values.existingConfigMap }}
+{{- end }}
+
+{{- define "rcp-sidecar.secretName" -}}
+{{- if .Values.existingSecret }}
+{{- .Values.existingSecret }}
+{{- else if .Values.secrets }}
+{{- printf "%s-credentials" (include "rcp-sidecar.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "rcp-sidecar.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "rcp-sidecar.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+rcp-sidecar.listen is the address the sidecar listens on: every interface
+standalone (the Service and kubelet's httpGet probes reach the pod IP), the
+pod's loopback as a sidecar (only the pod's containers reach it).
+*/}}
+{{- define "rcp-sidecar.listen" -}}
+{{- if eq .Values.mode "sidecar" }}127.0.0.1{{ else }}0.0.0.0{{ end }}:{{ .Values.http.port }}
+{{- end }}
+
+{{/*
+rcp-sidecar.probe renders one probe (dict "root" . "path" "/readyz" "timing" .Values.probes.x).
+*/}}
+{{- define "rcp-sidecar.probe" -}}
+{{- $v := .root.Values }}
+{{- if eq $v.mode "sidecar" }}
+exec:
+  command: ["/usr/local/bin/rcp-healthcheck", {{ printf "http://127.0.0.1:%v%s" $v.http.port .path | quote }}]
+{{- else }}
+httpGet:
+  path: {{ .path }}
+  port: http
+{{- end }}
+{{ toYaml .timing }}
+{{- end }}
+
+{{/*
+rcp-sidecar.container is the sidecar's container. In sidecar mode it is a
+native sidecar: an init container with restartPolicy: Always, started (and
+past its startup probe) before the application's containers and stopped
+after them.
+*/}}
+{{- define "rcp-sidecar.container" -}}
+{{- $v := .Values }}
+- name: rcp-sidecar
+  image: {{ printf "%s:%s" $v.image.repository (default .Chart.AppVersion $v.image.tag) | quote }}
+  imagePullPolicy: {{ $v.image.pullPolicy }}
+  {{- if eq $v.mode "sidecar" }}
+  restartPolicy: Always
+  {{- end }}
+  args: ["--config", "/etc/rcp-sidecar/config.yaml"]
+  env:
+    - name: RCP_SERVER_HTTP_LISTEN
+      value: {{ include "rcp-sidecar.listen" . | quote }}
+    - name: RCP_SERVER_HTTP_BASE_PATH
+      value: {{ $v.http.basePath | quote }}
+    {{- with $v.env }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  {{- with include "rcp-sidecar.secretName" . }}
+  envFrom:
+    - secretRef:
+        name: {{ . }}
+  {{- end }}
+  {{- if ne $v.mode "sidecar" }}
+  ports:
+    - name: http
+      containerPort: {{ $v.http.port }}
+      protocol: TCP
+  {{- end }}
+  volumeMounts:
+    - name: rcp-sidecar-config
+      mountPath: /etc/rcp-sidecar
+      readOnly: true
+  startupProbe:
+    {{- include "rcp-sidecar.probe" (dict "root" . "path" "/readyz" "timing" $v.probes.startup) | trim | nindent 4 }}
+  readinessProbe:
+    {{- include "rcp-sidecar.probe" (dict "root" . "path" "/readyz" "timing" $v.probes.readiness) | trim | nindent 4 }}
+  livenessProbe:
+    {{- include "rcp-sidecar.probe" (dict "root" . "path" "/healthz" "timing" $v.probes.liveness) | trim | nindent 4 }}
+  resources:
+    {{- toYaml $v.resources | nindent 4 }}
+  securityContext:
+    {{- toYaml $v.securityContext | nindent 4 }}
+{{- end }}
+
+{{/*
+rcp-sidecar.volume is the configuration volume the container mounts.
+*/}}
+{{- define "rcp-sidecar.volume" -}}
+- name: rcp-sidecar-config
+  configMap:
+    name: {{ include "rcp-sidecar.configMapName" . }}
+{{- end }}
+
+{{/*
+rcp-sidecar.podAnnotations roll the pods when the configuration or the
+chart's Secret changes.
+*/}}
+{{- define "rcp-sidecar.podAnnotations" -}}
+{{- if not .Values.existingConfigMap }}
+checksum/config: {{ toYaml .Values.config | sha256sum }}
+{{- end }}
+{{- if and .Values.secrets (not .Values.existingSecret) }}
+checksum/secrets: {{ toYaml .Values.secrets | sha256sum }}
+{{- end }}
+{{- with .Values.podAnnotations }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
