@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/integration/itest"
 )
 
 // conformanceReport mirrors the JSON printed by conformance_driver.py.
@@ -31,8 +33,8 @@ type conformanceReport struct {
 // _meta.conformance must equal the level the checks certify — neither an
 // overclaim nor the understatement the demo used to make.
 func TestConformanceDemo(t *testing.T) {
-	python := requireEnv(t, "RCP_PYTHON", "run integration/python/setup.sh and source integration/.work/python.env")
-	bin := buildSidecar(t, t.TempDir())
+	python := itest.RequireEnv(t, "RCP_PYTHON", "run integration/python/setup.sh and source integration/.work/python.env")
+	bin := itest.BuildSidecar(t, t.TempDir())
 	r := runConformance(t, python, bin, "serve", "--stdio", "--demo", "--log-level", "error")
 	if hasPassed(r, "rerank scores every passage") {
 		t.Error("rerank checked although the demo has no reranker")
@@ -44,9 +46,9 @@ func TestConformanceDemo(t *testing.T) {
 // deterministically (shared words), so the SDK's rerank and the retrieve
 // rerank stage are checked too.
 func TestConformanceDemoReranker(t *testing.T) {
-	python := requireEnv(t, "RCP_PYTHON", "run integration/python/setup.sh and source integration/.work/python.env")
+	python := itest.RequireEnv(t, "RCP_PYTHON", "run integration/python/setup.sh and source integration/.work/python.env")
 	dir := t.TempDir()
-	bin := buildSidecar(t, dir)
+	bin := itest.BuildSidecar(t, dir)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Query     string   `json:"query"`

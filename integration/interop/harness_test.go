@@ -15,50 +15,6 @@ import (
 	"time"
 )
 
-// requireEnv returns the variable's value, or skips (fails under
-// RCP_REQUIRE_ENGINES) with a loud reason when it is unset.
-func requireEnv(t *testing.T, name, how string) string {
-	t.Helper()
-	v := os.Getenv(name)
-	if v != "" {
-		return v
-	}
-	if os.Getenv("RCP_REQUIRE_ENGINES") != "" {
-		t.Fatalf("%s is unset but RCP_REQUIRE_ENGINES is set: %s", name, how)
-	}
-	t.Skipf("SKIPPING: %s is unset (%s)", name, how)
-	return ""
-}
-
-// repoRoot walks up from the test's directory to the module root.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-	}
-}
-
-// buildSidecar compiles ./cmd/rcp-sidecar into dir.
-func buildSidecar(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "rcp-sidecar")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/rcp-sidecar")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/rcp-sidecar: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // syncBuffer collects a child's output for failure messages.
 type syncBuffer struct {
 	mu sync.Mutex

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rcp-sidecar/rcp-sidecar/integration/itest"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -87,12 +88,12 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	python := requireEnv(t, "RCP_PYTHON", "run integration/python/setup.sh and source integration/.work/python.env")
+	python := itest.RequireEnv(t, "RCP_PYTHON", "run integration/python/setup.sh and source integration/.work/python.env")
 	if out, err := exec.Command(python, "-c", "import rcp").CombinedOutput(); err != nil {
 		t.Fatalf("RCP_PYTHON=%s cannot import rcp: %v\n%s", python, err, out)
 	}
 	dir := t.TempDir()
-	f := fixture{python: python, bin: buildSidecar(t, dir)}
+	f := fixture{python: python, bin: itest.BuildSidecar(t, dir)}
 	f.config, f.embedDim = writeConfig(t, dir)
 	return f
 }

@@ -20,48 +20,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/integration/itest"
 )
-
-// requireEnv returns the variable's value, or skips (fails under
-// RCP_REQUIRE_ENGINES) with the reason when it is unset.
-func requireEnv(t *testing.T, name, how string) string {
-	t.Helper()
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	if os.Getenv("RCP_REQUIRE_ENGINES") != "" {
-		t.Fatalf("%s is unset but RCP_REQUIRE_ENGINES is set: %s", name, how)
-	}
-	t.Skipf("SKIPPING: %s is unset (%s)", name, how)
-	return ""
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("go.mod not found")
-		}
-	}
-}
-
-func buildSidecar(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "rcp-sidecar")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/rcp-sidecar")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // serve runs `serve --http 127.0.0.1:0 --config cfg` and returns its /mcp URL.
 func serve(t *testing.T, bin, cfg string) string {
@@ -197,9 +158,9 @@ func checks(t *testing.T, py, script, url string, docs []doc) {
 // TestPythonClientMemory: the reference Python client over stdio and
 // Streamable HTTP against the memory engine.
 func TestPythonClientMemory(t *testing.T) {
-	py := requireEnv(t, "RCP_MCP_PYTHON", "run integration/mcp/setup.sh and source integration/.work/mcp.env")
-	script := filepath.Join(repoRoot(t), "integration", "mcp", "check_client.py")
-	bin := buildSidecar(t)
+	py := itest.RequireEnv(t, "RCP_MCP_PYTHON", "run integration/mcp/setup.sh and source integration/.work/mcp.env")
+	script := filepath.Join(itest.RepoRoot(t), "integration", "mcp", "check_client.py")
+	bin := itest.BuildSidecar(t, t.TempDir())
 	docs := corpus(11, 80)
 	dir := t.TempDir()
 	var lines bytes.Buffer
@@ -231,10 +192,10 @@ func TestPythonClientMemory(t *testing.T) {
 // TestPythonClientElasticsearch: the same checks against a real
 // Elasticsearch index holding the same generated documents.
 func TestPythonClientElasticsearch(t *testing.T) {
-	py := requireEnv(t, "RCP_MCP_PYTHON", "run integration/mcp/setup.sh and source integration/.work/mcp.env")
-	es := requireEnv(t, "RCP_ES_URL", "start integration/elasticsearch/start.sh and source integration/.work/elasticsearch.env")
-	script := filepath.Join(repoRoot(t), "integration", "mcp", "check_client.py")
-	bin := buildSidecar(t)
+	py := itest.RequireEnv(t, "RCP_MCP_PYTHON", "run integration/mcp/setup.sh and source integration/.work/mcp.env")
+	es := itest.RequireEnv(t, "RCP_ES_URL", "start integration/elasticsearch/start.sh and source integration/.work/elasticsearch.env")
+	script := filepath.Join(itest.RepoRoot(t), "integration", "mcp", "check_client.py")
+	bin := itest.BuildSidecar(t, t.TempDir())
 	docs := corpus(12, 80)
 	var suffix [4]byte
 	_, _ = crand.Read(suffix[:])
@@ -282,8 +243,8 @@ func TestPythonClientElasticsearch(t *testing.T) {
 // scripted stand-in model against the demo: the agent's answer must name
 // the demo's top hit for the question, as an RCP retrieve finds it.
 func TestLangGraphExample(t *testing.T) {
-	py := requireEnv(t, "RCP_LANGGRAPH_PYTHON", "run integration/mcp/setup.sh and source integration/.work/mcp.env")
-	bin := buildSidecar(t)
+	py := itest.RequireEnv(t, "RCP_LANGGRAPH_PYTHON", "run integration/mcp/setup.sh and source integration/.work/mcp.env")
+	bin := itest.BuildSidecar(t, t.TempDir())
 	const question = "why do comets have tails"
 	out, err := exec.Command(bin, "query", "--demo", "--k", "1", "--json", question).Output()
 	if err != nil {
@@ -297,7 +258,7 @@ func TestLangGraphExample(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, py, filepath.Join(repoRoot(t), "examples", "langgraph", "agent.py"), question)
+	cmd := exec.CommandContext(ctx, py, filepath.Join(itest.RepoRoot(t), "examples", "langgraph", "agent.py"), question)
 	cmd.Env = append(os.Environ(), "RCP_SIDECAR_BIN="+bin, "AGENT_MODEL=scripted")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -180,6 +180,7 @@ var layers = map[string][]string{
 	"deploy":              {},
 	"integration/fault":   {},
 	"integration/interop": {},
+	"integration/itest":   {"std"},
 	"integration/mcp":     {},
 	"integration/qdrant":  {},
 	"internal/archtest":   {},
