@@ -2,99 +2,22 @@ package reranker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/reranker/rerankertest"
 )
-
-// overlap is the deterministic scorer of the test server: how many of the
-// query's words the passage contains. The tests compute expected scores
-// with it directly, never through the client.
-func overlap(query, passage string) float64 {
-	words := strings.Fields(strings.ToLower(passage))
-	n := 0.0
-	for _, w := range strings.Fields(strings.ToLower(query)) {
-		if slices.Contains(words, w) {
-			n++
-		}
-	}
-	return n
-}
-
-// rerankServer is a test server that speaks the Cohere-style /v1/rerank
-// and TEI /rerank APIs and scores deterministically with overlap. It
-// answers results best first (as the real services do), so the client
-// must map them back by index. fail, when set, answers instead.
-type rerankServer struct {
-	*httptest.Server
-	calls   atomic.Int32
-	lastReq atomic.Value // map[string]any
-	auth    atomic.Value // string
-	fail    func(n int32, w http.ResponseWriter) bool
-}
-
-func newRerankServer(t *testing.T) *rerankServer {
-	s := &rerankServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := s.calls.Add(1)
-		s.auth.Store(r.Header.Get("Authorization"))
-		if s.fail != nil && s.fail(n, w) {
-			return
-		}
-		var req map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, "bad json", 400)
-			return
-		}
-		s.lastReq.Store(req)
-		q, _ := req["query"].(string)
-		docsKey, scoreKey := "documents", "relevance_score"
-		if r.URL.Path == "/rerank" {
-			docsKey, scoreKey = "texts", "score"
-		} else if r.URL.Path != "/v1/rerank" {
-			http.NotFound(w, r)
-			return
-		}
-		docs, _ := req[docsKey].([]any)
-		type res = map[string]any
-		out := make([]res, len(docs))
-		for i, d := range docs {
-			out[i] = res{"index": i, scoreKey: overlap(q, d.(string))}
-		}
-		slices.SortStableFunc(out, func(a, b res) int {
-			switch {
-			case a[scoreKey].(float64) > b[scoreKey].(float64):
-				return -1
-			case a[scoreKey].(float64) < b[scoreKey].(float64):
-				return 1
-			}
-			return 0
-		})
-		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Path == "/rerank" {
-			_ = json.NewEncoder(w).Encode(out)
-			return
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"results": out, "model": req["model"]})
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
 
 func TestRerankShapes(t *testing.T) {
 	query := "solar panel electricity"
 	passages := []string{"Wind turbines spin.", "Solar panel output", "A solar panel makes electricity", "nothing here"}
 	for _, api := range []API{APICohere, APITEI} {
 		t.Run(string(api), func(t *testing.T) {
-			s := newRerankServer(t)
+			s := rerankertest.NewServer(t)
 			c, err := New(Options{BaseURL: s.URL, API: api, Model: "ms-marco-test", APIKey: "sekret-key"})
 			if err != nil {
 				t.Fatal(err)
@@ -104,14 +27,14 @@ func TestRerankShapes(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, p := range passages {
-				if want := overlap(query, p); scores[i] != want {
+				if want := rerankertest.Overlap(query, p); scores[i] != want {
 					t.Errorf("scores[%d] = %g, want %g (%q)", i, scores[i], want, p)
 				}
 			}
-			if got := s.auth.Load(); got != "Bearer sekret-key" {
+			if got := s.Auth(); got != "Bearer sekret-key" {
 				t.Errorf("Authorization = %q", got)
 			}
-			req := s.lastReq.Load().(map[string]any)
+			req := s.LastRequest()
 			if api == APICohere && (req["model"] != "ms-marco-test" || req["top_n"] != float64(len(passages))) {
 				t.Errorf("cohere request %v", req)
 			}
@@ -157,14 +80,14 @@ func TestRerankFailures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newRerankServer(t)
-			s.fail = tc.fail
+			s := rerankertest.NewServer(t)
+			s.Fail = tc.fail
 			c, err := New(Options{BaseURL: s.URL, Model: "m", APIKey: "sekret-key", BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
 			_, err = c.Rerank(context.Background(), "q", []string{"a", "b"})
-			if got := s.calls.Load(); got != tc.calls {
+			if got := s.Calls.Load(); got != tc.calls {
 				t.Errorf("calls = %d, want %d", got, tc.calls)
 			}
 			if tc.code == 0 {
@@ -188,8 +111,8 @@ func TestRerankFailures(t *testing.T) {
 }
 
 func TestRerankBounds(t *testing.T) {
-	s := newRerankServer(t)
-	s.fail = func(_ int32, w http.ResponseWriter) bool {
+	s := rerankertest.NewServer(t)
+	s.Fail = func(_ int32, w http.ResponseWriter) bool {
 		time.Sleep(2 * time.Second)
 		return false
 	}
@@ -198,8 +121,8 @@ func TestRerankBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Rerank(context.Background(), "q", []string{"a", "b", "c"})
-	if re := rcp.AsError(err); re.Code != rcp.CodeInvalidParams || re.Data == nil || re.Data.Field != "passages" || s.calls.Load() != 0 {
-		t.Errorf("3 passages over a limit of 2: %v (calls %d)", err, s.calls.Load())
+	if re := rcp.AsError(err); re.Code != rcp.CodeInvalidParams || re.Data == nil || re.Data.Field != "passages" || s.Calls.Load() != 0 {
+		t.Errorf("3 passages over a limit of 2: %v (calls %d)", err, s.Calls.Load())
 	}
 	start := time.Now()
 	_, err = c.Rerank(context.Background(), "q", []string{"a"})
@@ -212,8 +135,8 @@ func TestRerankBounds(t *testing.T) {
 }
 
 func TestCheckRefusesABadService(t *testing.T) {
-	s := newRerankServer(t)
-	s.fail = func(_ int32, w http.ResponseWriter) bool {
+	s := rerankertest.NewServer(t)
+	s.Fail = func(_ int32, w http.ResponseWriter) bool {
 		_, _ = w.Write([]byte(`{"results":[{"index":0,"relevance_score":0.9},{"index":1,"relevance_score":0.1}]}`))
 		return true
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -11,49 +10,15 @@ import (
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/reranker/rerankertest"
 )
 
-// overlapScore is how many of the query's words a passage contains.
-func overlapScore(query, passage string) float64 {
-	words := strings.Fields(strings.ToLower(passage))
-	n := 0.0
-	for _, w := range strings.Fields(strings.ToLower(query)) {
-		if slices.Contains(words, w) {
-			n++
-		}
-	}
-	return n
-}
-
-// overlapReranker is a test server that speaks the /v1/rerank API and
-// scores deterministically with overlapScore (inverted when wrong is set,
-// to fail the start-up check).
+// overlapReranker is a FAKE cross-encoder service (rerankertest) scoring
+// by word overlap, inverted when wrong is set to fail the start-up check.
 func overlapReranker(t *testing.T, wrong bool) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Query     string   `json:"query"`
-			Documents []string `json:"documents"`
-		}
-		if r.URL.Path != "/v1/rerank" || json.NewDecoder(r.Body).Decode(&req) != nil {
-			http.Error(w, "bad request", 400)
-			return
-		}
-		type res struct {
-			Index int     `json:"index"`
-			Score float64 `json:"relevance_score"`
-		}
-		out := make([]res, len(req.Documents))
-		for i, d := range req.Documents {
-			s := overlapScore(req.Query, d)
-			if wrong {
-				s = -s
-			}
-			out[i] = res{i, s}
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"results": out})
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	s := rerankertest.NewServer(t)
+	s.Invert.Store(wrong)
+	return s.URL
 }
 
 const extrasCorpus = `{"_id":"p1","title":"t","text":"solar power from panels on the roof of a house"}
@@ -126,7 +91,9 @@ func TestServeRerankSessionFeedback(t *testing.T) {
 	}
 	plain := retrieve(alice, map[string]any{"k": 4, "mode": "sparse"})
 	want := slices.Clone(plain.Hits)
-	sort.SliceStable(want, func(a, b int) bool { return overlapScore(q, want[a].Text) > overlapScore(q, want[b].Text) })
+	sort.SliceStable(want, func(a, b int) bool {
+		return rerankertest.Overlap(q, want[a].Text) > rerankertest.Overlap(q, want[b].Text)
+	})
 	if slices.Equal(ids(want[:2]), ids(plain.Hits[:2])) {
 		t.Fatalf("corpus does not tell reranking apart: BM25 %v, overlap %v", ids(plain.Hits), ids(want))
 	}
@@ -134,7 +101,7 @@ func TestServeRerankSessionFeedback(t *testing.T) {
 	if len(got.Hits) != 2 || got.Hits[0].ID != want[0].ID || got.Hits[1].ID != want[1].ID {
 		t.Errorf("reranked %v, want %v first", ids(got.Hits), ids(want))
 	}
-	if got.Hits[0].Score != overlapScore(q, want[0].Text) || got.Usage.Reranked == nil || *got.Usage.Reranked != 4 {
+	if got.Hits[0].Score != rerankertest.Overlap(q, want[0].Text) || got.Usage.Reranked == nil || *got.Usage.Reranked != 4 {
 		t.Errorf("score %g reranked %v", got.Hits[0].Score, got.Usage.Reranked)
 	}
 	first := retrieve(alice, map[string]any{"k": 2, "sessionId": "trip"})

@@ -143,6 +143,7 @@ var layers = map[string][]string{
 	"adapters/resilient/standby": {"std", "rcp", "rcp/jsonrpc"},
 	"embedding":                  {"std", "adapters", "internal/retry", "rcp"},
 	"reranker":                   {"std", "internal/retry", "rcp"},
+	"reranker/rerankertest":      {"std"},
 	"internal/session":           {"std"},
 	"internal/feedback":          {"std", "rcp", "retrieval", "go.opentelemetry.io/"},
 	// The one retry loop (backoff, hint, budget) for every retried call.
