@@ -3,6 +3,7 @@ package adapters
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
@@ -189,6 +190,11 @@ type Candidates struct {
 type Releaser interface {
 	Release(ctx context.Context, next json.RawMessage) error
 }
+
+// ErrNoRelease is what a decorator's Release returns when the adapter it
+// wraps is not a Releaser: the Engine then treats the adapter as one
+// that is not (its snapshot stays pinnable).
+var ErrNoRelease = errors.New("adapters: the adapter does not release continuations")
 
 // Document is a document to upsert.
 type Document struct {

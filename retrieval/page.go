@@ -5,6 +5,7 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"math"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
@@ -138,7 +139,12 @@ func (e *Engine) release(ctx context.Context, r *retrieval, rk *ranking) {
 		return
 	}
 	if rel, ok := e.a.(adapters.Releaser); ok {
-		if err := rel.Release(context.WithoutCancel(ctx), rk.next); err != nil {
+		err := rel.Release(context.WithoutCancel(ctx), rk.next)
+		switch {
+		case errors.Is(err, adapters.ErrNoRelease): // a decorator over an adapter that keeps nothing
+			rk.next = nil
+			return
+		case err != nil:
 			e.log.Warn("release continuation", "err", err)
 		}
 		if r.pinned == "" {

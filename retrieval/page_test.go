@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -252,4 +253,50 @@ func TestUnitDocument(t *testing.T) {
 	plain, _ := newEngine(t, setup{})
 	_, err := plain.Retrieve(context.Background(), params(t, `{"query":"solar","unit":"document"}`))
 	wantErr(t, err, rcp.CodeOptionUnsupported, "document", "")
+}
+
+// hideRelease exposes only the Adapter methods of what it wraps: an
+// adapter that returns continuations but keeps nothing to release.
+type hideRelease struct{ adapters.Adapter }
+
+// lastPage pages q through e to its end and returns the last result.
+func lastPage(t *testing.T, e *retrieval.Engine, q string) *rcp.RetrieveResult {
+	t.Helper()
+	res := retrieve(t, e, q+`}`)
+	for range 50 {
+		if res.NextCursor == "" {
+			return res
+		}
+		res = retrieve(t, e, q+`,"cursor":"`+res.NextCursor+`"}`)
+	}
+	t.Fatal("no last page after 50")
+	return nil
+}
+
+// TestContinuationReleasedThroughDecorators: the resilient decorator
+// (as serve wraps every adapter) forwards Release, so the last page
+// frees the engine's point in time as it does without it; over an
+// adapter that releases nothing, the decorator changes nothing either.
+func TestContinuationReleasedThroughDecorators(t *testing.T) {
+	const q = `{"query":"electricity","mode":"sparse","k":2`
+	var ca *contAdapter
+	e, _ := newEngine(t, setup{emb: true, wrap: func(a adapters.Adapter) adapters.Adapter {
+		ca = &contAdapter{Adapter: a}
+		return resilient.New(ca, resilient.Options{}).AsAdapter()
+	}})
+	if res := lastPage(t, e, q); res.IndexVersion != "" || !slices.Equal(ca.released, []string{`"pit"`}) {
+		t.Fatalf("through the decorator: indexVersion %q released %v", res.IndexVersion, ca.released)
+	}
+
+	plain, _ := newEngine(t, setup{emb: true, wrap: func(a adapters.Adapter) adapters.Adapter {
+		return hideRelease{&contAdapter{Adapter: a}}
+	}})
+	wrapped, _ := newEngine(t, setup{emb: true, wrap: func(a adapters.Adapter) adapters.Adapter {
+		return resilient.New(hideRelease{&contAdapter{Adapter: a}}, resilient.Options{}).AsAdapter()
+	}})
+	want, got := lastPage(t, plain, q), lastPage(t, wrapped, q)
+	if want.IndexVersion != got.IndexVersion || !slices.Equal(hitIDs(want.Hits), hitIDs(got.Hits)) {
+		t.Fatalf("decorator over a non-releaser: last page %q %v, without it %q %v",
+			got.IndexVersion, hitIDs(got.Hits), want.IndexVersion, hitIDs(want.Hits))
+	}
 }

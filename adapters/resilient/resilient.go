@@ -9,6 +9,7 @@ package resilient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -220,7 +221,22 @@ func (w *writer) Delete(ctx context.Context, ids []string) (int, error) {
 	return n, err
 }
 
+// Release implements adapters.Releaser: it forwards to the inner adapter
+// within Options.Timeout (the Engine calls it without the request's
+// deadline), once, never retried; adapters.ErrNoRelease when the inner
+// adapter keeps no continuations.
+func (r *Adapter) Release(ctx context.Context, next json.RawMessage) error {
+	rel, ok := r.inner.(adapters.Releaser)
+	if !ok {
+		return adapters.ErrNoRelease
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+	defer cancel()
+	return rel.Release(ctx, next)
+}
+
 var (
-	_ adapters.Adapter = (*Adapter)(nil)
-	_ adapters.Writer  = (*writer)(nil)
+	_ adapters.Adapter  = (*Adapter)(nil)
+	_ adapters.Writer   = (*writer)(nil)
+	_ adapters.Releaser = (*Adapter)(nil)
 )

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -201,7 +202,18 @@ func (a *writerAdapter) Delete(ctx context.Context, ids []string) (n int, err er
 	return a.w.Delete(ctx, ids)
 }
 
+// Release implements adapters.Releaser by forwarding to the decorated
+// adapter; adapters.ErrNoRelease when it keeps no continuations.
+func (a *adapter) Release(ctx context.Context, next json.RawMessage) error {
+	rel, ok := a.Adapter.(adapters.Releaser)
+	if !ok {
+		return adapters.ErrNoRelease
+	}
+	return rel.Release(ctx, next)
+}
+
 var (
-	_ adapters.Adapter = (*adapter)(nil)
-	_ adapters.Writer  = (*writerAdapter)(nil)
+	_ adapters.Adapter  = (*adapter)(nil)
+	_ adapters.Writer   = (*writerAdapter)(nil)
+	_ adapters.Releaser = (*adapter)(nil)
 )
