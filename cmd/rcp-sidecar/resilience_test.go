@@ -304,3 +304,67 @@ func serveAddr(t *testing.T, stderr io.Reader) string {
 	t.Fatal("serve logged no address")
 	return ""
 }
+
+// TestServePagingReleasesPointInTime: with pit on, paging a retrieve to
+// its last page through serve (whose adapters are wrapped in the
+// resilience and telemetry decorators) closes the point in time it
+// opened, so no search context stays open on the index until its
+// keep-alive ends. Read from the real engine's index stats.
+func TestServePagingReleasesPointInTime(t *testing.T) {
+	es := esURL(t)
+	index := uniqueName("pit")
+	createLiveIndex(t, liveEngine{"elasticsearch", es}, index, `{"settings":{"number_of_shards":1,"number_of_replicas":0},"mappings":{"properties":{"text":{"type":"text"},"title":{"type":"text"}}}}`)
+	var bulk strings.Builder
+	for i := range 12 {
+		fmt.Fprintf(&bulk, "{\"index\":{\"_id\":\"p%02d\"}}\n{\"text\":\"solar note %d\",\"title\":\"t\"}\n", i, i)
+	}
+	if st, out := engineDo(t, es, http.MethodPost, "/"+index+"/_bulk?refresh=true", bulk.String()); st != http.StatusOK {
+		t.Fatalf("bulk: %d %s", st, out)
+	}
+	openContexts := func() float64 {
+		_, out := engineDo(t, es, http.MethodGet, "/"+index+"/_stats/search", "")
+		var s struct {
+			All struct {
+				Total struct {
+					Search struct {
+						Open float64 `json:"open_contexts"`
+					} `json:"search"`
+				} `json:"total"`
+			} `json:"_all"`
+		}
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatal(err)
+		}
+		return s.All.Total.Search.Open
+	}
+	base := serveConfig(t, fmt.Sprintf("backends:\n  - name: docs\n    engine: elasticsearch\n    settings: {urls: [%q], index: %s, pit: true}\n", es, index))
+	var cursor string
+	pages := 0
+	for {
+		params := map[string]any{"query": "solar", "k": 5, "mode": "sparse"}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		raw, rerr := rpcAs(t, base, "", "retrieve", params)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		pages++
+		var r struct {
+			NextCursor string `json:"nextCursor"`
+		}
+		_ = json.Unmarshal(raw, &r)
+		if pages == 1 && openContexts() == 0 {
+			t.Fatal("no point in time open while pages remain: the test would prove nothing")
+		}
+		if cursor = r.NextCursor; cursor == "" || pages > 10 {
+			break
+		}
+	}
+	if pages != 3 {
+		t.Fatalf("%d pages for 12 hits at k=5", pages)
+	}
+	if n := openContexts(); n != 0 {
+		t.Fatalf("%v search contexts still open on the index after the last page", n)
+	}
+}
