@@ -48,6 +48,7 @@ type flags struct {
 	conns, rounds      int
 	dur, warmup        time.Duration
 	check, queries     int
+	maxDocs            int
 	data               string
 	embedURL, model    string
 	dim                int
@@ -69,6 +70,7 @@ func parseFlags() *flags {
 	flag.IntVar(&f.rounds, "rounds", 3, "alternate the paths this many times per cell, to share out noise from other load")
 	flag.IntVar(&f.check, "check", 30, "queries whose ids and order are compared across the paths")
 	flag.IntVar(&f.queries, "n", 0, "use the first n test queries (0: all)")
+	flag.IntVar(&f.maxDocs, "max-docs", 0, "index only the first N documents plus those judged for the queries (keeps embedding the corpus short; 0: all)")
 	flag.StringVar(&f.data, "data", "", "SciFact directory (default: the locator of bench/scifact, which falls back to a generated corpus)")
 	flag.StringVar(&f.embedURL, "embed-url", os.Getenv("RCP_EMBED_URL"), "OpenAI-compatible embedding server")
 	flag.StringVar(&f.model, "embed-model", os.Getenv("RCP_EMBED_MODEL"), "embedding model")

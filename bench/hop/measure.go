@@ -51,12 +51,22 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 		memo = beir.MemoQueries(emb)
 		opts.Embedder, opts.Index = memo, fmt.Sprintf("scifact-%dd", emb.Dimension())
 	}
+	if f.maxDocs > 0 { // the index naming of bench/scifact, so the two tools share indices
+		opts.MaxDocs = f.maxDocs
+		opts.Index += fmt.Sprintf("-pool%d-q%d", f.maxDocs, f.queries)
+	}
 	setup, err := beir.Prepare(ctx, opts) // the one index loader: reuses the index when it holds the corpus
 	if err != nil {
 		return nil, err
 	}
 	defer setup.Close()
 	queries := setup.Queries()
+	// One segment per shard: approximate kNN over several segments can
+	// change between two identical requests while background merges run,
+	// which would fail the identity check for reasons not on the path.
+	if _, status, err := post(ctx, http.DefaultClient, engURL+"/"+opts.Index+"/_forcemerge?max_num_segments=1", nil, nil); err != nil || status != http.StatusOK {
+		return nil, fmt.Errorf("force merge %s: HTTP %d %v", opts.Index, status, err)
+	}
 
 	proxy, err := startProxy(engURL)
 	if err != nil {
@@ -105,6 +115,13 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 					// next page exists); the kNN result depends on k and
 					// num_candidates, so the direct body asks for the same.
 					body = kit.DenseBody(vecs[i], k+1, k+1, true)
+					if eng == "elasticsearch" {
+						// Elasticsearch 8.19 quantises dense_vector (int8_hnsw)
+						// by default, and the adapter then asks for a rescore
+						// with the original vectors, oversampling
+						// num_candidates/k (here 1).
+						body.(map[string]any)["knn"].(map[string]any)["rescore_vector"] = map[string]any{"oversample": 1.0}
+					}
 				}
 				eb, err := json.Marshal(body)
 				if err != nil {
