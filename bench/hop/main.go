@@ -16,11 +16,12 @@
 //
 // Engine URLs come from $RCP_ES_URL and $RCP_OS_URL; dense needs the
 // embedding server ($RCP_EMBED_URL, $RCP_EMBED_MODEL, $RCP_EMBED_DIM). For
-// dense the direct and proxy paths send the kNN body the adapter sends,
-// with the query vector computed once per query before the run; the
-// sidecar embeds each query itself, so its rows include one embedding
-// round trip, and an "embed" row measures the embedding server alone at
-// the same concurrency.
+// dense every query is embedded once before the run: the direct and proxy
+// paths send the kNN body the adapter sends with that vector, and the
+// sidecar embeds each query itself through a test server started here that
+// replays the same vectors (the embedding server's own answers), so its
+// rows hold one loopback embedding call but not the model; an "embed" row
+// measures the real embedding server alone at the same concurrency.
 package main
 
 import (
@@ -209,7 +210,7 @@ func post(ctx context.Context, hc *http.Client, u string, body []byte, buf *byte
 	return buf.Bytes(), res.StatusCode, err
 }
 
-func sidecarConfig(eng, engURL, index string, f *flags, dims int, dense bool) string {
+func sidecarConfig(eng, engURL, index, embedURL string, f *flags, dims int, dense bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "server:\n  http:\n    listen: 127.0.0.1:%s\n    base_path: /rcp\n  log_level: warn\n", portMark)
 	if dense {
@@ -218,7 +219,7 @@ func sidecarConfig(eng, engURL, index string, f *flags, dims int, dense bool) st
 			q, d = "", ""
 		}
 		fmt.Fprintf(&b, "embedder:\n  url: %q\n  model: %q\n  dimension: %d\n  query_prefix: %q\n  document_prefix: %q\n  send_input_type: %t\n  timeout: 30s\n",
-			f.embedURL, f.model, dims, q, d, f.inputType)
+			embedURL, f.model, dims, q, d, f.inputType)
 	}
 	fmt.Fprintf(&b, "backends:\n  - name: scifact\n    engine: %s\n    settings:\n      urls: [%q]\n      index: %q\n", eng, engURL, index)
 	fmt.Fprintf(&b, "      text_fields: [{name: title}, {name: text}]\n      tie_breaker: %g\n      content_field: text\n      title_field: title\n", beir.TieBreaker)

@@ -68,6 +68,29 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 		return nil, fmt.Errorf("force merge %s: HTTP %d %v", opts.Index, status, err)
 	}
 
+	var vecs [][]float32
+	if slices.Contains(modes, "dense") {
+		for _, q := range queries {
+			v, err := memo.Embed(ctx, []string{q.Text}, "query")
+			if err != nil {
+				return nil, fmt.Errorf("embed query %s: %w", q.ID, err)
+			}
+			vecs = append(vecs, v[0])
+		}
+	}
+	embedURL := f.embedURL
+	if vecs != nil {
+		texts := make([]string, len(queries))
+		for i, q := range queries {
+			texts[i] = q.Text
+		}
+		u, stop, err := startReplay(texts, vecs)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		embedURL = u
+	}
 	proxy, err := startProxy(engURL)
 	if err != nil {
 		return nil, err
@@ -81,7 +104,7 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 	if emb != nil {
 		dims = emb.Dimension()
 	}
-	side, err := startSidecar(ctx, f.sidecar, sidecarConfig(eng, engURL, opts.Index, f, dims, emb != nil), logw)
+	side, err := startSidecar(ctx, f.sidecar, sidecarConfig(eng, engURL, opts.Index, embedURL, f, dims, emb != nil), logw)
 	if err != nil {
 		return nil, err
 	}
@@ -91,16 +114,6 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 		fmt.Fprintf(os.Stderr, "%s: no process found listening on %s; engine CPU not reported\n", eng, engURL)
 	}
 
-	var vecs [][]float32
-	if slices.Contains(modes, "dense") {
-		for _, q := range queries {
-			v, err := memo.Embed(ctx, []string{q.Text}, "query")
-			if err != nil {
-				return nil, fmt.Errorf("embed query %s: %w", q.ID, err)
-			}
-			vecs = append(vecs, v[0])
-		}
-	}
 	hc := newClient(f.conns)
 	var summary []string
 	for _, mode := range modes {

@@ -31,6 +31,9 @@ func serveProxy(target string) error {
 	rp := httputil.NewSingleHostReverseProxy(u)
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 256
+	// Forward the same bytes: without this the transport would add
+	// Accept-Encoding: gzip upstream and inflate the answer itself.
+	t.DisableCompression = true
 	rp.Transport = t
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
