@@ -1,0 +1,324 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/bench/scifact/beir"
+)
+
+// Paths measured per cell, in the order of the first round.
+const (
+	pathDirect  = "direct"
+	pathProxy   = "proxy"
+	pathSidecar = "sidecar"
+	pathEmbed   = "embed"
+)
+
+// cell is one (mode, k) of one engine: the request bodies per path.
+type cell struct {
+	mode string
+	k    int
+	// engineBodies are the _search bodies of the direct and proxy paths;
+	// rcpBodies the sidecar's retrieve requests.
+	engineBodies, rcpBodies [][]byte
+}
+
+// procs are the processes whose CPU is read around each run.
+type procs struct {
+	proxy, sidecar, engine int
+}
+
+func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []string, ks []int, emb adapters.Embedder, out io.Writer) ([]string, error) {
+	kit, err := beir.KitFor(eng)
+	if err != nil {
+		return nil, err
+	}
+	opts := beir.Options{Engine: eng, URL: engURL, DataDir: f.data, K: 100, Queries: f.queries, Log: os.Stderr, Index: "scifact", EmbedVariant: "prefix"}
+	if f.inputType {
+		opts.EmbedVariant = "input_type"
+	}
+	var memo adapters.Embedder
+	if emb != nil {
+		memo = beir.MemoQueries(emb)
+		opts.Embedder, opts.Index = memo, fmt.Sprintf("scifact-%dd", emb.Dimension())
+	}
+	if f.maxDocs > 0 { // the index naming of bench/scifact, so the two tools share indices
+		opts.MaxDocs = f.maxDocs
+		opts.Index += fmt.Sprintf("-pool%d-q%d", f.maxDocs, f.queries)
+	}
+	setup, err := beir.Prepare(ctx, opts) // the one index loader: reuses the index when it holds the corpus
+	if err != nil {
+		return nil, err
+	}
+	defer setup.Close()
+	queries := setup.Queries()
+	// One segment per shard: approximate kNN over several segments can
+	// change between two identical requests while background merges run,
+	// which would fail the identity check for reasons not on the path.
+	if _, status, err := post(ctx, http.DefaultClient, engURL+"/"+opts.Index+"/_forcemerge?max_num_segments=1", nil, nil); err != nil || status != http.StatusOK {
+		return nil, fmt.Errorf("force merge %s: HTTP %d %v", opts.Index, status, err)
+	}
+
+	var vecs [][]float32
+	if slices.Contains(modes, "dense") {
+		for _, q := range queries {
+			v, err := memo.Embed(ctx, []string{q.Text}, "query")
+			if err != nil {
+				return nil, fmt.Errorf("embed query %s: %w", q.ID, err)
+			}
+			vecs = append(vecs, v[0])
+		}
+	}
+	embedURL := f.embedURL
+	if vecs != nil {
+		texts := make([]string, len(queries))
+		for i, q := range queries {
+			texts[i] = q.Text
+		}
+		u, stop, err := startReplay(texts, vecs)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		embedURL = u
+	}
+	proxy, err := startProxy(engURL)
+	if err != nil {
+		return nil, err
+	}
+	defer proxy.stop()
+	logw := io.Discard
+	if f.verbose {
+		logw = os.Stderr
+	}
+	dims := 0
+	if emb != nil {
+		dims = emb.Dimension()
+	}
+	side, err := startSidecar(ctx, f.sidecar, sidecarConfig(eng, engURL, opts.Index, embedURL, f, dims, emb != nil), logw)
+	if err != nil {
+		return nil, err
+	}
+	defer side.stop()
+	pids := procs{proxy: proxy.pid(), sidecar: side.pid(), engine: listenerPID(engURL)}
+	if pids.engine == 0 {
+		fmt.Fprintf(os.Stderr, "%s: no process found listening on %s; engine CPU not reported\n", eng, engURL)
+	}
+
+	hc := newClient(f.conns)
+	var summary []string
+	for _, mode := range modes {
+		for _, k := range ks {
+			c := cell{mode: mode, k: k}
+			for i, q := range queries {
+				var body any
+				if mode == "sparse" {
+					body = kit.SparseBody(q.Text, k, emb != nil)
+				} else {
+					// The Engine asks the adapter for k+1 (to know whether a
+					// next page exists); the kNN result depends on k and
+					// num_candidates, so the direct body asks for the same.
+					body = kit.DenseBody(vecs[i], k+1, k+1, true)
+					if eng == "elasticsearch" {
+						// Elasticsearch 8.19 quantises dense_vector (int8_hnsw)
+						// by default, and the adapter then asks for a rescore
+						// with the original vectors, oversampling
+						// num_candidates/k (here 1).
+						body.(map[string]any)["knn"].(map[string]any)["rescore_vector"] = map[string]any{"oversample": 1.0}
+					}
+				}
+				eb, err := json.Marshal(body)
+				if err != nil {
+					return nil, err
+				}
+				p := map[string]any{"query": q.Text, "mode": mode, "k": k, "candidateK": k}
+				rb, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "retrieve", "params": p})
+				if err != nil {
+					return nil, err
+				}
+				c.engineBodies, c.rcpBodies = append(c.engineBodies, eb), append(c.rcpBodies, rb)
+			}
+			urls := map[string]string{
+				pathDirect:  engURL + "/" + opts.Index + "/_search",
+				pathProxy:   proxy.addr + "/" + opts.Index + "/_search",
+				pathSidecar: side.addr + "/rcp/retrieve",
+			}
+			same, err := checkSame(ctx, hc, urls, c, min(f.check, len(queries)))
+			if err != nil {
+				return nil, fmt.Errorf("%s k=%d: %w", mode, k, err)
+			}
+			rows, err := measureCell(ctx, f, hc, urls, c, pids, emb, queries)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range []string{pathDirect, pathProxy, pathSidecar, pathEmbed} {
+				r, ok := rows[p]
+				if !ok {
+					continue
+				}
+				hop := "–"
+				switch p {
+				case pathProxy:
+					hop = perRequest(r.cpu["proxy"], r.n).String()
+				case pathSidecar:
+					hop = perRequest(r.cpu["sidecar"], r.n).String()
+				}
+				engCPU := "–"
+				if pids.engine > 0 && p != pathEmbed {
+					engCPU = perRequest(r.cpu["engine"], r.n).String()
+				}
+				fmt.Fprintf(out, "| %s | %s | %d | %s | %.0f | %s | %s | %s | %s | %s | %d |\n", eng, mode, k, p, r.rps(),
+					percentile(r.lat, 50).Round(10*time.Microsecond), percentile(r.lat, 99).Round(10*time.Microsecond),
+					hop, engCPU, perRequest(r.cpu["client"], r.n), r.errs)
+			}
+			d, px, sc := rows[pathDirect], rows[pathProxy], rows[pathSidecar]
+			ratio := 0.0
+			if pc := perRequest(px.cpu["proxy"], px.n); pc > 0 {
+				ratio = float64(perRequest(sc.cpu["sidecar"], sc.n)) / float64(pc)
+			}
+			summary = append(summary, fmt.Sprintf("%s %s k=%d: identical %d/%d; sidecar/proxy CPU per request %.1fx; throughput vs direct: sidecar %.0f%%, proxy %.0f%%",
+				eng, mode, k, same, min(f.check, len(queries)), ratio, 100*sc.rps()/d.rps(), 100*px.rps()/d.rps()))
+		}
+	}
+	return summary, nil
+}
+
+// measureCell warms each path up, then alternates them over f.rounds
+// rounds (order rotating), reading every watched process's CPU around
+// each run.
+func measureCell(ctx context.Context, f *flags, hc *http.Client, urls map[string]string, c cell, pids procs, emb adapters.Embedder, queries []beir.Query) (map[string]result, error) {
+	do := map[string]func(ctx context.Context, i int) error{}
+	for _, p := range []string{pathDirect, pathProxy, pathSidecar} {
+		u, bodies, rcp := urls[p], c.engineBodies, p == pathSidecar
+		if rcp {
+			bodies = c.rcpBodies
+		}
+		do[p] = func(ctx context.Context, i int) error {
+			data, status, err := post(ctx, hc, u, bodies[i%len(bodies)], nil)
+			if err != nil {
+				return err
+			}
+			if status != http.StatusOK || (rcp && !bytes.Contains(data, []byte(`"result"`))) {
+				return fmt.Errorf("HTTP %d", status)
+			}
+			return nil
+		}
+	}
+	order := []string{pathDirect, pathProxy, pathSidecar}
+	if c.mode == "dense" && emb != nil {
+		do[pathEmbed] = func(ctx context.Context, i int) error {
+			_, err := emb.Embed(ctx, []string{queries[i%len(queries)].Text}, "query")
+			return err
+		}
+		order = append(order, pathEmbed)
+	}
+	for _, p := range order {
+		if r := run(ctx, f.conns, f.warmup, do[p]); r.n > 0 && r.errs == r.n {
+			return nil, fmt.Errorf("%s %s k=%d: every warm-up request failed", p, c.mode, c.k)
+		}
+	}
+	rows := map[string]result{}
+	per := f.dur / time.Duration(f.rounds)
+	self := os.Getpid()
+	for round := range f.rounds {
+		for i := range order {
+			p := order[(i+round)%len(order)]
+			before := readCPU(self, pids)
+			r := run(ctx, f.conns, per, do[p])
+			after := readCPU(self, pids)
+			r.cpu = map[string]time.Duration{}
+			for role, v := range after {
+				r.cpu[role] = v - before[role]
+			}
+			rows[p] = rows[p].merge(r)
+		}
+	}
+	return rows, nil
+}
+
+func readCPU(self int, pids procs) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for role, pid := range map[string]int{"client": self, "proxy": pids.proxy, "sidecar": pids.sidecar, "engine": pids.engine} {
+		if v, ok := pidCPU(pid); ok {
+			out[role] = v
+		}
+	}
+	return out
+}
+
+// checkSame runs the first n queries on every path and counts those whose
+// hit ids agree in order across all three; a difference is an error.
+func checkSame(ctx context.Context, hc *http.Client, urls map[string]string, c cell, n int) (int, error) {
+	same := 0
+	for i := range n {
+		var lists [3][]string
+		for j, p := range []string{pathDirect, pathProxy, pathSidecar} {
+			body := c.engineBodies[i]
+			if p == pathSidecar {
+				body = c.rcpBodies[i]
+			}
+			data, status, err := post(ctx, hc, urls[p], body, nil)
+			if err != nil || status != http.StatusOK {
+				return same, fmt.Errorf("check %s query %d: HTTP %d %v: %.200s", p, i, status, err, data)
+			}
+			if lists[j], err = hitIDs(data, p == pathSidecar); err != nil {
+				return same, fmt.Errorf("check %s query %d: %w", p, i, err)
+			}
+			lists[j] = lists[j][:min(len(lists[j]), c.k)]
+		}
+		if len(lists[0]) == 0 || !slices.Equal(lists[0], lists[1]) || !slices.Equal(lists[0], lists[2]) {
+			return same, fmt.Errorf("query %d: direct %v, proxy %v, sidecar %v", i, lists[0], lists[1], lists[2])
+		}
+		same++
+	}
+	return same, nil
+}
+
+// hitIDs reads the hit ids, in order, of an engine search response or an
+// RCP retrieve response.
+func hitIDs(data []byte, rcp bool) ([]string, error) {
+	var ids []string
+	if rcp {
+		var r struct {
+			Result *struct {
+				Hits []struct {
+					ID string `json:"id"`
+				} `json:"hits"`
+			} `json:"result"`
+			Error json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(data, &r); err != nil {
+			return nil, err
+		}
+		if r.Result == nil {
+			return nil, fmt.Errorf("no result: %.300s", r.Error)
+		}
+		for _, h := range r.Result.Hits {
+			ids = append(ids, h.ID)
+		}
+		return ids, nil
+	}
+	var r struct {
+		Hits struct {
+			Hits []struct {
+				ID string `json:"_id"`
+			} `json:"hits"`
+		} `json:"hits"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, err
+	}
+	for _, h := range r.Hits.Hits {
+		ids = append(ids, h.ID)
+	}
+	return ids, nil
+}
