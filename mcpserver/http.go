@@ -59,7 +59,7 @@ func (s *Service) Handler(o HTTPOptions) http.Handler {
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 64
 	}
-	h := &httpHandler{s: s, o: o, servers: map[string]*callerServer{}}
+	h := &httpHandler{s: s, o: o, servers: map[string]*mcp.Server{}}
 	h.sdk = mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{
 		SessionTimeout: o.SessionTimeout, Logger: s.logger(),
 		// DNS-rebinding protection refuses a loopback listener's request
@@ -77,14 +77,11 @@ type httpHandler struct {
 	o   HTTPOptions
 	sdk *mcp.StreamableHTTPHandler
 	mu  sync.Mutex
-	// servers holds one MCP server per identity and set of ready engines.
-	servers map[string]*callerServer
+	// servers holds one MCP server per identity, its scope and the set of
+	// ready engines.
+	servers map[string]*mcp.Server
 	// open counts initialized sessions per identity.
 	open sync.Map // id → *atomic.Int64
-}
-
-type callerServer struct {
-	srv *mcp.Server
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -158,8 +155,8 @@ func (h *httpHandler) server(r *http.Request) *mcp.Server {
 	key += fp.String()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if cs, ok := h.servers[key]; ok {
-		return cs.srv
+	if srv, ok := h.servers[key]; ok {
+		return srv
 	}
 	count := h.count("")
 	if id != nil {
@@ -169,7 +166,7 @@ func (h *httpHandler) server(r *http.Request) *mcp.Server {
 		count.Add(1)
 		go func() { _ = ss.Wait(); count.Add(-1) }()
 	})
-	h.servers[key] = &callerServer{srv: srv}
+	h.servers[key] = srv
 	return srv
 }
 

@@ -237,7 +237,7 @@ func (s *Service) errorResult(err error) *mcp.CallToolResult {
 	obj := map[string]any{"code": int(e.Code), "message": msg}
 	var b strings.Builder
 	fmt.Fprintf(&b, "RCP error %d %s: %s", int(e.Code), e.Code, msg)
-	if d := e.Data; d != nil {
+	if d := e.WireData(); d != nil { // the error.data an RCP client gets
 		data := map[string]any{}
 		if d.Field != "" {
 			data["field"] = d.Field
@@ -254,13 +254,11 @@ func (s *Service) errorResult(err error) *mcp.CallToolResult {
 		if d.Retryable != nil {
 			data["retryable"] = *d.Retryable
 		}
+		if d.Detail != "" {
+			data["detail"] = s.o.Redact(d.Detail)
+		}
 		if len(data) > 0 {
 			obj["data"] = data
-		}
-	}
-	if e.Code.Retryable() {
-		if _, ok := obj["data"]; !ok {
-			obj["data"] = map[string]any{"retryable": true}
 		}
 	}
 	return &mcp.CallToolResult{

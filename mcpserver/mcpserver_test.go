@@ -571,3 +571,38 @@ func TestHitTextMarksUntrusted(t *testing.T) {
 		t.Fatalf("fence can be closed by the document: %q", text)
 	}
 }
+
+// failing is a fake backend whose retrieve fails with err.
+type failing struct {
+	server.Backend
+	err error
+}
+
+func (f failing) Retrieve(context.Context, *rcp.RetrieveParams) (*rcp.RetrieveResult, error) {
+	return nil, f.err
+}
+
+// TestToolErrorDataIsTheWireData: a tool error carries the error.data an
+// RCP client gets for the same error (rcp.Error.WireData): retryAfterMs,
+// and retryable exactly for the codes §12.2 names.
+func TestToolErrorDataIsTheWireData(t *testing.T) {
+	e := engine(t, corpus(5, 3), false, testFields)
+	for _, err := range []*rcp.Error{
+		rcp.Retryable(rcp.CodeBackendUnavailable, 250, "engine down"),
+		rcp.NewError(rcp.CodeTimeout, "deadline exceeded"),
+		rcp.NewError(rcp.CodeInternalError, "boom"),
+	} {
+		svc := service(t, mcpserver.Options{Engines: []mcpserver.Engine{{Name: "docs", Backend: failing{e, err}}}})
+		res, sc := call(t, connect(t, svc, mcpserver.Caller{}, nil), "search", map[string]any{"query": "sun"})
+		code, _ := rcpError(t, res, sc)
+		got, _ := sc["error"].(map[string]any)["data"].(map[string]any)
+		want := map[string]any{}
+		if d := err.WireData(); d != nil {
+			b, _ := json.Marshal(d)
+			_ = json.Unmarshal(b, &want)
+		}
+		if code != int(err.Code) || fmt.Sprint(got) != fmt.Sprint(map[string]any(want)) && !(got == nil && len(want) == 0) {
+			t.Errorf("%v: tool error code %d data %v, wire data %v", err, code, got, want)
+		}
+	}
+}

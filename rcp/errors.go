@@ -163,3 +163,25 @@ func AsError(err error) *Error {
 	}
 	return (&Error{Code: CodeInternalError, Message: "internal error"}).WithCause(err)
 }
+
+// WireData returns e.Data as it goes on the wire: with data.retryable
+// filled in for the codes §12.2 calls retryable (-32010, -32011, -32014)
+// when the producer left it unset, so every such error tells the client it
+// may retry. nil when there is nothing to send.
+func (e *Error) WireData() *ErrorData {
+	switch e.Code {
+	case CodeBackendUnavailable, CodeRateLimited, CodeTimeout:
+	default:
+		return e.Data
+	}
+	if e.Data != nil && e.Data.Retryable != nil {
+		return e.Data
+	}
+	d := ErrorData{}
+	if e.Data != nil {
+		d = *e.Data
+	}
+	t := true
+	d.Retryable = &t
+	return &d
+}

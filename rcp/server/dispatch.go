@@ -117,33 +117,12 @@ func (sess *session) checkRequest(ctx context.Context, req *jsonrpc.Request) (*e
 func toWire(err error) *jsonrpc.WireError {
 	e := rcp.AsError(err)
 	w := &jsonrpc.WireError{Code: int(e.Code), Message: e.Message}
-	if data := retryData(e); data != nil {
+	if data := e.WireData(); data != nil {
 		if b, merr := json.Marshal(data); merr == nil && string(b) != "{}" {
 			w.Data = b
 		}
 	}
 	return w
-}
-
-// retryData returns e.Data with data.retryable filled in for the codes
-// §12.2 calls retryable (-32010, -32011, -32014) when the producer left it
-// unset, so every such error tells the client it may retry.
-func retryData(e *rcp.Error) *rcp.ErrorData {
-	switch e.Code {
-	case rcp.CodeBackendUnavailable, rcp.CodeRateLimited, rcp.CodeTimeout:
-	default:
-		return e.Data
-	}
-	if e.Data != nil && e.Data.Retryable != nil {
-		return e.Data
-	}
-	d := rcp.ErrorData{}
-	if e.Data != nil {
-		d = *e.Data
-	}
-	t := true
-	d.Retryable = &t
-	return &d
 }
 
 // decodeErr converts a jsonrpc decode failure into an *rcp.Error.
