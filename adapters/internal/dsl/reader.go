@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // maxDepth is encoding/json's nesting limit, kept so that the reader
@@ -26,6 +27,27 @@ type reader struct {
 	b     []byte
 	i     int
 	depth int
+	// names holds the member names any has allocated, so that the same
+	// name in the next hit's _source reuses its string (maxNames, a
+	// linear scan: a page's hits share a handful of field names).
+	names []string
+}
+
+// maxNames bounds reader.names.
+const maxNames = 16
+
+// name returns key as a string, reusing one of r.names when equal.
+func (r *reader) name(key []byte) string {
+	for _, n := range r.names {
+		if n == string(key) {
+			return n
+		}
+	}
+	n := string(key)
+	if len(r.names) < maxNames {
+		r.names = append(r.names, n)
+	}
+	return n
 }
 
 // syntaxError reports malformed JSON at a byte offset.
@@ -168,7 +190,12 @@ func (r *reader) str() (string, error) {
 	if r.ws() != '"' {
 		return "", r.fail("expected a string")
 	}
-	s, _, err := r.rawString(nil)
+	s, copied, err := r.rawString(nil)
+	if copied && err == nil && len(s) > 0 {
+		// unquote decoded into a buffer of its own (rawString(nil)), which
+		// nothing else references: the string can own it.
+		return unsafe.String(&s[0], len(s)), nil
+	}
 	return string(s), err
 }
 
@@ -440,7 +467,7 @@ func (r *reader) any() (any, error) {
 		m := map[string]any{}
 		err := r.object(func(key []byte) error {
 			v, err := r.any()
-			m[string(key)] = v
+			m[r.name(key)] = v
 			return err
 		})
 		return m, err
