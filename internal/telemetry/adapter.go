@@ -159,7 +159,13 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (c *adapters.Can
 func (a *adapter) begin(ctx context.Context, op string, annotate func(trace.Span)) (context.Context, func(error)) {
 	start := time.Now()
 	oi := a.ops[op]
-	ctx, span := a.t.tracer.Start(ctx, oi.name, trace.WithSpanKind(trace.SpanKindClient))
+	// Under a request span that records nothing (no exporter, or not
+	// sampled) the engine span would record nothing either: reuse the
+	// parent instead of starting a span no one will see.
+	span := trace.SpanFromContext(ctx)
+	if span.IsRecording() || !span.SpanContext().IsValid() {
+		ctx, span = a.t.tracer.Start(ctx, oi.name, trace.WithSpanKind(trace.SpanKindClient))
+	}
 	if span.IsRecording() {
 		span.SetAttributes(a.attr)
 		span.SetAttributes(oi.attrs...)

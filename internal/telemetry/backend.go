@@ -85,7 +85,11 @@ func (b *backend) Retrieve(ctx context.Context, p *rcp.RetrieveParams) (*rcp.Ret
 	if err == nil && res != nil && c.span.SpanContext().IsSampled() {
 		res.Meta = withTraceID(res.Meta, c.span.SpanContext()) // §17.2: correlation ids live in _meta
 	}
-	c.end(ctx, err, b.t.retrieveAttrs(p, res))
+	var attrs []slog.Attr
+	if b.t.logs(ctx, err) {
+		attrs = b.t.retrieveAttrs(p, res)
+	}
+	c.end(ctx, err, attrs)
 	return res, err
 }
 
