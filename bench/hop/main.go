@@ -55,6 +55,7 @@ type flags struct {
 	dim                int
 	inputType          bool
 	verbose            bool
+	cpuProfile         string
 }
 
 func parseFlags() *flags {
@@ -78,6 +79,7 @@ func parseFlags() *flags {
 	flag.IntVar(&f.dim, "embed-dim", atoi(os.Getenv("RCP_EMBED_DIM")), "embedding dimension")
 	flag.BoolVar(&f.inputType, "embed-input-type", os.Getenv("RCP_EMBED_INPUT_TYPE") == "1", "server applies query/passage prefixes from input_type")
 	flag.BoolVar(&f.verbose, "v", false, "show the sidecar's log")
+	flag.StringVar(&f.cpuProfile, "sidecar-cpuprofile", "", "have the sidecar write a CPU profile of the whole run to this file (serve --cpuprofile)")
 	flag.Parse()
 	return f
 }

@@ -104,7 +104,7 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 	if emb != nil {
 		dims = emb.Dimension()
 	}
-	side, err := startSidecar(ctx, f.sidecar, sidecarConfig(eng, engURL, opts.Index, embedURL, f, dims, emb != nil), logw)
+	side, err := startSidecar(ctx, f.sidecar, sidecarConfig(eng, engURL, opts.Index, embedURL, f, dims, emb != nil), f.cpuProfile, logw)
 	if err != nil {
 		return nil, err
 	}

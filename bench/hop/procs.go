@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -56,8 +57,17 @@ type child struct {
 func (c *child) pid() int { return c.cmd.Process.Pid }
 
 func (c *child) stop() {
-	_ = c.cmd.Process.Kill()
-	_ = c.cmd.Wait()
+	// SIGTERM first, so the sidecar shuts down cleanly (and writes its
+	// CPU profile when asked to); kill what is still running after 10s.
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-done
+	}
 }
 
 // startProxy re-executes this program as the proxy in front of target.
@@ -98,7 +108,7 @@ func freePort() (int, error) {
 // startSidecar runs `bin serve --config` with cfg (a YAML document in which
 // portMark stands for the listen port) and waits until it answers
 // initialize.
-func startSidecar(ctx context.Context, bin, cfg string, logw io.Writer) (*child, error) {
+func startSidecar(ctx context.Context, bin, cfg, profile string, logw io.Writer) (*child, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -112,7 +122,11 @@ func startSidecar(ctx context.Context, bin, cfg string, logw io.Writer) (*child,
 		return nil, err
 	}
 	defer os.RemoveAll(dir) // read at start-up
-	cmd := exec.Command(bin, "serve", "--config", path)
+	args := []string{"serve", "--config", path}
+	if profile != "" {
+		args = append(args, "--cpuprofile", profile)
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logw, logw
 	if err := cmd.Start(); err != nil {
 		return nil, err

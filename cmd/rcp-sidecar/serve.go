@@ -40,7 +40,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&f.stdio, "stdio", false, "speak NDJSON on stdin/stdout (§5.1); stdout carries protocol frames only")
 	cmd.Flags().StringVar(&f.http, "http", "", "HTTP listen address (overrides server.http.listen)")
 	cmd.Flags().StringVar(&f.engine, "engine", "", "serve only this backend (same as --backend); without it, HTTP federates several backends")
-	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until exit")
+	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until exit, and the allocation profile to FILE.allocs")
 	_ = cmd.Flags().MarkHidden("cpuprofile")
 	return cmd
 }
@@ -111,7 +111,14 @@ func startCPUProfile(path string) (func(), error) {
 		fh.Close()
 		return nil, err
 	}
-	return func() { pprof.StopCPUProfile(); fh.Close() }, nil
+	return func() {
+		pprof.StopCPUProfile()
+		fh.Close()
+		if ah, err := os.Create(path + ".allocs"); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(ah, 0)
+			ah.Close()
+		}
+	}, nil
 }
 
 func printDemoBanner(w io.Writer, addr, base string) {
