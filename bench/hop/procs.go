@@ -21,9 +21,11 @@ import (
 )
 
 // serveProxy is the -role proxy child: a bare httputil.ReverseProxy to
-// target that forwards the same bytes, with nothing else on the path. It
-// prints its address on stdout, then serves until killed.
-func serveProxy(target string) error {
+// target that forwards the same bytes, with nothing else on the path. With
+// h2c it speaks HTTP/2 over cleartext (prior knowledge) on both sides, as
+// gRPC does; HTTP/2 trailers (grpc-status) pass through. It prints its
+// address on stdout, then serves until killed.
+func serveProxy(target string, h2c bool) error {
 	u, err := url.Parse(target)
 	if err != nil || u.Host == "" {
 		return fmt.Errorf("proxy: bad target %q", target)
@@ -41,6 +43,11 @@ func serveProxy(target string) error {
 	}
 	fmt.Println(ln.Addr().String())
 	hs := &http.Server{Handler: rp, ReadHeaderTimeout: 10 * time.Second}
+	if h2c {
+		t.Protocols, hs.Protocols = new(http.Protocols), new(http.Protocols)
+		t.Protocols.SetUnencryptedHTTP2(true)
+		hs.Protocols.SetUnencryptedHTTP2(true)
+	}
 	return hs.Serve(ln)
 }
 
@@ -60,13 +67,14 @@ func (c *child) stop() {
 	_ = c.cmd.Wait()
 }
 
-// startProxy re-executes this program as the proxy in front of target.
-func startProxy(target string) (*child, error) {
+// startProxy re-executes this program as the proxy in front of target
+// (h2c: HTTP/2 over cleartext, for gRPC).
+func startProxy(target string, h2c bool) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "-role", "proxy", "-target", target)
+	cmd := exec.Command(self, "-role", "proxy", "-target", target, "-h2c="+strconv.FormatBool(h2c))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
