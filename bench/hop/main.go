@@ -12,9 +12,15 @@
 // Usage:
 //
 //	go build -o rcp-sidecar ./cmd/rcp-sidecar
-//	go run ./bench/hop -sidecar ./rcp-sidecar [-engines elasticsearch,opensearch] [-modes sparse,dense] [-k 10,100] [-c 8] [-d 6s]
+//	go run ./bench/hop -sidecar ./rcp-sidecar [-engines elasticsearch,opensearch,qdrant] [-modes sparse,dense] [-k 10,100] [-c 8] [-d 6s]
 //
-// Engine URLs come from $RCP_ES_URL and $RCP_OS_URL; dense needs the
+// Engine URLs come from $RCP_ES_URL and $RCP_OS_URL, Qdrant's gRPC
+// host:port from $RCP_QDRANT_ADDR. Elasticsearch and OpenSearch are driven
+// with their JSON _search over HTTP/1.1; Qdrant with gRPC QueryPoints (the
+// official Go client, as the adapter uses it), and its proxy forwards
+// HTTP/2 over cleartext. Qdrant's collection is recreated on every run
+// (sparse: BM25 by qdrant/bm25 inference; dense: an unnamed cosine vector)
+// and dropped at the end. Dense needs the
 // embedding server ($RCP_EMBED_URL, $RCP_EMBED_MODEL, $RCP_EMBED_DIM). For
 // dense every query is embedded once before the run: the direct and proxy
 // paths send the kNN body the adapter sends with that vector, and the
