@@ -12,9 +12,15 @@
 // Usage:
 //
 //	go build -o rcp-sidecar ./cmd/rcp-sidecar
-//	go run ./bench/hop -sidecar ./rcp-sidecar [-engines elasticsearch,opensearch] [-modes sparse,dense] [-k 10,100] [-c 8] [-d 6s]
+//	go run ./bench/hop -sidecar ./rcp-sidecar [-engines elasticsearch,opensearch,qdrant] [-modes sparse,dense] [-k 10,100] [-c 8] [-d 6s]
 //
-// Engine URLs come from $RCP_ES_URL and $RCP_OS_URL; dense needs the
+// Engine URLs come from $RCP_ES_URL and $RCP_OS_URL, Qdrant's gRPC
+// host:port from $RCP_QDRANT_ADDR. Elasticsearch and OpenSearch are driven
+// with their JSON _search over HTTP/1.1; Qdrant with gRPC QueryPoints (the
+// official Go client, as the adapter uses it), and its proxy forwards
+// HTTP/2 over cleartext. Qdrant's collection is recreated on every run
+// (sparse: BM25 by qdrant/bm25 inference; dense: an unnamed cosine vector)
+// and dropped at the end. Dense needs the
 // embedding server ($RCP_EMBED_URL, $RCP_EMBED_MODEL, $RCP_EMBED_DIM). For
 // dense every query is embedded once before the run: the direct and proxy
 // paths send the kNN body the adapter sends with that vector, and the
@@ -44,6 +50,7 @@ import (
 
 type flags struct {
 	role, target       string
+	h2c                bool
 	sidecar            string
 	engines, modes, ks string
 	conns, rounds      int
@@ -62,8 +69,9 @@ func parseFlags() *flags {
 	f := &flags{}
 	flag.StringVar(&f.role, "role", "", "internal: \"proxy\" runs the bare reverse proxy to -target")
 	flag.StringVar(&f.target, "target", "", "internal: the proxy's upstream URL")
+	flag.BoolVar(&f.h2c, "h2c", false, "internal: the proxy speaks HTTP/2 over cleartext on both sides (gRPC)")
 	flag.StringVar(&f.sidecar, "sidecar", "", "path of the rcp-sidecar binary to measure (required)")
-	flag.StringVar(&f.engines, "engines", "elasticsearch,opensearch", "engines to measure ($RCP_ES_URL, $RCP_OS_URL)")
+	flag.StringVar(&f.engines, "engines", "elasticsearch,opensearch", "engines to measure: elasticsearch, opensearch, qdrant ($RCP_ES_URL, $RCP_OS_URL, $RCP_QDRANT_ADDR)")
 	flag.StringVar(&f.modes, "modes", "sparse,dense", "retrieval modes (dense needs $RCP_EMBED_URL)")
 	flag.StringVar(&f.ks, "k", "10,100", "k values")
 	flag.IntVar(&f.conns, "c", 8, "concurrent connections")
@@ -99,7 +107,7 @@ func splitList(s string) []string {
 func main() {
 	f := parseFlags()
 	if f.role == "proxy" {
-		if err := serveProxy(f.target); err != nil {
+		if err := serveProxy(f.target, f.h2c); err != nil {
 			fmt.Fprintln(os.Stderr, "hop proxy:", err)
 			os.Exit(1)
 		}
@@ -111,8 +119,9 @@ func main() {
 	}
 }
 
-// engineURL is each engine's URL variable.
-var engineURL = map[string]string{"elasticsearch": "RCP_ES_URL", "opensearch": "RCP_OS_URL"}
+// engineURL is each engine's address variable (a URL; Qdrant's is its gRPC
+// host:port).
+var engineURL = map[string]string{"elasticsearch": "RCP_ES_URL", "opensearch": "RCP_OS_URL", beir.QdrantName: "RCP_QDRANT_ADDR"}
 
 func runAll(ctx context.Context, f *flags, out io.Writer) error {
 	if f.sidecar == "" {
@@ -165,7 +174,7 @@ func runAll(ctx context.Context, f *flags, out io.Writer) error {
 	for _, eng := range splitList(f.engines) {
 		env, ok := engineURL[eng]
 		if !ok {
-			return fmt.Errorf("-engines: %q is not measured by this tool (elasticsearch, opensearch)", eng)
+			return fmt.Errorf("-engines: %q is not measured by this tool (elasticsearch, opensearch, qdrant)", eng)
 		}
 		u := os.Getenv(env)
 		if u == "" {
@@ -223,11 +232,20 @@ func sidecarConfig(eng, engURL, index, embedURL string, f *flags, dims int, dens
 		fmt.Fprintf(&b, "embedder:\n  url: %q\n  model: %q\n  dimension: %d\n  query_prefix: %q\n  document_prefix: %q\n  send_input_type: %t\n  timeout: 30s\n",
 			embedURL, f.model, dims, q, d, f.inputType)
 	}
-	fmt.Fprintf(&b, "backends:\n  - name: scifact\n    engine: %s\n    settings:\n      urls: [%q]\n      index: %q\n", eng, engURL, index)
-	fmt.Fprintf(&b, "      text_fields: [{name: title}, {name: text}]\n      tie_breaker: %g\n      content_field: text\n      title_field: title\n", beir.TieBreaker)
-	if dense {
-		b.WriteString("      vector_field: vec\n")
+	fmt.Fprintf(&b, "backends:\n  - name: scifact\n    engine: %s\n    settings:\n", eng)
+	if isQdrant(eng) {
+		// The collection of bench/scifact/beir's Qdrant kit: text and title
+		// in the payload, BM25 on the sparse vector, the unnamed dense one.
+		fmt.Fprintf(&b, "      address: %q\n      collection: %q\n      text_field: text\n      title_field: title\n", engURL, index)
+		fmt.Fprintf(&b, "      sparse_vector: %s\n      sparse_model: %s\n      timeout: %ds\n", qdrantSparseVector, qdrantBM25, qdrantTimeout)
+	} else {
+		fmt.Fprintf(&b, "      urls: [%q]\n      index: %q\n", engURL, index)
+		fmt.Fprintf(&b, "      text_fields: [{name: title}, {name: text}]\n      tie_breaker: %g\n      content_field: text\n      title_field: title\n", beir.TieBreaker)
+		if dense {
+			b.WriteString("      vector_field: vec\n")
+		}
+		b.WriteString("      disable_compression: true\n")
 	}
-	b.WriteString("      disable_compression: true\n    policy:\n      max_k: 200\n      default_candidate_k: 100\n")
+	b.WriteString("    policy:\n      max_k: 200\n      default_candidate_k: 100\n")
 	return b.String()
 }

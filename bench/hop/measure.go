@@ -23,19 +23,23 @@ const (
 	pathEmbed   = "embed"
 )
 
-// cell is one (mode, k) of one engine: the request bodies per path.
+// cell is one (mode, k) of one engine: the requests per path.
 type cell struct {
 	mode string
 	k    int
-	// engineBodies are the _search bodies of the direct and proxy paths;
-	// rcpBodies the sidecar's retrieve requests.
-	engineBodies, rcpBodies [][]byte
+	// native sends a query's native request on the direct or proxy path;
+	// rcpBodies are the sidecar's retrieve requests.
+	native    nativeCall
+	rcpBodies [][]byte
 }
 
 // procs are the processes whose CPU is read around each run.
 type procs struct {
 	proxy, sidecar, engine int
 }
+
+// isQdrant tells the gRPC engine from the HTTP/JSON ones.
+func isQdrant(eng string) bool { return eng == beir.QdrantName }
 
 func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []string, ks []int, emb adapters.Embedder, out io.Writer) ([]string, error) {
 	kit, err := beir.KitFor(eng)
@@ -55,17 +59,30 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 		opts.MaxDocs = f.maxDocs
 		opts.Index += fmt.Sprintf("-pool%d-q%d", f.maxDocs, f.queries)
 	}
+	if isQdrant(eng) {
+		// The Qdrant kit recreates its collection on every run; a name of
+		// its own keeps it apart from bench/scifact's, and it is dropped
+		// at the end.
+		opts.Index = "hop-" + opts.Index
+		defer func() {
+			if err := dropQdrant(context.WithoutCancel(ctx), engURL, opts.Index); err != nil {
+				fmt.Fprintf(os.Stderr, "qdrant: drop collection %s: %v\n", opts.Index, err)
+			}
+		}()
+	}
 	setup, err := beir.Prepare(ctx, opts) // the one index loader: reuses the index when it holds the corpus
 	if err != nil {
 		return nil, err
 	}
 	defer setup.Close()
 	queries := setup.Queries()
-	// One segment per shard: approximate kNN over several segments can
-	// change between two identical requests while background merges run,
-	// which would fail the identity check for reasons not on the path.
-	if _, status, err := post(ctx, http.DefaultClient, engURL+"/"+opts.Index+"/_forcemerge?max_num_segments=1", nil, nil); err != nil || status != http.StatusOK {
-		return nil, fmt.Errorf("force merge %s: HTTP %d %v", opts.Index, status, err)
+	if !isQdrant(eng) {
+		// One segment per shard: approximate kNN over several segments can
+		// change between two identical requests while background merges run,
+		// which would fail the identity check for reasons not on the path.
+		if _, status, err := post(ctx, http.DefaultClient, engURL+"/"+opts.Index+"/_forcemerge?max_num_segments=1", nil, nil); err != nil || status != http.StatusOK {
+			return nil, fmt.Errorf("force merge %s: HTTP %d %v", opts.Index, status, err)
+		}
 	}
 
 	var vecs [][]float32
@@ -91,7 +108,13 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 		defer stop()
 		embedURL = u
 	}
-	proxy, err := startProxy(engURL)
+	// The engine's own address as a URL: Qdrant's is a gRPC host:port,
+	// which the proxy reaches over h2c.
+	engHTTP := engURL
+	if isQdrant(eng) {
+		engHTTP = "http://" + engURL
+	}
+	proxy, err := startProxy(engHTTP, isQdrant(eng))
 	if err != nil {
 		return nil, err
 	}
@@ -109,54 +132,45 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 		return nil, err
 	}
 	defer side.stop()
-	pids := procs{proxy: proxy.pid(), sidecar: side.pid(), engine: listenerPID(engURL)}
+	pids := procs{proxy: proxy.pid(), sidecar: side.pid(), engine: listenerPID(engHTTP)}
 	if pids.engine == 0 {
 		fmt.Fprintf(os.Stderr, "%s: no process found listening on %s; engine CPU not reported\n", eng, engURL)
 	}
 
 	hc := newClient(f.conns)
+	var nat native
+	if isQdrant(eng) {
+		if nat, err = newQdrantNative(opts.Index, engURL, proxy.addr); err != nil {
+			return nil, err
+		}
+	} else {
+		nat = &httpNative{eng: eng, kit: kit, hc: hc, dense: emb != nil, urls: map[string]string{
+			pathDirect: engURL + "/" + opts.Index + "/_search",
+			pathProxy:  proxy.addr + "/" + opts.Index + "/_search",
+		}}
+	}
+	defer nat.close()
+	sidecarURL := side.addr + "/rcp/retrieve"
 	var summary []string
 	for _, mode := range modes {
 		for _, k := range ks {
 			c := cell{mode: mode, k: k}
+			if c.native, err = nat.requests(mode, k, queries, vecs); err != nil {
+				return nil, err
+			}
 			for i, q := range queries {
-				var body any
-				if mode == "sparse" {
-					body = kit.SparseBody(q.Text, k, emb != nil)
-				} else {
-					// The Engine asks the adapter for k+1 (to know whether a
-					// next page exists); the kNN result depends on k and
-					// num_candidates, so the direct body asks for the same.
-					body = kit.DenseBody(vecs[i], k+1, k+1, true)
-					if eng == "elasticsearch" {
-						// Elasticsearch 8.19 quantises dense_vector (int8_hnsw)
-						// by default, and the adapter then asks for a rescore
-						// with the original vectors, oversampling
-						// num_candidates/k (here 1).
-						body.(map[string]any)["knn"].(map[string]any)["rescore_vector"] = map[string]any{"oversample": 1.0}
-					}
-				}
-				eb, err := json.Marshal(body)
-				if err != nil {
-					return nil, err
-				}
 				p := map[string]any{"query": q.Text, "mode": mode, "k": k, "candidateK": k}
 				rb, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "retrieve", "params": p})
 				if err != nil {
 					return nil, err
 				}
-				c.engineBodies, c.rcpBodies = append(c.engineBodies, eb), append(c.rcpBodies, rb)
+				c.rcpBodies = append(c.rcpBodies, rb)
 			}
-			urls := map[string]string{
-				pathDirect:  engURL + "/" + opts.Index + "/_search",
-				pathProxy:   proxy.addr + "/" + opts.Index + "/_search",
-				pathSidecar: side.addr + "/rcp/retrieve",
-			}
-			same, err := checkSame(ctx, hc, urls, c, min(f.check, len(queries)))
+			same, err := checkSame(ctx, hc, sidecarURL, c, min(f.check, len(queries)))
 			if err != nil {
 				return nil, fmt.Errorf("%s k=%d: %w", mode, k, err)
 			}
-			rows, err := measureCell(ctx, f, hc, urls, c, pids, emb, queries)
+			rows, err := measureCell(ctx, f, hc, sidecarURL, c, pids, emb, queries)
 			if err != nil {
 				return nil, err
 			}
@@ -195,23 +209,23 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 // measureCell warms each path up, then alternates them over f.rounds
 // rounds (order rotating), reading every watched process's CPU around
 // each run.
-func measureCell(ctx context.Context, f *flags, hc *http.Client, urls map[string]string, c cell, pids procs, emb adapters.Embedder, queries []beir.Query) (map[string]result, error) {
+func measureCell(ctx context.Context, f *flags, hc *http.Client, sidecarURL string, c cell, pids procs, emb adapters.Embedder, queries []beir.Query) (map[string]result, error) {
 	do := map[string]func(ctx context.Context, i int) error{}
-	for _, p := range []string{pathDirect, pathProxy, pathSidecar} {
-		u, bodies, rcp := urls[p], c.engineBodies, p == pathSidecar
-		if rcp {
-			bodies = c.rcpBodies
-		}
+	for _, p := range []string{pathDirect, pathProxy} {
 		do[p] = func(ctx context.Context, i int) error {
-			data, status, err := post(ctx, hc, u, bodies[i%len(bodies)], nil)
-			if err != nil {
-				return err
-			}
-			if status != http.StatusOK || (rcp && !bytes.Contains(data, []byte(`"result"`))) {
-				return fmt.Errorf("HTTP %d", status)
-			}
-			return nil
+			_, err := c.native(ctx, p, i, false)
+			return err
 		}
+	}
+	do[pathSidecar] = func(ctx context.Context, i int) error {
+		data, status, err := post(ctx, hc, sidecarURL, c.rcpBodies[i%len(c.rcpBodies)], nil)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK || !bytes.Contains(data, []byte(`"result"`)) {
+			return fmt.Errorf("HTTP %d", status)
+		}
+		return nil
 	}
 	order := []string{pathDirect, pathProxy, pathSidecar}
 	if c.mode == "dense" && emb != nil {
@@ -257,24 +271,26 @@ func readCPU(self int, pids procs) map[string]time.Duration {
 
 // checkSame runs the first n queries on every path and counts those whose
 // hit ids agree in order across all three; a difference is an error.
-func checkSame(ctx context.Context, hc *http.Client, urls map[string]string, c cell, n int) (int, error) {
+func checkSame(ctx context.Context, hc *http.Client, sidecarURL string, c cell, n int) (int, error) {
 	same := 0
 	for i := range n {
 		var lists [3][]string
-		for j, p := range []string{pathDirect, pathProxy, pathSidecar} {
-			body := c.engineBodies[i]
-			if p == pathSidecar {
-				body = c.rcpBodies[i]
-			}
-			data, status, err := post(ctx, hc, urls[p], body, nil)
-			if err != nil || status != http.StatusOK {
-				return same, fmt.Errorf("check %s query %d: HTTP %d %v: %.200s", p, i, status, err, data)
-			}
-			if lists[j], err = hitIDs(data, p == pathSidecar); err != nil {
+		for j, p := range []string{pathDirect, pathProxy} {
+			ids, err := c.native(ctx, p, i, true)
+			if err != nil {
 				return same, fmt.Errorf("check %s query %d: %w", p, i, err)
 			}
-			lists[j] = lists[j][:min(len(lists[j]), c.k)]
+			lists[j] = ids[:min(len(ids), c.k)]
 		}
+		data, status, err := post(ctx, hc, sidecarURL, c.rcpBodies[i], nil)
+		if err != nil || status != http.StatusOK {
+			return same, fmt.Errorf("check %s query %d: HTTP %d %v: %.200s", pathSidecar, i, status, err, data)
+		}
+		ids, err := hitIDs(data, true)
+		if err != nil {
+			return same, fmt.Errorf("check %s query %d: %w", pathSidecar, i, err)
+		}
+		lists[2] = ids[:min(len(ids), c.k)]
 		if len(lists[0]) == 0 || !slices.Equal(lists[0], lists[1]) || !slices.Equal(lists[0], lists[2]) {
 			return same, fmt.Errorf("query %d: direct %v, proxy %v, sidecar %v", i, lists[0], lists[1], lists[2])
 		}

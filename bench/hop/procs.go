@@ -21,13 +21,29 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
-// serveProxy is the -role proxy child: a bare httputil.ReverseProxy to
-// target that forwards the same bytes, with nothing else on the path. It
+// serveProxy is the -role proxy child: newProxy on a loopback port. It
 // prints its address on stdout, then serves until killed.
-func serveProxy(target string) error {
+func serveProxy(target string, h2c bool) error {
+	hs, err := newProxy(target, h2c)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Println(ln.Addr().String())
+	return hs.Serve(ln)
+}
+
+// newProxy is a bare httputil.ReverseProxy to target that forwards the
+// same bytes, with nothing else on the path. With h2c it speaks HTTP/2
+// over cleartext (prior knowledge) on both sides, as gRPC does; HTTP/2
+// trailers (grpc-status) pass through.
+func newProxy(target string, h2c bool) (*http.Server, error) {
 	u, err := url.Parse(target)
 	if err != nil || u.Host == "" {
-		return fmt.Errorf("proxy: bad target %q", target)
+		return nil, fmt.Errorf("proxy: bad target %q", target)
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	t := http.DefaultTransport.(*http.Transport).Clone()
@@ -36,13 +52,13 @@ func serveProxy(target string) error {
 	// Accept-Encoding: gzip upstream and inflate the answer itself.
 	t.DisableCompression = true
 	rp.Transport = t
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	fmt.Println(ln.Addr().String())
 	hs := &http.Server{Handler: rp, ReadHeaderTimeout: 10 * time.Second}
-	return hs.Serve(ln)
+	if h2c {
+		t.Protocols, hs.Protocols = new(http.Protocols), new(http.Protocols)
+		t.Protocols.SetUnencryptedHTTP2(true)
+		hs.Protocols.SetUnencryptedHTTP2(true)
+	}
+	return hs, nil
 }
 
 // portMark is replaced by the sidecar's port in its configuration.
@@ -70,13 +86,14 @@ func (c *child) stop() {
 	}
 }
 
-// startProxy re-executes this program as the proxy in front of target.
-func startProxy(target string) (*child, error) {
+// startProxy re-executes this program as the proxy in front of target
+// (h2c: HTTP/2 over cleartext, for gRPC).
+func startProxy(target string, h2c bool) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "-role", "proxy", "-target", target)
+	cmd := exec.Command(self, "-role", "proxy", "-target", target, "-h2c="+strconv.FormatBool(h2c))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
