@@ -49,7 +49,8 @@ type OpenAIOptions struct {
 	MaxRetries int
 	// Timeout bounds one Embed call, retries included (default 30s).
 	Timeout time.Duration
-	// HTTPClient overrides the default client.
+	// HTTPClient overrides the default client, whose transport keeps up
+	// to MaxIdleConnsPerHost connections to the server between calls.
 	HTTPClient *http.Client
 	// QueryPrefix and DocumentPrefix are prepended client-side to each text
 	// for kind "query" and "document" (e5 models want "query: " and
@@ -111,9 +112,21 @@ func withDefaults(o OpenAIOptions) OpenAIOptions {
 	o.BackoffMax = orDefault(o.BackoffMax, DefaultBackoffMax)
 	o.Identity = orDefault(o.Identity, o.Model)
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
+		o.HTTPClient = &http.Client{Transport: pooledTransport()}
 	}
 	return o
+}
+
+// MaxIdleConnsPerHost is how many idle connections the default client
+// keeps to the embedding server. Go's default transport keeps two, so
+// under more concurrent queries than that every call beyond two dialled
+// (and later closed) a connection of its own.
+const MaxIdleConnsPerHost = 64
+
+func pooledTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
+	return t
 }
 
 func orDefault[T comparable](v, def T) T {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -329,4 +330,47 @@ func TestFakeConnectionRefused(t *testing.T) {
 	o := newClient(t, url, func(p *OpenAIOptions) { p.MaxRetries = 2 })
 	_, err := o.Embed(context.Background(), texts(1), "")
 	assertErr(t, err, rcp.CodeBackendUnavailable, true)
+}
+
+// TestConnectionsReused: concurrent Embed calls reuse the default
+// client's connections instead of dialling one per call beyond two (the
+// FAKE server counts the connections it accepts).
+func TestConnectionsReused(t *testing.T) {
+	f := &fakeServer{dim: fakeDim}
+	f.Server = httptest.NewUnstartedServer(http.HandlerFunc(f.handle))
+	var mu sync.Mutex
+	conns := 0
+	f.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	// Answer slowly enough that the callers overlap.
+	f.respond = func(int, http.ResponseWriter, embedRequest) bool { time.Sleep(2 * time.Millisecond); return false }
+	f.Start()
+	t.Cleanup(f.Close)
+	e, err := NewOpenAI(OpenAIOptions{BaseURL: f.URL, Model: "m", Dimension: fakeDim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, calls = 8, 40
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range calls {
+				if _, err := e.Embed(context.Background(), []string{fmt.Sprint(w, i)}, KindQuery); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if conns > workers+2 {
+		t.Fatalf("%d connections for %d concurrent callers: connections are not reused", conns, workers)
+	}
 }
