@@ -84,16 +84,7 @@ func (n *numbers) UnmarshalJSON(b []byte) error {
 }
 
 // trimJSONSpace trims JSON's four whitespace bytes from both ends.
-func trimJSONSpace(b []byte) []byte {
-	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-	for len(b) > 0 && isSpace(b[0]) {
-		b = b[1:]
-	}
-	for len(b) > 0 && isSpace(b[len(b)-1]) {
-		b = b[:len(b)-1]
-	}
-	return b
-}
+func trimJSONSpace(b []byte) []byte { return bytes.Trim(b, " \t\n\r") }
 
 // embedBatch sends one batch, retrying transient failures with the
 // module's backoff (internal/retry).
