@@ -405,11 +405,18 @@ func (d *deriver) embed() {
 }
 
 func (d *deriver) rerank() {
-	r := d.p.Reranker
+	r, native := d.p.Reranker, false
+	if r == nil && d.ev.NativeReranker != nil {
+		r, native = d.ev.NativeReranker, true
+	}
 	switch {
 	case r == nil:
-		d.note("rerank", false, "no reranker is configured (reranker: section)")
+		d.note("rerank", false, "no reranker is configured (reranker: section) and the engine offers none")
 		d.note("retrieve.rerankBuiltin", false, "no reranker is configured")
+		return
+	case native && r.Failed != "":
+		d.note("rerank", false, "no reranker is configured (reranker: section) and the engine's is not usable: %s", r.Failed)
+		d.note("retrieve.rerankBuiltin", false, "no usable reranker")
 		return
 	case r.Failed != "":
 		d.note("rerank", false, "the reranker's start-up check failed: %s", r.Failed)
@@ -417,10 +424,21 @@ func (d *deriver) rerank() {
 		return
 	}
 	d.caps.Rerank = &rcp.RerankCap{Methods: []string{r.Method}, MaxCandidates: r.MaxCandidates, Models: append([]string(nil), r.Models...)}
-	d.note("rerank", true, "%s reranker %s, at most %d candidates: %s", r.Method, strings.Join(r.Models, ","), r.MaxCandidates, r.Proof)
+	who := "sidecar"
+	if native {
+		who = "engine-native"
+	}
+	d.note("rerank", true, "%s %s reranker %s, at most %d candidates: %s", who, r.Method, strings.Join(r.Models, ","), r.MaxCandidates, r.Proof)
 	if d.caps.Retrieve != nil {
 		d.caps.Retrieve.RerankBuiltin = true
-		d.note("retrieve.rerankBuiltin", true, "retrieve reranks its top rerank.topN candidates with the %s reranker (§7.7 funnel)", r.Method)
+		switch {
+		case !native:
+			d.note("retrieve.rerankBuiltin", true, "retrieve reranks its top rerank.topN candidates with the %s reranker (§7.7 funnel)", r.Method)
+		case d.ev.NativeRerankStage:
+			d.note("retrieve.rerankBuiltin", true, "retrieve reranks its top rerank.topN candidates with the engine's %s reranker, inside the engine's search where the request allows it (§7.7 funnel)", r.Method)
+		default:
+			d.note("retrieve.rerankBuiltin", true, "retrieve reranks its top rerank.topN candidates with the engine's %s reranker (§7.7 funnel)", r.Method)
+		}
 	}
 }
 

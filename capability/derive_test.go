@@ -3,6 +3,7 @@ package capability
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
@@ -289,5 +290,53 @@ func TestDeriveFieldOperators(t *testing.T) {
 	}
 	if got := caps.Filter.OpsOf("year"); !slices.Equal(got, caps.Filter.Operators) {
 		t.Errorf("OpsOf(year) = %v", got)
+	}
+}
+
+// TestDeriveRerankSources: rerank comes from the sidecar's reranker when
+// one is configured, else from the engine's own when the probe proved it;
+// a failed one of either kind advertises nothing and says why.
+func TestDeriveRerankSources(t *testing.T) {
+	sidecar := &RerankerFacts{Method: "cross-encoder", Models: []string{"bge"}, MaxCandidates: 50, Proof: "scored two passages"}
+	engine := &RerankerFacts{Method: "cross-encoder", Models: []string{"my-rerank"}, MaxCandidates: 100, Proof: "inference endpoint my-rerank"}
+	broken := &RerankerFacts{Method: "cross-encoder", Failed: "no inference API"}
+	tests := []struct {
+		name       string
+		policy     *RerankerFacts
+		native     *RerankerFacts
+		stage      bool
+		wantModels []string
+		wantWhy    string
+	}{
+		{name: "none", wantWhy: "engine offers none"},
+		{name: "sidecar only", policy: sidecar, wantModels: []string{"bge"}, wantWhy: "sidecar"},
+		{name: "engine only", native: engine, wantModels: []string{"my-rerank"}, wantWhy: "engine-native"},
+		{name: "engine with stage", native: engine, stage: true, wantModels: []string{"my-rerank"}, wantWhy: "engine-native"},
+		{name: "sidecar wins", policy: sidecar, native: engine, wantModels: []string{"bge"}, wantWhy: "sidecar"},
+		{name: "engine unusable", native: broken, wantWhy: "no inference API"},
+		{name: "sidecar failed, engine ignored", policy: &RerankerFacts{Failed: "refused"}, native: engine, wantWhy: "start-up check failed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := fullEvidence()
+			ev.NativeReranker, ev.NativeRerankStage = tc.native, tc.stage
+			c, rs := Derive(ev, Policy{Reranker: tc.policy})
+			got := reason(t, rs, "rerank")
+			if !strings.Contains(got.Why, tc.wantWhy) {
+				t.Errorf("rerank reason %q, want it to mention %q", got.Why, tc.wantWhy)
+			}
+			if tc.wantModels == nil {
+				if c.Rerank != nil || c.Retrieve.RerankBuiltin || got.Advertised {
+					t.Errorf("rerank advertised: %+v", c.Rerank)
+				}
+				return
+			}
+			if c.Rerank == nil || !slices.Equal(c.Rerank.Models, tc.wantModels) || !c.Retrieve.RerankBuiltin || !got.Advertised {
+				t.Fatalf("rerank %+v builtin %t, want models %v", c.Rerank, c.Retrieve.RerankBuiltin, tc.wantModels)
+			}
+			if in := strings.Contains(reason(t, rs, "retrieve.rerankBuiltin").Why, "inside the engine"); in != tc.stage {
+				t.Errorf("rerankBuiltin reason mentions the engine's search: %t, want %t", in, tc.stage)
+			}
+		})
 	}
 }
