@@ -360,3 +360,39 @@ func checkNoRerank(t *testing.T, e *retrieval.Engine) {
 		t.Errorf("rerank method: %v", err)
 	}
 }
+
+// TestRetrieveRerankThroughAPIRecorded: a request the retriever cannot
+// rerank exactly (unit document: one hit per document is chosen before
+// the rerank stage) recalls plainly and reranks the recalled texts
+// through POST _inference/rerank/<id>; the hits follow the reranker,
+// keep their recall score next to the rerank score, and the notes name
+// the path.
+func TestRetrieveRerankThroughAPIRecorded(t *testing.T) {
+	f := newRerankFake(t, map[string]string{"POST /probe-fixture-a/_search": "rerank/search-reranked",
+		"POST /_inference/rerank/my-rerank-model": "rerank/rerank-result-two"})
+	e := engineOn(t, f.open(t, func(c *Config) { c.DocumentIDField = "lang" }))
+	res, err := e.Retrieve(context.Background(), retrieveParams(t,
+		`{"query":"moon","mode":"sparse","k":2,"unit":"document","rerank":{"topN":10},"includeText":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 2 || res.Hits[0].ID != "doc_1" || res.Hits[0].Score != 0.8 || res.Hits[1].ID != "doc_2" || res.Hits[1].Score != 0.3 {
+		t.Fatalf("hits %+v", res.Hits)
+	}
+	if len(res.Hits[0].Scores) != 2 {
+		t.Errorf("scores %v, want the recall and the rerank score", res.Hits[0].Scores)
+	}
+	if !containsNote(res.Usage.Notes, "the engine's reranker (through its rerank API)") {
+		t.Errorf("notes %v", res.Usage.Notes)
+	}
+	if strings.Contains(string(f.body("POST /probe-fixture-a/_search")), "text_similarity_reranker") {
+		t.Error("the search reranked in the engine")
+	}
+	var sent rerankRequest
+	if err := json.Unmarshal(f.body("POST /_inference/rerank/my-rerank-model"), &sent); err != nil {
+		t.Fatal(err)
+	}
+	if sent.Query != "moon" || len(sent.Input) != 2 || !strings.HasPrefix(sent.Input[0], "The phases of the Moon") {
+		t.Errorf("rerank request %+v", sent)
+	}
+}
