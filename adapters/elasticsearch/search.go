@@ -40,7 +40,7 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 	}
 	c, err := decodeSearch(st, p, sr)
 	if err == nil && id != "" {
-		c.Notes = append(c.Notes, fmt.Sprintf("reranked in the engine: text_similarity_reranker with inference endpoint %s on field %s", id, st.content))
+		c.Notes = append(c.Notes, "reranked in the engine: text_similarity_reranker with inference endpoint "+id+" on field "+st.content)
 	}
 	return c, err
 }
