@@ -143,6 +143,12 @@ func applyReranker(f *facts, st *probeState) {
 	}
 }
 
+// errRerankLost: the last probe found no usable reranker although the
+// capabilities, fixed at start-up, advertise it.
+func errRerankLost() error {
+	return rcp.Retryable(rcp.CodeBackendUnavailable, 0, "the engine's reranker is not available (no usable rerank endpoint at the last probe)")
+}
+
 // rerankRequest is the body of POST /_inference/rerank/<id>.
 type rerankRequest struct {
 	Query string   `json:"query"`
@@ -168,7 +174,8 @@ func (e *errRankedDocs) Error() string { return "elasticsearch: rerank response:
 func (a *adapter) NativeRerank(ctx context.Context, query string, passages []string) ([]float64, error) {
 	f := a.facts.Load()
 	if f == nil || f.rerank == nil || f.rerank.id == "" {
-		return nil, rcp.NewError(rcp.CodeCapabilityMissing, "rerank is not advertised")
+		// A later probe no longer finds it: the capabilities stay (§13.2).
+		return nil, errRerankLost()
 	}
 	body, err := json.Marshal(rerankRequest{Query: query, Input: passages})
 	if err != nil {
@@ -232,7 +239,7 @@ func rerankRetriever(st *probeState, s *dsl.Search, req *adapters.SearchRequest)
 	rr := req.Rerank
 	switch {
 	case st.rerankID == "":
-		return errors.New("elasticsearch: native rerank requested but no reranker was probed")
+		return errRerankLost()
 	case rr.WindowSize < 1 || rr.WindowSize > maxWindow:
 		return fmt.Errorf("elasticsearch: rerank window %d out of range", rr.WindowSize)
 	case req.Recency != nil || req.Unit == "document" || req.From > 0 || req.After != nil || req.MinScore != nil || req.MMRLambda != nil:

@@ -396,3 +396,27 @@ func TestRetrieveRerankThroughAPIRecorded(t *testing.T) {
 		t.Errorf("rerank request %+v", sent)
 	}
 }
+
+// TestRerankLostAfterReprobeRecorded: when a later probe no longer finds
+// the endpoint, the capabilities stay as advertised (§13.2) and both
+// rerank paths answer -32010, retryable.
+func TestRerankLostAfterReprobeRecorded(t *testing.T) {
+	f := newRerankFake(t, nil)
+	a := f.open(t, nil)
+	e := engineOn(t, a)
+	f.set("/_inference/rerank/_all", "rerank/inference-none")
+	if _, err := a.Probe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if e.Capabilities().Rerank == nil {
+		t.Fatal("capabilities narrowed after a re-probe")
+	}
+	_, err1 := e.Rerank(context.Background(), rerankParams(t, `{"query":"q","passages":["a"]}`))
+	_, err2 := e.Retrieve(context.Background(), retrieveParams(t, `{"query":"moon","mode":"sparse","k":2,"rerank":{"topN":10}}`))
+	for i, err := range []error{err1, err2} {
+		var re *rcp.Error
+		if !errors.As(err, &re) || re.Code != rcp.CodeBackendUnavailable || re.Data == nil || re.Data.Retryable == nil || !*re.Data.Retryable {
+			t.Errorf("path %d: %v", i, err)
+		}
+	}
+}
