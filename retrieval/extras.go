@@ -88,8 +88,8 @@ func (n nativeReranker) Rerank(ctx context.Context, query string, passages []str
 // nothing unservable is advertised.
 func (e *Engine) useNativeReranker(ev *capability.Evidence) *capability.Evidence {
 	nr := ev.NativeReranker
-	if e.opts.Reranker != nil || nr == nil || nr.Failed != "" {
-		return ev
+	if e.opts.Reranker != nil || e.policy.Reranker != nil || nr == nil || nr.Failed != "" {
+		return ev // a sidecar reranker (working or failed) is the operator's choice
 	}
 	if a, ok := e.a.(adapters.NativeReranker); ok {
 		e.opts.Reranker, e.nativeRR = nativeReranker{a}, true
