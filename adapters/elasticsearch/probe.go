@@ -228,6 +228,9 @@ func (a *adapter) probeExtras(ctx context.Context, f *facts, ev *capability.Evid
 		return
 	}
 	for _, e := range inf.Endpoints {
+		if e.TaskType == "rerank" {
+			continue // the reranker's evidence says what became of these (rerank.go)
+		}
 		ev.Notes = append(ev.Notes, fmt.Sprintf("inference endpoint %s (%s) found; engine-side query embedding is not used", e.ID, e.TaskType))
 	}
 }
