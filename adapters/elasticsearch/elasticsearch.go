@@ -54,8 +54,9 @@
 //     back).
 //   - rerank (rerank.go, engines.md §2.9): without a sidecar reranker, the
 //     engine's own when GET /_inference/rerank/_all lists an endpoint of
-//     task_type rerank (the only one, or rerank_inference_id) and the
-//     licence is enterprise or trial. The rerank method posts to
+//     task_type rerank (the only one, or rerank_inference_id), the
+//     licence is enterprise or trial and the endpoint passes the start-up
+//     check (once per endpoint). The rerank method posts to
 //     /_inference/rerank/<id>; retrieve's rerank stage, when the Engine
 //     allows it, wraps the stage in a text_similarity_reranker retriever
 //     (window = topN, field = the content field) and labels the scores
@@ -148,6 +149,10 @@ type adapter struct {
 	// (tenants.go); tenants are their indices by name.
 	tenancy *adapters.TenantIndex
 	tenants *tenantidx.Set[probeState]
+
+	// rerankChecked holds the inference endpoints whose start-up check
+	// passed (rerank.go).
+	rerankChecked sync.Map
 }
 
 func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapter, error) {

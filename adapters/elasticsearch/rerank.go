@@ -71,6 +71,9 @@ func (a *adapter) probeReranker(ctx context.Context, licence string) *rerankProb
 	if !slices.Contains(rerankLicences, licence) {
 		return failed("inference endpoint %s found, but the licence is %q: the inference API and text_similarity_reranker need an enterprise or trial licence", ep.ID, licence)
 	}
+	if err := a.checkReranker(ctx, ep.ID); err != nil {
+		return failed("inference endpoint %s failed the start-up check: %s", ep.ID, err)
+	}
 	maxC := a.cfg.RerankMaxCandidates
 	if maxC <= 0 {
 		maxC = DefaultRerankMaxCandidates
@@ -79,8 +82,31 @@ func (a *adapter) probeReranker(ctx context.Context, licence string) *rerankProb
 	if ep.ServiceSettings.ModelID != "" {
 		proof += ", model " + ep.ServiceSettings.ModelID
 	}
-	proof += fmt.Sprintf("), licence %s", licence)
+	proof += fmt.Sprintf("), licence %s; start-up check passed (a copy of the query scored above an unrelated passage)", licence)
 	return &rerankProbe{id: ep.ID, facts: &capability.RerankerFacts{Method: "cross-encoder", Models: []string{ep.ID}, MaxCandidates: maxC, Proof: proof}}
+}
+
+// checkQuery is the start-up check's query; the check passes when a copy
+// of it scores above an unrelated passage (as the sidecar reranker's).
+const checkQuery = "what does a reranker check at start-up"
+
+// checkReranker calls the endpoint once per adapter and endpoint (a
+// re-probe does not pay for inference again): a copy of the query must
+// score above an unrelated passage. The reason it failed is returned
+// without the engine's text.
+func (a *adapter) checkReranker(ctx context.Context, id string) error {
+	if _, ok := a.rerankChecked.Load(id); ok {
+		return nil
+	}
+	scores, err := a.rerankWith(ctx, id, checkQuery, []string{"Bananas are rich in potassium.", checkQuery})
+	switch {
+	case err != nil:
+		return fmt.Errorf("POST /_inference/rerank/%s: %s", id, statusText(err))
+	case !(scores[1] > scores[0]):
+		return fmt.Errorf("the passage equal to the query scored %g, below an unrelated one (%g)", scores[1], scores[0])
+	}
+	a.rerankChecked.Store(id, true)
+	return nil
 }
 
 // pickEndpoint chooses the endpoint named by want, or the only rerank
@@ -114,7 +140,14 @@ func pickEndpoint(eps []inferenceEndpoint, want string) (*inferenceEndpoint, str
 // statusText describes a failed probe call without the engine's text.
 func statusText(err error) string {
 	var e *Error
-	if errors.As(err, &e) {
+	var re *rcp.Error
+	var rd *errRankedDocs
+	switch {
+	case errors.As(err, &rd):
+		return rd.what
+	case errors.As(err, &re):
+		return re.Message
+	case errors.As(err, &e):
 		return fmt.Sprintf("HTTP %d", e.Status)
 	}
 	return "not reachable"
@@ -177,11 +210,16 @@ func (a *adapter) NativeRerank(ctx context.Context, query string, passages []str
 		// A later probe no longer finds it: the capabilities stay (§13.2).
 		return nil, errRerankLost()
 	}
+	return a.rerankWith(ctx, f.rerank.id, query, passages)
+}
+
+// rerankWith scores passages with endpoint id.
+func (a *adapter) rerankWith(ctx context.Context, id, query string, passages []string) ([]float64, error) {
 	body, err := json.Marshal(rerankRequest{Query: query, Input: passages})
 	if err != nil {
 		return nil, fmt.Errorf("elasticsearch: encode rerank: %w", err)
 	}
-	res, err := a.do(ctx, http.MethodPost, "/_inference/rerank/"+url.PathEscape(f.rerank.id), body, false)
+	res, err := a.do(ctx, http.MethodPost, "/_inference/rerank/"+url.PathEscape(id), body, false)
 	if err != nil {
 		return nil, rerankError(err)
 	}
@@ -215,7 +253,7 @@ func decodeRanked(body []byte, n int) ([]float64, error) {
 func rerankError(err error) error {
 	var e *Error
 	if errors.As(err, &e) && licenceRefused(e) {
-		return rcp.OptionUnsupported("rerank", "the engine's licence no longer allows its reranker").WithCause(err)
+		return rcp.OptionUnsupported("rerank", "the engine's licence does not allow its reranker").WithCause(err)
 	}
 	return err
 }

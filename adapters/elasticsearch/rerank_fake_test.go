@@ -36,18 +36,21 @@ type rerankFake struct {
 	mu     sync.Mutex
 	routes map[string]string
 	bodies map[string][]byte
+	count  map[string]int
 	// delay holds every POST back this long (timeouts).
 	delay time.Duration
 }
 
 func newRerankFake(t *testing.T, over map[string]string) *rerankFake {
 	t.Helper()
-	f := &rerankFake{routes: map[string]string{}, bodies: map[string][]byte{}}
+	f := &rerankFake{routes: map[string]string{}, bodies: map[string][]byte{}, count: map[string]int{}}
 	for p, name := range aliasRoutes {
 		f.routes[p] = "probe/es-" + fixtureVersion + "-" + name
 	}
 	f.routes["/_inference/rerank/_all"] = "rerank/inference-one"
 	f.routes["/_license"] = "rerank/license-enterprise"
+	f.routes["POST /_inference/rerank/my-rerank-model#check"] = "rerank/rerank-check"
+	f.routes["POST /_inference/rerank/.rerank-v1-elasticsearch#check"] = "rerank/rerank-check"
 	for k, v := range over {
 		f.routes[k] = v
 	}
@@ -63,9 +66,14 @@ func (f *rerankFake) serve(t *testing.T) func(http.ResponseWriter, *http.Request
 			key = r.Method + " " + r.URL.Path
 		}
 		body, _ := io.ReadAll(r.Body)
+		var rr rerankRequest
+		if r.Method == http.MethodPost && json.Unmarshal(body, &rr) == nil && rr.Query == checkQuery {
+			key += "#check" // the probe's start-up check
+		}
 		f.mu.Lock()
 		name, ok := f.routes[key]
 		f.bodies[key] = body
+		f.count[key]++
 		delay := f.delay
 		f.mu.Unlock()
 		if r.Method == http.MethodPost && delay > 0 {
@@ -148,6 +156,12 @@ func TestProbeRerankerRecorded(t *testing.T) {
 			wantWhy: "2 inference endpoints of task_type rerank (.rerank-v1-elasticsearch, my-rerank-model): choose one with rerank_inference_id"},
 		{name: "two endpoints, one chosen", routes: map[string]string{"/_inference/rerank/_all": "rerank/inference-two"},
 			edit: func(c *Config) { c.RerankInferenceID = ".rerank-v1-elasticsearch" }, wantModel: ".rerank-v1-elasticsearch"},
+		{name: "start-up check ranks the copy below", routes: map[string]string{"POST /_inference/rerank/my-rerank-model#check": "rerank/rerank-check-wrong"},
+			wantWhy: "inference endpoint my-rerank-model failed the start-up check: the passage equal to the query scored 0.02, below an unrelated one (0.97)"},
+		{name: "start-up check refused by the licence", routes: map[string]string{"POST /_inference/rerank/my-rerank-model#check": "rerank/search-licence"},
+			wantWhy: "failed the start-up check: POST /_inference/rerank/my-rerank-model: the engine's licence does not allow its reranker"},
+		{name: "start-up check endpoint gone", routes: map[string]string{"POST /_inference/rerank/my-rerank-model#check": "rerank/endpoint-missing"},
+			wantWhy: "failed the start-up check: POST /_inference/rerank/my-rerank-model: HTTP 404"},
 		{name: "chosen endpoint absent", edit: func(c *Config) { c.RerankInferenceID = "gone" },
 			wantWhy: `rerank_inference_id "gone" is not an inference endpoint of task_type rerank (found: my-rerank-model)`},
 	} {
@@ -197,7 +211,17 @@ func rerankParams(t *testing.T, js string) *rcp.RerankCallParams {
 // from the engine's best-first list, and the order cut to topN.
 func TestRerankMethodRecorded(t *testing.T) {
 	f := newRerankFake(t, map[string]string{"POST /_inference/rerank/my-rerank-model": "rerank/rerank-result"})
-	e := engineOn(t, f.open(t, nil))
+	a := f.open(t, nil)
+	e := engineOn(t, a) // probes again
+	if _, err := a.Probe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	checks := f.count["POST /_inference/rerank/my-rerank-model#check"]
+	f.mu.Unlock()
+	if checks != 1 {
+		t.Errorf("%d start-up checks over three probes, want 1 (a passed check is not repeated)", checks)
+	}
 	caps := e.Capabilities()
 	if caps.Rerank == nil || !slices.Equal(caps.Rerank.Models, []string{"my-rerank-model"}) || !caps.Retrieve.RerankBuiltin {
 		t.Fatalf("capabilities: rerank %+v, builtin %t", caps.Rerank, caps.Retrieve.RerankBuiltin)
