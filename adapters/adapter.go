@@ -203,3 +203,29 @@ type Document struct {
 	Meta   map[string]any
 	Vector []float32
 }
+
+// NativeReranker is a rerank model the engine itself serves (OpenSearch
+// ml-commons). It keeps the contract of the sidecar's reranker client, so
+// the Engine runs the rerank method and retrieve's rerank stage through
+// either one.
+type NativeReranker interface {
+	// Rerank returns one score per passage, higher is more relevant.
+	Rerank(ctx context.Context, query string, passages []string) ([]float64, error)
+	// Method is the rerank method it implements ("cross-encoder").
+	Method() string
+	// Models are the model names advertised in rerank.models.
+	Models() []string
+	// MaxCandidates is the most passages one call may score.
+	MaxCandidates() int
+	// Check proves the model reranks with one call; it returns a sentence
+	// saying what it proved.
+	Check(ctx context.Context) (string, error)
+	// Via names the path that reranks, for usage.notes.
+	Via() string
+}
+
+// RerankProvider is implemented by adapters that can be configured with a
+// native rerank model. NativeReranker returns nil when none is configured.
+type RerankProvider interface {
+	NativeReranker() NativeReranker
+}

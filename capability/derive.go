@@ -411,16 +411,28 @@ func (d *deriver) rerank() {
 		d.note("rerank", false, "no reranker is configured (reranker: section)")
 		d.note("retrieve.rerankBuiltin", false, "no reranker is configured")
 		return
+	case r.Failed != "" && r.Via != "":
+		d.note("rerank", false, "the engine's rerank model (%s) failed its start-up check: %s", r.Via, r.Failed)
+		d.note("retrieve.rerankBuiltin", false, "the engine's rerank model failed its start-up check")
+		return
 	case r.Failed != "":
 		d.note("rerank", false, "the reranker's start-up check failed: %s", r.Failed)
 		d.note("retrieve.rerankBuiltin", false, "the reranker's start-up check failed")
 		return
 	}
 	d.caps.Rerank = &rcp.RerankCap{Methods: []string{r.Method}, MaxCandidates: r.MaxCandidates, Models: append([]string(nil), r.Models...)}
-	d.note("rerank", true, "%s reranker %s, at most %d candidates: %s", r.Method, strings.Join(r.Models, ","), r.MaxCandidates, r.Proof)
+	if r.Via != "" {
+		d.note("rerank", true, "%s reranking by the engine's %s, at most %d candidates: %s", r.Method, r.Via, r.MaxCandidates, r.Proof)
+	} else {
+		d.note("rerank", true, "%s reranker %s, at most %d candidates: %s", r.Method, strings.Join(r.Models, ","), r.MaxCandidates, r.Proof)
+	}
 	if d.caps.Retrieve != nil {
 		d.caps.Retrieve.RerankBuiltin = true
-		d.note("retrieve.rerankBuiltin", true, "retrieve reranks its top rerank.topN candidates with the %s reranker (§7.7 funnel)", r.Method)
+		if r.Via != "" {
+			d.note("retrieve.rerankBuiltin", true, "retrieve reranks its top rerank.topN candidates through %s (§7.7 funnel)", r.Via)
+		} else {
+			d.note("retrieve.rerankBuiltin", true, "retrieve reranks its top rerank.topN candidates with the %s reranker (§7.7 funnel)", r.Method)
+		}
 	}
 }
 

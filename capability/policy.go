@@ -62,6 +62,10 @@ type RerankerFacts struct {
 	MaxCandidates int
 	// Proof says what the start-up check did (for probe's explanation).
 	Proof string
+	// Via names the path that reranks when it is not the sidecar's own
+	// reranker (e.g. an engine's native model), for probe and
+	// usage.notes; empty for the sidecar's reranker.
+	Via string
 	// Failed, when set, says why the start-up check failed: nothing is
 	// advertised, and probe explains why.
 	Failed string

@@ -156,9 +156,22 @@ func (e *Engine) rerankStage(ctx context.Context, r *retrieval, rk *ranking) err
 	sort.SliceStable(items, func(a, b int) bool { return items[a].score > items[b].score })
 	rk.items, rk.key, rk.scale, rk.floor, rk.reranked = items, "rerank", rcp.ScaleUnbounded, nil, n
 	rk.partial, rk.partialAt = nil, nil
-	r.note("sidecar reranked the top %d of %d candidates with its cross-encoder; scores are the reranker's (unbounded, no floor)", n, rk.candidates)
+	if via := e.rerankVia(); via != "" {
+		r.note("reranked the top %d of %d candidates through %s; scores are the model's (unbounded, no floor)", n, rk.candidates, via)
+	} else {
+		r.note("sidecar reranked the top %d of %d candidates with its cross-encoder; scores are the reranker's (unbounded, no floor)", n, rk.candidates)
+	}
 	rcp.ReporterFrom(ctx).Progress("rerank", 0.7, fmt.Sprintf("reranked %d candidates", n), nil)
 	return nil
+}
+
+// rerankVia names the path that reranks when it is not the sidecar's
+// own reranker (an engine's native model); "" otherwise.
+func (e *Engine) rerankVia() string {
+	if f := e.policy.Reranker; f != nil {
+		return f.Via
+	}
+	return ""
 }
 
 // dedups reports whether the session store suppresses hits for r.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
@@ -35,16 +36,37 @@ func callerOf(ctx context.Context) string {
 	return ""
 }
 
-// applyExtras gives the Engine of backend the configured reranker (when
-// its start-up check passed), a session store of its own and a feedback
-// sink, and the facts capability.Derive advertises them from.
-func (a *app) applyExtras(ctx context.Context, o *retrieval.Options, backend string) error {
+// applyExtras gives the Engine of backend a reranker (when its start-up
+// check passed), a session store of its own and a feedback sink, and the
+// facts capability.Derive advertises them from.
+//
+// Precedence: the backend's native rerank model (native, e.g. an
+// OpenSearch ml-commons model named by rerank_model) over the sidecar's
+// reranker section. A native model that fails its check leaves the
+// sidecar reranker in place when that one passed its own; otherwise probe
+// explains the native failure.
+func (a *app) applyExtras(ctx context.Context, o *retrieval.Options, backend string, native adapters.NativeReranker) error {
 	o.Caller = callerOf
-	if rr, facts := a.reranker(ctx); facts != nil {
-		o.Policy.Reranker = facts
-		if rr != nil {
-			o.Reranker = rr
+	rr, facts := a.reranker(ctx)
+	if rr != nil {
+		o.Reranker = rr
+	}
+	if native != nil {
+		nf := a.checkNative(ctx, native, backend)
+		switch {
+		case nf.Failed == "":
+			o.Reranker, facts = native, nf
+		case rr != nil:
+			a.log.Warn("native rerank model not used: its start-up check failed; the sidecar reranker serves instead", "backend", backend, "err", nf.Failed)
+			f := *facts
+			f.Proof += "; the backend's native model failed its check: " + nf.Failed
+			facts = &f
+		default:
+			facts = nf
 		}
+	}
+	if facts != nil {
+		o.Policy.Reranker = facts
 	}
 	if s := a.cfg.Session; s != nil {
 		d := s.WithDefaults()
@@ -67,6 +89,20 @@ func (a *app) applyExtras(ctx context.Context, o *retrieval.Options, backend str
 		o.Feedback, o.Policy.Feedback = sink, true
 	}
 	return nil
+}
+
+// checkNative runs a native rerank model's start-up check (one model
+// call, bounded by rerankCheckTimeout).
+func (a *app) checkNative(ctx context.Context, n adapters.NativeReranker, backend string) *capability.RerankerFacts {
+	cctx, cancel := context.WithTimeout(ctx, rerankCheckTimeout)
+	defer cancel()
+	proof, err := n.Check(cctx)
+	f := &capability.RerankerFacts{Method: n.Method(), Models: n.Models(), MaxCandidates: n.MaxCandidates(), Proof: proof, Via: n.Via()}
+	if err != nil {
+		f.Failed = err.Error()
+		a.log.Warn("native rerank model not advertised: its start-up check failed", "backend", backend, "err", err)
+	}
+	return f
 }
 
 // reranker opens the reranker section once and runs its start-up check:

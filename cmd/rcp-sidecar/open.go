@@ -91,6 +91,10 @@ func openBackend(ctx context.Context, b *config.Backend, o openOptions) (_ *open
 			return nil, err
 		}
 	}
+	var native adapters.NativeReranker // the engine's own rerank model, if configured
+	if rp, ok := ad.(adapters.RerankProvider); ok {
+		native = rp.NativeReranker()
+	}
 	if o.obs != nil {
 		ad = o.obs.observeAdapter(ad, b) // a span per attempt
 	}
@@ -101,7 +105,7 @@ func openBackend(ctx context.Context, b *config.Backend, o openOptions) (_ *open
 		}
 	}()
 	if o.obs != nil { // reranker, session, feedback (extras.go)
-		if err = o.obs.applyExtras(ctx, &op.opts, b.Name); err != nil {
+		if err = o.obs.applyExtras(ctx, &op.opts, b.Name, native); err != nil {
 			return nil, err
 		}
 	}

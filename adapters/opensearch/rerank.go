@@ -1,0 +1,245 @@
+package opensearch
+
+// Native rerank through ml-commons (engines.md §3.8): a model that scores
+// (query, passage) pairs — a local TEXT_SIMILARITY cross-encoder, or a
+// remote model whose connector calls a Cohere-style /v1/rerank service
+// with the built-in connector.pre_process.cohere.rerank and
+// connector.post_process.cohere.rerank functions — is called through
+//
+//	POST /_plugins/_ml/models/<id>/_predict
+//	{"query_text": "...", "text_docs": ["...", ...]}
+//
+// and answers one "similarity" tensor per passage, in passage order: a
+// local model one inference result per passage, a remote one a single
+// inference result with one output per passage. Both are read the way
+// neural-search's rerank processor reads them: every output of every
+// inference result, in order, data[0].
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"regexp"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Limits of the native reranker.
+const (
+	// DefaultRerankCandidates is rerank.maxCandidates when the
+	// configuration leaves rerank_max_candidates out.
+	DefaultRerankCandidates = 100
+	// MaxRerankCandidates bounds rerank_max_candidates.
+	MaxRerankCandidates = 1000
+)
+
+// modelID is what an ml-commons model id may look like: the engine's ids
+// are 20-character URL-safe base64 strings; custom ids are allowed up to
+// 128 characters of the same alphabet.
+var modelID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+func (c *Config) validateRerank() error {
+	if c.RerankModel == "" {
+		if c.RerankMaxCandidates != 0 {
+			return errors.New("opensearch: rerank_max_candidates needs rerank_model")
+		}
+		return nil
+	}
+	if !modelID.MatchString(c.RerankModel) {
+		return fmt.Errorf("opensearch: rerank_model %q is not an ml-commons model id (letters, digits, '_' and '-')", c.RerankModel)
+	}
+	if c.RerankMaxCandidates < 0 || c.RerankMaxCandidates > MaxRerankCandidates {
+		return fmt.Errorf("opensearch: rerank_max_candidates must be in [1, %d]", MaxRerankCandidates)
+	}
+	return nil
+}
+
+var _ adapters.RerankProvider = (*adapter)(nil)
+
+// NativeReranker implements adapters.RerankProvider: the configured
+// ml-commons model, or nil when rerank_model is not set.
+func (a *adapter) NativeReranker() adapters.NativeReranker {
+	if a.cfg.RerankModel == "" {
+		return nil
+	}
+	n := a.cfg.RerankMaxCandidates
+	if n == 0 {
+		n = DefaultRerankCandidates
+	}
+	return &mlReranker{http: a.http, model: a.cfg.RerankModel, max: n}
+}
+
+// mlReranker calls one ml-commons model's _predict API over the adapter's
+// client (its authentication, TLS and SigV4 signing included).
+type mlReranker struct {
+	http  *client
+	model string
+	max   int
+}
+
+// Method implements adapters.NativeReranker.
+func (m *mlReranker) Method() string { return "cross-encoder" }
+
+// Models implements adapters.NativeReranker: the model id.
+func (m *mlReranker) Models() []string { return []string{m.model} }
+
+// MaxCandidates implements adapters.NativeReranker.
+func (m *mlReranker) MaxCandidates() int { return m.max }
+
+// Via implements adapters.NativeReranker.
+func (m *mlReranker) Via() string {
+	return fmt.Sprintf("OpenSearch ml-commons model %s (_predict)", m.model)
+}
+
+// predictRequest is the body of a text-similarity _predict call.
+type predictRequest struct {
+	QueryText string   `json:"query_text"`
+	TextDocs  []string `json:"text_docs"`
+}
+
+// predictResponse is the part of a _predict answer the reranker reads.
+type predictResponse struct {
+	InferenceResults []struct {
+		Output []struct {
+			Name string     `json:"name"`
+			Data []*float64 `json:"data"`
+		} `json:"output"`
+	} `json:"inference_results"`
+}
+
+// modelInfo is the part of GET /_plugins/_ml/models/<id> the check reports.
+type modelInfo struct {
+	Name       string `json:"name"`
+	Algorithm  string `json:"algorithm"`
+	ModelState string `json:"model_state"`
+}
+
+func (m *mlReranker) predictPath() string {
+	return "/_plugins/_ml/models/" + url.PathEscape(m.model) + "/_predict"
+}
+
+// predictBody is the exact _predict body for query and passages.
+func predictBody(query string, passages []string) ([]byte, error) {
+	return json.Marshal(predictRequest{QueryText: query, TextDocs: passages})
+}
+
+// Rerank implements adapters.NativeReranker: scores[i] belongs to
+// passages[i]. More than MaxCandidates passages is -32602 on "passages".
+func (m *mlReranker) Rerank(ctx context.Context, query string, passages []string) ([]float64, error) {
+	if len(passages) == 0 {
+		return []float64{}, nil
+	}
+	if len(passages) > m.max {
+		return nil, rcp.InvalidParams("passages", "%d passages exceed the rerank model's limit of %d", len(passages), m.max)
+	}
+	body, err := predictBody(query, passages)
+	if err != nil {
+		return nil, rcp.NewError(rcp.CodeInternalError, "rerank request could not be built")
+	}
+	res, err := m.http.do(ctx, http.MethodPost, m.predictPath(), body, false)
+	if err != nil {
+		return nil, m.callError(ctx, err)
+	}
+	return m.decode(res.Body, len(passages))
+}
+
+// decode reads one finite score per passage out of a _predict answer.
+func (m *mlReranker) decode(raw []byte, n int) ([]float64, error) {
+	var r predictResponse
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, m.badResponse("not a JSON object with inference_results")
+	}
+	scores := make([]float64, 0, n)
+	for _, ir := range r.InferenceResults {
+		for _, o := range ir.Output {
+			if len(o.Data) == 0 || o.Data[0] == nil {
+				return nil, m.badResponse("an output without data")
+			}
+			s := *o.Data[0]
+			if math.IsNaN(s) || math.IsInf(s, 0) {
+				return nil, m.badResponse("a score that is not a finite number")
+			}
+			scores = append(scores, s)
+		}
+	}
+	if len(scores) != n {
+		return nil, m.badResponse(fmt.Sprintf("%d scores for %d passages", len(scores), n))
+	}
+	return scores, nil
+}
+
+func (m *mlReranker) badResponse(why string) *rcp.Error {
+	return rcp.NewError(rcp.CodeInternalError, "rerank model %s answered an invalid _predict response: %s", m.model, why)
+}
+
+// callError maps a failed model call to a precise RCP error. The engine's
+// reason is not echoed: a remote connector's error may repeat the
+// passages or the upstream's answer. Only the error type and status are.
+//
+//   - 404 (model deleted, or never registered) → -32010, not retryable:
+//     the model the capability was advertised from is gone.
+//   - 429 and rejected executions → -32011, retryable.
+//   - 5xx → -32010, retryable (a remote connector's upstream failing
+//     surfaces here too).
+//   - any other 4xx (model undeployed, connector refused) → -32010, not
+//     retryable.
+//   - no response: the request's deadline → -32014, cancellation →
+//     -32006, a refused or reset connection → -32010.
+func (m *mlReranker) callError(ctx context.Context, err error) *rcp.Error {
+	var oe *Error
+	if !errors.As(err, &oe) {
+		switch {
+		case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
+			return rcp.NewError(rcp.CodeCancelled, "rerank cancelled")
+		case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+			return rcp.Retryable(rcp.CodeTimeout, 0, "rerank model %s: deadline exceeded", m.model)
+		}
+		if classifyTransport(err) == rcp.CodeTimeout {
+			return rcp.Retryable(rcp.CodeTimeout, 0, "rerank model %s: deadline exceeded", m.model)
+		}
+		return rcp.Retryable(rcp.CodeBackendUnavailable, 0, "rerank model %s: engine unreachable", m.model)
+	}
+	kind := fmt.Sprintf("HTTP %d", oe.Status)
+	if oe.Cause != nil && oe.Cause.Type != "" {
+		kind += " " + oe.Cause.Type
+	}
+	switch {
+	case oe.Status == http.StatusNotFound:
+		return rcp.NewError(rcp.CodeBackendUnavailable, "rerank model %s is not on the engine (%s): deleted or never registered", m.model, kind)
+	case classifyError(oe) == rcp.CodeRateLimited || oe.Status == http.StatusTooManyRequests:
+		return rcp.Retryable(rcp.CodeRateLimited, oe.RetryAfterMs(), "rerank model %s: engine rate limited (%s)", m.model, kind)
+	case oe.Status >= 500:
+		return rcp.Retryable(rcp.CodeBackendUnavailable, oe.RetryAfterMs(), "rerank model %s failed on the engine (%s)", m.model, kind)
+	}
+	return rcp.NewError(rcp.CodeBackendUnavailable, "rerank model %s refused the call (%s): not deployed, or its connector failed", m.model, kind)
+}
+
+// Check implements adapters.NativeReranker: the model must exist, and one
+// _predict call with two passages, one a copy of the query, must score
+// the copy above the unrelated passage (the sidecar reranker's start-up
+// check, reranker.Client.Check, made of the engine's model).
+func (m *mlReranker) Check(ctx context.Context) (string, error) {
+	var info modelInfo
+	if err := m.http.getJSON(ctx, "/_plugins/_ml/models/"+url.PathEscape(m.model), &info); err != nil {
+		var oe *Error
+		if errors.As(err, &oe) && oe.Status == http.StatusBadRequest && oe.Cause == nil {
+			return "", fmt.Errorf("rerank model %s: the engine has no ml-commons plugin (HTTP 400 on its model API)", m.model)
+		}
+		return "", fmt.Errorf("rerank model %s: %w", m.model, m.callError(ctx, err))
+	}
+	q := "what does a reranker check at start-up"
+	scores, err := m.Rerank(ctx, q, []string{"Bananas are rich in potassium.", q})
+	if err != nil {
+		return "", fmt.Errorf("rerank model %s: start-up _predict: %w", m.model, err)
+	}
+	if !(scores[1] > scores[0]) {
+		return "", fmt.Errorf("rerank model %s: start-up check: the passage equal to the query scored %g, below an unrelated one (%g)", m.model, scores[1], scores[0])
+	}
+	return fmt.Sprintf("start-up check passed (ml-commons model %s %q, algorithm %s, state %s, scored a copy of the query above an unrelated passage through _predict)",
+		m.model, info.Name, info.Algorithm, info.ModelState), nil
+}

@@ -1,0 +1,118 @@
+package opensearch
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rcp-sidecar/rcp-sidecar/reranker/rerankertest"
+)
+
+// fakeML is a FAKE ml-commons: a test server that answers the model API
+// (GET /_plugins/_ml/models/<id>) and _predict for one model id
+// deterministically, scoring with rerankertest.Overlap, the same rule
+// the tests' oracle applies to the source documents. Every other request
+// goes to upstream (a real OpenSearch node) when one is given, so search
+// runs on the real engine. No ml-commons plugin zip is published on a
+// package registry, so no real ml-commons node can run here.
+type fakeML struct {
+	*httptest.Server
+	model string
+	// Local answers one inference result per passage (a local
+	// TEXT_SIMILARITY model); otherwise one result with one output per
+	// passage (a remote model through the Cohere rerank post-process).
+	Local atomic.Bool
+	// Deleted answers 404 as for a model that was deleted; Status, when
+	// set, answers _predict with that status and an error document.
+	Deleted atomic.Bool
+	Status  atomic.Int32
+	// Invert negates every score; Short drops the last score.
+	Invert, Short atomic.Bool
+	// Predicts counts _predict calls; LastBody is the last one's body.
+	Predicts atomic.Int32
+	lastBody atomic.Value
+}
+
+func newFakeML(t *testing.T, model, upstream string) *fakeML {
+	t.Helper()
+	f := &fakeML{model: model}
+	var proxy http.Handler = http.NotFoundHandler()
+	if upstream != "" {
+		u, err := url.Parse(upstream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy = httputil.NewSingleHostReverseProxy(u)
+	}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/_plugins/_ml/") {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		f.serveML(w, r)
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func mlError(w http.ResponseWriter, status int, typ, reason string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+		"root_cause": []any{map[string]any{"type": typ, "reason": reason}}, "type": typ, "reason": reason}, "status": status})
+}
+
+func (f *fakeML) serveML(w http.ResponseWriter, r *http.Request) {
+	base := "/_plugins/_ml/models/" + f.model
+	if f.Deleted.Load() || !strings.HasPrefix(r.URL.Path, base) {
+		mlError(w, http.StatusNotFound, "status_exception", "Failed to find model")
+		return
+	}
+	switch {
+	case r.Method == http.MethodGet && r.URL.Path == base:
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"name": "fake-rerank", "algorithm": "REMOTE", "model_state": "DEPLOYED"})
+		return
+	case r.Method != http.MethodPost || r.URL.Path != base+"/_predict":
+		mlError(w, http.StatusBadRequest, "illegal_argument_exception", "unexpected request")
+		return
+	}
+	f.Predicts.Add(1)
+	if s := f.Status.Load(); s != 0 {
+		mlError(w, int(s), "status_exception", "Error from remote service: passages echoed here")
+		return
+	}
+	var req predictRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		mlError(w, http.StatusBadRequest, "parsing_exception", "bad body")
+		return
+	}
+	f.lastBody.Store(req)
+	type tensor = map[string]any
+	var outputs []tensor
+	for _, d := range req.TextDocs {
+		s := rerankertest.Overlap(req.QueryText, d)
+		if f.Invert.Load() {
+			s = -s
+		}
+		outputs = append(outputs, tensor{"name": "similarity", "data_type": "FLOAT32", "shape": []int{1}, "data": []float64{s}})
+	}
+	if f.Short.Load() && len(outputs) > 0 {
+		outputs = outputs[:len(outputs)-1]
+	}
+	var results []any
+	if f.Local.Load() {
+		for _, o := range outputs {
+			results = append(results, map[string]any{"output": []tensor{o}})
+		}
+	} else {
+		results = []any{map[string]any{"output": outputs, "status_code": 200}}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"inference_results": results})
+}

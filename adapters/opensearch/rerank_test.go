@@ -1,0 +1,191 @@
+package opensearch
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/reranker/rerankertest"
+)
+
+// TestPredictBodyGolden: the _predict body is the text-similarity input
+// ml-commons documents, byte for byte (the golden file is written by hand
+// from that shape, not generated).
+func TestPredictBodyGolden(t *testing.T) {
+	got, err := predictBody(`solar "panels"`, []string{"Panels on roofs.", "Wind turbines."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join("testdata", "rerank_predict.golden.json"), append(got, '\n'))
+	m := &mlReranker{model: "a/b"}
+	if p := m.predictPath(); p != "/_plugins/_ml/models/a%2Fb/_predict" {
+		t.Errorf("predict path %q: the model id is not escaped", p)
+	}
+}
+
+func TestConfigRerank(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		model string
+		max   int
+		err   string
+	}{
+		{"none", "", 0, ""},
+		{"engine id", "lLkx4IwB2KscXH0Iu2Xz", 0, ""},
+		{"with limit", "m-1_x", 250, ""},
+		{"limit without model", "", 10, "rerank_max_candidates needs rerank_model"},
+		{"path in id", "../_cluster", 0, "not an ml-commons model id"},
+		{"query in id", "m?x=1", 0, "not an ml-commons model id"},
+		{"too long", strings.Repeat("a", 129), 0, "not an ml-commons model id"},
+		{"negative limit", "m", -1, "rerank_max_candidates must be in"},
+		{"limit too high", "m", MaxRerankCandidates + 1, "rerank_max_candidates must be in"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.URLs, c.Index, c.RerankModel, c.RerankMaxCandidates = []string{"http://127.0.0.1:9200"}, "i", tc.model, tc.max
+			err := c.Validate()
+			if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+				t.Errorf("Validate() = %v, want %q", err, tc.err)
+			}
+		})
+	}
+}
+
+// openFake opens an adapter whose URL is the fake ml-commons, configured
+// with model.
+func openFake(t *testing.T, f *fakeML, model string, maxCand int) adapters.NativeReranker {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.URLs, cfg.Index, cfg.RerankModel, cfg.RerankMaxCandidates = []string{f.URL}, "i", model, maxCand
+	a, err := Factory.Open(context.Background(), cfg, adapters.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	n := a.(adapters.RerankProvider).NativeReranker()
+	if n == nil {
+		t.Fatal("no native reranker with rerank_model set")
+	}
+	return n
+}
+
+func TestNativeRerankerAbsent(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.URLs, cfg.Index = []string{"http://127.0.0.1:1"}, "i"
+	a, err := Factory.Open(context.Background(), cfg, adapters.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if n := a.(adapters.RerankProvider).NativeReranker(); n != nil {
+		t.Errorf("native reranker %v without rerank_model", n)
+	}
+}
+
+// TestNativeRerankFake scores through the fake ml-commons in both answer
+// shapes; the expected scores are the oracle (rerankertest.Overlap) on
+// the passages, computed here.
+func TestNativeRerankFake(t *testing.T) {
+	f := newFakeML(t, "model-1", "")
+	n := openFake(t, f, "model-1", 4)
+	if n.Method() != "cross-encoder" || n.MaxCandidates() != 4 || len(n.Models()) != 1 || n.Models()[0] != "model-1" {
+		t.Fatalf("facts %s %v %d", n.Method(), n.Models(), n.MaxCandidates())
+	}
+	q := "solar panels on roofs"
+	passages := []string{"wind turbines at sea", "solar panels", "panels on roofs of solar farms", "roofs"}
+	for _, local := range []bool{false, true} {
+		f.Local.Store(local)
+		got, err := n.Rerank(context.Background(), q, passages)
+		if err != nil {
+			t.Fatalf("local=%v: %v", local, err)
+		}
+		for i, p := range passages {
+			if want := rerankertest.Overlap(q, p); got[i] != want {
+				t.Errorf("local=%v: score[%d] = %g, want %g", local, i, got[i], want)
+			}
+		}
+	}
+	proof, err := n.Check(context.Background())
+	if err != nil || !strings.Contains(proof, "model-1") || !strings.Contains(proof, "_predict") {
+		t.Errorf("Check = %q, %v", proof, err)
+	}
+	calls := f.Predicts.Load()
+	if _, err := n.Rerank(context.Background(), q, make([]string, 5)); rcpCode(err) != rcp.CodeInvalidParams || f.Predicts.Load() != calls {
+		t.Errorf("5 passages over a limit of 4: %v (predict calls %d → %d)", err, calls, f.Predicts.Load())
+	}
+}
+
+func rcpCode(err error) rcp.Code {
+	var re *rcp.Error
+	if errors.As(err, &re) {
+		return re.Code
+	}
+	return 0
+}
+
+// TestNativeRerankErrors: each failure of the model is a precise RCP
+// error, and the engine's reason (which may echo passages) is not.
+func TestNativeRerankErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		set       func(*fakeML)
+		code      rcp.Code
+		retryable bool
+		msg       string
+	}{
+		{"model deleted", func(f *fakeML) { f.Deleted.Store(true) }, rcp.CodeBackendUnavailable, false, "is not on the engine (HTTP 404 status_exception)"},
+		{"remote upstream down", func(f *fakeML) { f.Status.Store(http.StatusBadGateway) }, rcp.CodeBackendUnavailable, true, "failed on the engine (HTTP 502"},
+		{"rate limited", func(f *fakeML) { f.Status.Store(http.StatusTooManyRequests) }, rcp.CodeRateLimited, true, "rate limited"},
+		{"undeployed", func(f *fakeML) { f.Status.Store(http.StatusBadRequest) }, rcp.CodeBackendUnavailable, false, "refused the call (HTTP 400"},
+		{"score missing", func(f *fakeML) { f.Short.Store(true) }, rcp.CodeInternalError, false, "1 scores for 2 passages"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeML(t, "m", "")
+			n := openFake(t, f, "m", 0)
+			tc.set(f)
+			_, err := n.Rerank(context.Background(), "q", []string{"secret passage a", "b"})
+			var re *rcp.Error
+			if !errors.As(err, &re) || re.Code != tc.code || !strings.Contains(re.Message, tc.msg) {
+				t.Fatalf("error %v, want %d containing %q", err, tc.code, tc.msg)
+			}
+			if got := re.Data != nil && re.Data.Retryable != nil && *re.Data.Retryable; got != tc.retryable {
+				t.Errorf("retryable %v, want %v", got, tc.retryable)
+			}
+			if strings.Contains(re.Message, "passage") && strings.Contains(re.Message, "echoed") {
+				t.Errorf("the engine's reason leaked: %s", re.Message)
+			}
+			if _, err := n.Check(context.Background()); err == nil {
+				t.Error("Check passed on a failing model")
+			}
+		})
+	}
+	// A model that ranks backwards fails the start-up check.
+	f := newFakeML(t, "m", "")
+	n := openFake(t, f, "m", 0)
+	f.Invert.Store(true)
+	if _, err := n.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "below an unrelated one") {
+		t.Errorf("inverted model: Check = %v", err)
+	}
+}
+
+// TestNativeRerankNoPlugin: on the real node, which has no ml-commons,
+// the start-up check fails and says why.
+func TestNativeRerankNoPlugin(t *testing.T) {
+	base := liveURL(t)
+	cfg := DefaultConfig()
+	cfg.URLs, cfg.Index, cfg.RerankModel = []string{base}, "i", "lLkx4IwB2KscXH0Iu2Xz"
+	a, err := Factory.Open(context.Background(), cfg, adapters.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	_, err = a.(adapters.RerankProvider).NativeReranker().Check(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no ml-commons plugin") {
+		t.Errorf("Check on a node without ml-commons = %v", err)
+	}
+}
