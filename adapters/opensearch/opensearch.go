@@ -69,7 +69,13 @@
 //
 // See Config: urls, index, text_fields, content_field, vector_field,
 // title_field, uri_field, writable, refresh, username+password | bearer |
-// aws, ca_file, timeout.
+// aws, ca_file, timeout, rerank_model, rerank_max_candidates.
+//
+// # Native rerank
+//
+// With rerank_model, NativeReranker (rerank.go) calls that ml-commons
+// model's _predict API for the rerank method and retrieve's rerank stage,
+// once a start-up call proved it works (engines.md §3.7).
 //
 // # AWS
 //
