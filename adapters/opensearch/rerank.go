@@ -189,7 +189,8 @@ func (m *mlReranker) badResponse(why string) *rcp.Error {
 //   - any other 4xx (model undeployed, connector refused) → -32010, not
 //     retryable.
 //   - no response: the request's deadline → -32014, cancellation →
-//     -32006, a refused or reset connection → -32010.
+//     -32006, a refused or reset connection → -32010; an answer that
+//     cannot be read → -32603.
 func (m *mlReranker) callError(ctx context.Context, err error) *rcp.Error {
 	var oe *Error
 	if !errors.As(err, &oe) {
@@ -199,10 +200,13 @@ func (m *mlReranker) callError(ctx context.Context, err error) *rcp.Error {
 		case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
 			return rcp.Retryable(rcp.CodeTimeout, 0, "rerank model %s: deadline exceeded", m.model)
 		}
-		if classifyTransport(err) == rcp.CodeTimeout {
+		switch classifyTransport(err) {
+		case rcp.CodeTimeout:
 			return rcp.Retryable(rcp.CodeTimeout, 0, "rerank model %s: deadline exceeded", m.model)
+		case rcp.CodeBackendUnavailable:
+			return rcp.Retryable(rcp.CodeBackendUnavailable, 0, "rerank model %s: engine unreachable", m.model)
 		}
-		return rcp.Retryable(rcp.CodeBackendUnavailable, 0, "rerank model %s: engine unreachable", m.model)
+		return rcp.NewError(rcp.CodeInternalError, "rerank model %s: the engine's answer could not be read", m.model)
 	}
 	kind := fmt.Sprintf("HTTP %d", oe.Status)
 	if oe.Cause != nil && oe.Cause.Type != "" {

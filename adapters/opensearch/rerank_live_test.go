@@ -39,10 +39,11 @@ func genRerankDocs(seed uint64, n int) map[string]string {
 }
 
 // nativeRerankEngine loads docs into a fresh index on the real node, puts
-// the fake ml-commons in front of it (search goes through to the node)
+// the fake ml-commons (rerankertest.MLServer) in front of it (search goes
+// through to the node)
 // and builds the Engine the way the binary does: the native model's
 // start-up check gives the reranker facts.
-func nativeRerankEngine(t *testing.T, docs map[string]string) (*retrieval.Engine, *fakeML) {
+func nativeRerankEngine(t *testing.T, docs map[string]string) (*retrieval.Engine, *rerankertest.MLServer) {
 	t.Helper()
 	base := liveURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -59,14 +60,14 @@ func nativeRerankEngine(t *testing.T, docs map[string]string) (*retrieval.Engine
 	if err := w.(adapters.Writer).Upsert(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	f := newFakeML(t, "rerank-model-1", base)
+	f := rerankertest.NewMLServer(t, "rerank-model-1", base)
 	a := openWritable(ctx, t, f.URL, name, func(c *Config) {
 		c.Writable, c.RerankModel, c.RerankMaxCandidates = false, "rerank-model-1", 100
 	})
 	n := a.(adapters.RerankProvider).NativeReranker()
 	proof, err := n.Check(ctx)
 	if err != nil {
-		t.Fatalf("start-up check through the fake ml-commons: %v", err)
+		t.Fatalf("start-up check through the fake ml-commons (rerankertest.MLServer): %v", err)
 	}
 	facts := &capability.RerankerFacts{Method: n.Method(), Models: n.Models(), MaxCandidates: n.MaxCandidates(), Proof: proof, Via: n.Via()}
 	e, err := retrieval.NewEngine(ctx, a, retrieval.Options{Name: "t", Version: "0", CursorKey: []byte("k"),
@@ -78,7 +79,8 @@ func nativeRerankEngine(t *testing.T, docs map[string]string) (*retrieval.Engine
 }
 
 // TestLiveNativeRerank: retrieve with rerank and the rerank method on a
-// real OpenSearch node, the model's scores from the fake ml-commons. The
+// real OpenSearch node, the model's scores from the fake ml-commons
+// (rerankertest.MLServer). The
 // expected orders come from the oracle (rerankertest.Overlap applied to
 // the generated source documents), never from OpenSearch.
 func TestLiveNativeRerank(t *testing.T) {

@@ -1,4 +1,4 @@
-package opensearch
+package rerankertest
 
 import (
 	"encoding/json"
@@ -9,38 +9,39 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/rcp-sidecar/rcp-sidecar/reranker/rerankertest"
 )
 
-// fakeML is a FAKE ml-commons: a test server that answers the model API
-// (GET /_plugins/_ml/models/<id>) and _predict for one model id
-// deterministically, scoring with rerankertest.Overlap, the same rule
-// the tests' oracle applies to the source documents. Every other request
-// goes to upstream (a real OpenSearch node) when one is given, so search
-// runs on the real engine. No ml-commons plugin zip is published on a
-// package registry, so no real ml-commons node can run here.
-type fakeML struct {
+// MLServer is a FAKE OpenSearch ml-commons model API for one model id: it
+// answers GET /_plugins/_ml/models/<id> (a deployed remote model) and
+// POST /_plugins/_ml/models/<id>/_predict with {"query_text", "text_docs"}
+// deterministically, one "similarity" tensor per passage scored by
+// Overlap. Every request outside /_plugins/_ml/ goes to the upstream
+// given to NewMLServer (a real OpenSearch node), so searches run on the
+// real engine while the model is fake.
+type MLServer struct {
 	*httptest.Server
 	model string
 	// Local answers one inference result per passage (a local
 	// TEXT_SIMILARITY model); otherwise one result with one output per
 	// passage (a remote model through the Cohere rerank post-process).
 	Local atomic.Bool
-	// Deleted answers 404 as for a model that was deleted; Status, when
-	// set, answers _predict with that status and an error document.
+	// Deleted answers 404 status_exception, as for a deleted model.
 	Deleted atomic.Bool
-	Status  atomic.Int32
-	// Invert negates every score; Short drops the last score.
+	// Status, when set, answers _predict with that status and an error
+	// document whose reason contains "echoed passages".
+	Status atomic.Int32
+	// Invert negates every score; Short drops the last one.
 	Invert, Short atomic.Bool
-	// Predicts counts _predict calls; LastBody is the last one's body.
+	// Predicts counts _predict calls.
 	Predicts atomic.Int32
-	lastBody atomic.Value
 }
 
-func newFakeML(t *testing.T, model, upstream string) *fakeML {
+// NewMLServer starts the fake for model; upstream, when not empty, is the
+// base URL other requests are forwarded to. It is closed when the test
+// ends.
+func NewMLServer(t testing.TB, model, upstream string) *MLServer {
 	t.Helper()
-	f := &fakeML{model: model}
+	f := &MLServer{model: model}
 	var proxy http.Handler = http.NotFoundHandler()
 	if upstream != "" {
 		u, err := url.Parse(upstream)
@@ -67,7 +68,7 @@ func mlError(w http.ResponseWriter, status int, typ, reason string) {
 		"root_cause": []any{map[string]any{"type": typ, "reason": reason}}, "type": typ, "reason": reason}, "status": status})
 }
 
-func (f *fakeML) serveML(w http.ResponseWriter, r *http.Request) {
+func (f *MLServer) serveML(w http.ResponseWriter, r *http.Request) {
 	base := "/_plugins/_ml/models/" + f.model
 	if f.Deleted.Load() || !strings.HasPrefix(r.URL.Path, base) {
 		mlError(w, http.StatusNotFound, "status_exception", "Failed to find model")
@@ -84,19 +85,21 @@ func (f *fakeML) serveML(w http.ResponseWriter, r *http.Request) {
 	}
 	f.Predicts.Add(1)
 	if s := f.Status.Load(); s != 0 {
-		mlError(w, int(s), "status_exception", "Error from remote service: passages echoed here")
+		mlError(w, int(s), "status_exception", "Error from remote service: echoed passages")
 		return
 	}
-	var req predictRequest
+	var req struct {
+		QueryText string   `json:"query_text"`
+		TextDocs  []string `json:"text_docs"`
+	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		mlError(w, http.StatusBadRequest, "parsing_exception", "bad body")
 		return
 	}
-	f.lastBody.Store(req)
 	type tensor = map[string]any
-	var outputs []tensor
+	outputs := make([]tensor, 0, len(req.TextDocs))
 	for _, d := range req.TextDocs {
-		s := rerankertest.Overlap(req.QueryText, d)
+		s := Overlap(req.QueryText, d)
 		if f.Invert.Load() {
 			s = -s
 		}
