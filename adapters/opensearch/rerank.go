@@ -1,19 +1,28 @@
 package opensearch
 
-// Native rerank through ml-commons (engines.md §3.8): a model that scores
+// Native rerank through ml-commons (engines.md §3.7): a model that scores
 // (query, passage) pairs — a local TEXT_SIMILARITY cross-encoder, or a
 // remote model whose connector calls a Cohere-style /v1/rerank service
 // with the built-in connector.pre_process.cohere.rerank and
 // connector.post_process.cohere.rerank functions — is called through
 //
-//	POST /_plugins/_ml/models/<id>/_predict
+//	POST /_plugins/_ml/_predict/text_similarity/<id>
 //	{"query_text": "...", "text_docs": ["...", ...]}
 //
-// and answers one "similarity" tensor per passage, in passage order: a
-// local model one inference result per passage, a remote one a single
-// inference result with one output per passage. Both are read the way
-// neural-search's rerank processor reads them: every output of every
-// inference result, in order, data[0].
+// The algorithm in the path matters: ml-commons parses a _predict body by
+// the algorithm the path names, or else by the model's own one
+// (RestMLPredictionAction). A remote model's own algorithm is REMOTE,
+// whose input is {"parameters": {...}} and which skips query_text and
+// text_docs; naming text_similarity makes the body a
+// TextSimilarityInputDataSet, the input the Cohere pre-process function
+// requires, and is the model's own algorithm for a local cross-encoder.
+//
+// The model answers one "similarity" tensor per passage, in passage
+// order: a local model one inference result per passage, a remote one a
+// single inference result with one output per passage. Both are read the
+// way neural-search's rerank processor reads them: every output of every
+// inference result, in order, data[0]. The recorded answers these shapes
+// are tested against are in testdata/mlcommons, with their sources.
 
 import (
 	"context"
@@ -119,8 +128,9 @@ type modelInfo struct {
 	ModelState string `json:"model_state"`
 }
 
+// predictPath is the text-similarity _predict route for the model.
 func (m *mlReranker) predictPath() string {
-	return "/_plugins/_ml/models/" + url.PathEscape(m.model) + "/_predict"
+	return "/_plugins/_ml/_predict/text_similarity/" + url.PathEscape(m.model)
 }
 
 // predictBody is the exact _predict body for query and passages.
@@ -223,10 +233,14 @@ func (m *mlReranker) callError(ctx context.Context, err error) *rcp.Error {
 	return rcp.NewError(rcp.CodeBackendUnavailable, "rerank model %s refused the call (%s): not deployed, or its connector failed", m.model, kind)
 }
 
-// Check implements adapters.NativeReranker: the model must exist, and one
-// _predict call with two passages, one a copy of the query, must score
-// the copy above the unrelated passage (the sidecar reranker's start-up
-// check, reranker.Client.Check, made of the engine's model).
+// Check implements adapters.NativeReranker: the model must exist and be
+// a TEXT_SIMILARITY or REMOTE model (GET /_plugins/_ml/models/<id>
+// answers MLModel.toXContent, whose "algorithm" is the model's function
+// name); a local one must be deployed, since ml-commons auto-deploys
+// only remote models on their first _predict. Then one _predict call
+// with two passages, one a copy of the query, must score the copy above
+// the unrelated passage (the sidecar reranker's start-up check,
+// reranker.Client.Check, made of the engine's model).
 func (m *mlReranker) Check(ctx context.Context) (string, error) {
 	var info modelInfo
 	if err := m.http.getJSON(ctx, "/_plugins/_ml/models/"+url.PathEscape(m.model), &info); err != nil {
@@ -236,6 +250,15 @@ func (m *mlReranker) Check(ctx context.Context) (string, error) {
 		}
 		return "", fmt.Errorf("rerank model %s: %w", m.model, m.callError(ctx, err))
 	}
+	switch info.Algorithm {
+	case "TEXT_SIMILARITY":
+		if info.ModelState != "DEPLOYED" && info.ModelState != "PARTIALLY_DEPLOYED" {
+			return "", fmt.Errorf("rerank model %s: a local text-similarity model in state %q; deploy it first (POST /_plugins/_ml/models/%s/_deploy)", m.model, info.ModelState, m.model)
+		}
+	case "REMOTE":
+	default:
+		return "", fmt.Errorf("rerank model %s: algorithm %q is not a reranker; want TEXT_SIMILARITY (a local cross-encoder) or REMOTE (a rerank connector)", m.model, info.Algorithm)
+	}
 	q := "what does a reranker check at start-up"
 	scores, err := m.Rerank(ctx, q, []string{"Bananas are rich in potassium.", q})
 	if err != nil {
@@ -244,6 +267,6 @@ func (m *mlReranker) Check(ctx context.Context) (string, error) {
 	if !(scores[1] > scores[0]) {
 		return "", fmt.Errorf("rerank model %s: start-up check: the passage equal to the query scored %g, below an unrelated one (%g)", m.model, scores[1], scores[0])
 	}
-	return fmt.Sprintf("start-up check passed (ml-commons model %s %q, algorithm %s, state %s, scored a copy of the query above an unrelated passage through _predict)",
+	return fmt.Sprintf("start-up check passed (ml-commons model %s %q, algorithm %s, state %s, scored a copy of the query above an unrelated passage through text_similarity _predict)",
 		m.model, info.Name, info.Algorithm, info.ModelState), nil
 }

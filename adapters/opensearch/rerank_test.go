@@ -15,7 +15,8 @@ import (
 
 // TestPredictBodyGolden: the _predict body is the text-similarity input
 // ml-commons documents, byte for byte (the golden file is written by hand
-// from that shape, not generated).
+// from that shape, not generated; TestRecordedPredictRequest compares it
+// with the engine's own example), on the text_similarity route.
 func TestPredictBodyGolden(t *testing.T) {
 	got, err := predictBody(`solar "panels"`, []string{"Panels on roofs.", "Wind turbines."})
 	if err != nil {
@@ -23,7 +24,7 @@ func TestPredictBodyGolden(t *testing.T) {
 	}
 	golden(t, filepath.Join("testdata", "rerank_predict.golden.json"), append(got, '\n'))
 	m := &mlReranker{model: "a/b"}
-	if p := m.predictPath(); p != "/_plugins/_ml/models/a%2Fb/_predict" {
+	if p := m.predictPath(); p != "/_plugins/_ml/_predict/text_similarity/a%2Fb" {
 		t.Errorf("predict path %q: the model id is not escaped", p)
 	}
 }
@@ -60,8 +61,15 @@ func TestConfigRerank(t *testing.T) {
 // (rerankertest.MLServer), configured with model.
 func openFake(t *testing.T, f *rerankertest.MLServer, model string, maxCand int) adapters.NativeReranker {
 	t.Helper()
+	return openURL(t, f.URL, model, maxCand)
+}
+
+// openURL opens an adapter on url configured with model and returns its
+// native reranker.
+func openURL(t *testing.T, url, model string, maxCand int) adapters.NativeReranker {
+	t.Helper()
 	cfg := DefaultConfig()
-	cfg.URLs, cfg.Index, cfg.RerankModel, cfg.RerankMaxCandidates = []string{f.URL}, "i", model, maxCand
+	cfg.URLs, cfg.Index, cfg.RerankModel, cfg.RerankMaxCandidates = []string{url}, "i", model, maxCand
 	a, err := Factory.Open(context.Background(), cfg, adapters.Deps{})
 	if err != nil {
 		t.Fatal(err)
