@@ -115,7 +115,7 @@ func (e *Engine) nativeRerankStage(r *retrieval) bool {
 // rerankPath names who reranked, for usage.notes.
 func (e *Engine) rerankPath() string {
 	if e.nativeRR {
-		return "the engine's reranker (through its rerank API)"
+		return "the engine's " + capability.NativeRerankerName(e.ev.NativeReranker) + " through its rerank API"
 	}
 	return "the sidecar's cross-encoder"
 }
@@ -218,7 +218,7 @@ func (e *Engine) nativeReranked(r *retrieval, rk *ranking) {
 	n := min(len(rk.items), r.funnel.TopN)
 	rk.items, rk.key, rk.scale, rk.floor, rk.reranked = rk.items[:n], "rerank", rcp.ScaleUnbounded, nil, n
 	rk.partial, rk.partialAt = nil, nil
-	r.note("the engine reranked its top %d candidates with its reranker inside the search; scores are the reranker's (unbounded, no floor)", n)
+	r.note("the engine reranked its top %d candidates with its %s inside the search; scores are the reranker's (unbounded, no floor)", n, capability.NativeRerankerName(e.ev.NativeReranker))
 }
 
 // dedups reports whether the session store suppresses hits for r.

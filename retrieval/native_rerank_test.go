@@ -100,7 +100,7 @@ func TestEngineReranker(t *testing.T) {
 		wantNote  string
 		wantModel string
 	}{
-		{name: "through the engine's rerank API", wantNote: "the engine's reranker (through its rerank API)", wantModel: "engine-model"},
+		{name: "through the engine's rerank API", wantNote: "the engine's reranker engine-model through its rerank API", wantModel: "engine-model"},
 		{name: "inside the engine's search", stage: true, inSearch: true, wantNote: "the engine reranked its top 4", wantModel: "engine-model"},
 		{name: "a sidecar reranker wins", stage: true, sidecar: true, wantNote: "the sidecar's cross-encoder", wantModel: "short-first"},
 		{name: "evidence the adapter cannot serve", hide: true},
@@ -150,7 +150,7 @@ func TestEngineReranker(t *testing.T) {
 			if tc.inSearch != (stage != nil) || (stage != nil && (stage.WindowSize != 4 || stage.Text != "solar electricity")) {
 				t.Errorf("stage request %+v, want in-search %t", stage, tc.inSearch)
 			}
-			if calls := f.native; (tc.wantNote == "the engine's reranker (through its rerank API)") != (calls == 1) {
+			if calls := f.native; (tc.wantNote == "the engine's reranker engine-model through its rerank API") != (calls == 1) {
 				t.Errorf("native rerank calls %d", calls)
 			}
 			if tc.sidecar && len(sidecar.calls) != 1 {

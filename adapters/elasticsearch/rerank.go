@@ -55,8 +55,9 @@ type inferenceEndpoint struct {
 // configured one (or the only one) and checks the licence. Every failure
 // is a reason in RerankerFacts.Failed, never a probe error.
 func (a *adapter) probeReranker(ctx context.Context, licence string) *rerankProbe {
+	via := "Elasticsearch inference API"
 	failed := func(format string, args ...any) *rerankProbe {
-		return &rerankProbe{facts: &capability.RerankerFacts{Method: "cross-encoder", Failed: fmt.Sprintf(format, args...)}}
+		return &rerankProbe{facts: &capability.RerankerFacts{Method: "cross-encoder", Via: via, Failed: fmt.Sprintf(format, args...)}}
 	}
 	var inf struct {
 		Endpoints []inferenceEndpoint `json:"endpoints"`
@@ -68,6 +69,7 @@ func (a *adapter) probeReranker(ctx context.Context, licence string) *rerankProb
 	if ep == nil {
 		return failed("%s", why)
 	}
+	via = "Elasticsearch inference endpoint " + ep.ID
 	if !slices.Contains(rerankLicences, licence) {
 		return failed("inference endpoint %s found, but the licence is %q: the inference API and text_similarity_reranker need an enterprise or trial licence", ep.ID, licence)
 	}
@@ -83,7 +85,7 @@ func (a *adapter) probeReranker(ctx context.Context, licence string) *rerankProb
 		proof += ", model " + ep.ServiceSettings.ModelID
 	}
 	proof += fmt.Sprintf("), licence %s; start-up check passed (a copy of the query scored above an unrelated passage)", licence)
-	return &rerankProbe{id: ep.ID, facts: &capability.RerankerFacts{Method: "cross-encoder", Models: []string{ep.ID}, MaxCandidates: maxC, Proof: proof}}
+	return &rerankProbe{id: ep.ID, facts: &capability.RerankerFacts{Method: "cross-encoder", Models: []string{ep.ID}, MaxCandidates: maxC, Proof: proof, Via: via}}
 }
 
 // checkQuery is the start-up check's query; the check passes when a copy

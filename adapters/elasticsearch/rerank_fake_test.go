@@ -179,7 +179,8 @@ func TestProbeRerankerRecorded(t *testing.T) {
 				return
 			}
 			if nr.Failed != "" || !slices.Equal(nr.Models, []string{tc.wantModel}) || nr.MaxCandidates != DefaultRerankMaxCandidates ||
-				nr.Method != "cross-encoder" || !st.ev.NativeRerankStage || st.rerankID != tc.wantModel {
+				nr.Method != "cross-encoder" || !st.ev.NativeRerankStage || st.rerankID != tc.wantModel ||
+				nr.Via != "Elasticsearch inference endpoint "+tc.wantModel {
 				t.Fatalf("evidence %+v, stage %t, id %q", nr, st.ev.NativeRerankStage, st.rerankID)
 			}
 		})
@@ -406,7 +407,7 @@ func TestRetrieveRerankThroughAPIRecorded(t *testing.T) {
 	if len(res.Hits[0].Scores) != 2 {
 		t.Errorf("scores %v, want the recall and the rerank score", res.Hits[0].Scores)
 	}
-	if !containsNote(res.Usage.Notes, "the engine's reranker (through its rerank API)") {
+	if !containsNote(res.Usage.Notes, "the engine's Elasticsearch inference endpoint my-rerank-model through its rerank API") {
 		t.Errorf("notes %v", res.Usage.Notes)
 	}
 	if strings.Contains(string(f.body("POST /probe-fixture-a/_search")), "text_similarity_reranker") {

@@ -61,7 +61,7 @@ const (
 // Qdrant Points service method. A probe makes several calls and has none.
 var dbOperations = map[string]map[string]string{
 	SystemElasticsearch: {"search": "search", "upsert": "bulk", "delete": "bulk", "rerank": "inference.inference"},
-	SystemOpenSearch:    {"search": "search", "upsert": "bulk", "delete": "bulk"},
+	SystemOpenSearch:    {"search": "search", "upsert": "bulk", "delete": "bulk", "rerank": "ml.predict"},
 	SystemQdrant:        {"search": "Query", "upsert": "Upsert", "delete": "Delete"},
 }
 

@@ -36,32 +36,40 @@ func (f fakeNativeReranker) NativeRerank(_ context.Context, _ string, passages [
 }
 
 // TestNativeRerankSpan: the engine decorator forwards a native rerank
-// with an "engine rerank" span, so the Engine behind it serves the rerank
-// method with the engine's reranker.
+// with an "engine rerank" span named by the engine's API (the operation
+// ids of the Elasticsearch and OpenSearch REST specifications), so the
+// Engine behind it serves the rerank method with the engine's reranker.
 func TestNativeRerankSpan(t *testing.T) {
-	s := newStack(t, stackOpts{wrap: func(a adapters.Adapter) adapters.Adapter { return fakeNativeReranker{a} },
-		endpoint: telemetry.Endpoint{System: "elasticsearch"}})
-	c := s.client(t)
-	raw, rerr := c.Call(context.Background(), rcp.MethodRerank, map[string]any{"query": "q", "passages": []string{"a", "b", "c"}})
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
-	var res rcp.RerankResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(res.Order, []int{2, 1, 0}) {
-		t.Errorf("order %v", res.Order)
-	}
-	sp := one(t, byName(s.rec.Ended()), "engine rerank")
-	found := false
-	for _, kv := range sp.Attributes() {
-		if string(kv.Key) == "db.operation.name" && kv.Value.AsString() == "inference.inference" {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("engine rerank span attributes %v", sp.Attributes())
+	for _, tc := range []struct{ system, op string }{
+		{"elasticsearch", "inference.inference"},
+		{"opensearch", "ml.predict"},
+	} {
+		t.Run(tc.system, func(t *testing.T) {
+			s := newStack(t, stackOpts{wrap: func(a adapters.Adapter) adapters.Adapter { return fakeNativeReranker{a} },
+				endpoint: telemetry.Endpoint{System: tc.system}})
+			c := s.client(t)
+			raw, rerr := c.Call(context.Background(), rcp.MethodRerank, map[string]any{"query": "q", "passages": []string{"a", "b", "c"}})
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			var res rcp.RerankResult
+			if err := json.Unmarshal(raw, &res); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(res.Order, []int{2, 1, 0}) {
+				t.Errorf("order %v", res.Order)
+			}
+			sp := one(t, byName(s.rec.Ended()), "engine rerank")
+			found := false
+			for _, kv := range sp.Attributes() {
+				if string(kv.Key) == "db.operation.name" && kv.Value.AsString() == tc.op {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("engine rerank span attributes %v, want db.operation.name %s", sp.Attributes(), tc.op)
+			}
+		})
 	}
 }
 
