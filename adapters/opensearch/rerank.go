@@ -120,7 +120,7 @@ func (a *adapter) probeReranker(ctx context.Context) *capability.RerankerFacts {
 	proof, err := m.check(ctx)
 	if err != nil {
 		f.Failed = err.Error()
-		a.log.Warn("native rerank model not advertised: its start-up check failed", "model", m.model, "err", err)
+		a.log.Debug("rerank model start-up check failed", "model", m.model, "err", err) // probe explains it (Failed)
 		return f
 	}
 	f.Models, f.MaxCandidates, f.Proof = []string{m.model}, m.max, proof

@@ -117,6 +117,15 @@ func TestNativeRerankFake(t *testing.T) {
 		ev.Via != "OpenSearch ml-commons model model-1" || !strings.Contains(ev.Proof, "_predict") {
 		t.Fatalf("evidence %+v", ev)
 	}
+	// A re-probe reads the model again but does not pay for inference again.
+	if again := a.probeReranker(context.Background()); again.Failed != "" || f.Predicts.Load() != 1 {
+		t.Errorf("re-probe: %+v, %d _predict calls in all, want 1", again, f.Predicts.Load())
+	}
+	f.Deleted.Store(true)
+	if gone := a.probeReranker(context.Background()); !strings.Contains(gone.Failed, "is not on the engine") || gone.Models != nil {
+		t.Errorf("re-probe after the model was deleted: %+v", gone)
+	}
+	f.Deleted.Store(false)
 	q := "solar panels on roofs"
 	passages := []string{"wind turbines at sea", "solar panels", "panels on roofs of solar farms", "roofs"}
 	for _, local := range []bool{false, true} {
