@@ -117,7 +117,37 @@ type SearchRequest struct {
 	// never increase down the list and the raw similarity in
 	// Candidate.Scores.
 	MMRLambda *float64
+	// Rerank, set only on adapters whose evidence has NativeRerankStage,
+	// asks the engine to rerank the stage's top Rerank.WindowSize hits
+	// with its own reranker (Evidence.NativeReranker) against
+	// Rerank.Text, inside the same search (§7.7 funnel). Hits come back
+	// in the reranker's order, at most WindowSize of them, with the
+	// reranker's scores (ScaleUnbounded, no floor).
+	Rerank *RerankStage
 }
+
+// RerankStage is retrieve's rerank stage run by the engine.
+type RerankStage struct {
+	// Text is the query the passages are scored against.
+	Text string
+	// WindowSize is how many of the stage's top hits are reranked (the
+	// funnel's topN); only those are returned.
+	WindowSize int
+}
+
+// NativeReranker is implemented by adapters whose engine reranks
+// passages itself (Evidence.NativeReranker): the rerank method (§7.6) and
+// retrieve's rerank stage use it when no sidecar reranker is configured.
+// Decorators forward it and return ErrNoNativeRerank when the adapter
+// they wrap has none.
+type NativeReranker interface {
+	// NativeRerank returns one score per passage, higher is more relevant.
+	NativeRerank(ctx context.Context, query string, passages []string) ([]float64, error)
+}
+
+// ErrNoNativeRerank is what a decorator's NativeRerank returns when the
+// adapter it wraps is not a NativeReranker.
+var ErrNoNativeRerank = errors.New("adapters: the adapter has no native reranker")
 
 // Recency is a validated retrieve.recency: Field is an advertised date
 // filter field and HalfLifeDays is positive and finite.

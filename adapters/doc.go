@@ -33,6 +33,11 @@
 //   - Releaser (Release): asserted on the Adapter when a retrieve that ran
 //     under a continuation (Candidates.Next) served its last page, so the
 //     engine frees that state (e.g. a point in time) early.
+//   - NativeReranker (NativeRerank): asserted on the Adapter at start-up
+//     when the evidence reports Evidence.NativeReranker and no sidecar
+//     reranker is configured; it then serves the rerank method and the
+//     sidecar rerank stage. With Evidence.NativeRerankStage the Engine may
+//     instead set SearchRequest.Rerank to rerank inside the search.
 //   - RetryAfterer (RetryAfterMs): asserted with errors.As on an error an
 //     adapter returned; a positive hint becomes error.data.retryAfterMs.
 //

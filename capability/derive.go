@@ -404,12 +404,31 @@ func (d *deriver) embed() {
 	d.note("embed", true, "embedder %s (%d-d), batch limit %d", id, d.p.EmbedDim, d.p.EmbedBatchLimit)
 }
 
+// NativeRerankerName names an engine's own reranker for probe and
+// usage.notes: its Via, else its models.
+func NativeRerankerName(r *RerankerFacts) string {
+	if r.Via != "" {
+		return r.Via
+	}
+	if len(r.Models) > 0 {
+		return "reranker " + strings.Join(r.Models, ",")
+	}
+	return "reranker"
+}
+
 func (d *deriver) rerank() {
-	r := d.p.Reranker
+	r, native := d.p.Reranker, false
+	if r == nil && d.ev.NativeReranker != nil {
+		r, native = d.ev.NativeReranker, true
+	}
 	switch {
 	case r == nil:
-		d.note("rerank", false, "no reranker is configured (reranker: section)")
+		d.note("rerank", false, "no reranker is configured (reranker: section) and the engine offers none")
 		d.note("retrieve.rerankBuiltin", false, "no reranker is configured")
+		return
+	case native && r.Failed != "":
+		d.note("rerank", false, "no reranker is configured (reranker: section) and the engine's %s is not usable: %s", NativeRerankerName(r), r.Failed)
+		d.note("retrieve.rerankBuiltin", false, "no usable reranker")
 		return
 	case r.Failed != "":
 		d.note("rerank", false, "the reranker's start-up check failed: %s", r.Failed)
@@ -417,10 +436,21 @@ func (d *deriver) rerank() {
 		return
 	}
 	d.caps.Rerank = &rcp.RerankCap{Methods: []string{r.Method}, MaxCandidates: r.MaxCandidates, Models: append([]string(nil), r.Models...)}
-	d.note("rerank", true, "%s reranker %s, at most %d candidates: %s", r.Method, strings.Join(r.Models, ","), r.MaxCandidates, r.Proof)
+	if native {
+		d.note("rerank", true, "engine-native %s reranker, %s, at most %d candidates: %s", r.Method, NativeRerankerName(r), r.MaxCandidates, r.Proof)
+	} else {
+		d.note("rerank", true, "sidecar %s reranker %s, at most %d candidates: %s", r.Method, strings.Join(r.Models, ","), r.MaxCandidates, r.Proof)
+	}
 	if d.caps.Retrieve != nil {
 		d.caps.Retrieve.RerankBuiltin = true
-		d.note("retrieve.rerankBuiltin", true, "retrieve reranks its top rerank.topN candidates with the %s reranker (§7.7 funnel)", r.Method)
+		switch {
+		case !native:
+			d.note("retrieve.rerankBuiltin", true, "retrieve reranks its top rerank.topN candidates with the %s reranker (§7.7 funnel)", r.Method)
+		case d.ev.NativeRerankStage:
+			d.note("retrieve.rerankBuiltin", true, "retrieve reranks its top rerank.topN candidates with the engine's %s reranker, %s, inside the engine's search where the request allows it and otherwise through the engine's rerank API on the hits' texts (§7.7 funnel)", r.Method, NativeRerankerName(r))
+		default:
+			d.note("retrieve.rerankBuiltin", true, "retrieve reranks its top rerank.topN candidates with the engine's %s reranker, %s, through the engine's rerank API on the hits' texts (§7.7 funnel)", r.Method, NativeRerankerName(r))
+		}
 	}
 }
 

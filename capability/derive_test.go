@@ -3,6 +3,7 @@ package capability
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
@@ -289,5 +290,61 @@ func TestDeriveFieldOperators(t *testing.T) {
 	}
 	if got := caps.Filter.OpsOf("year"); !slices.Equal(got, caps.Filter.Operators) {
 		t.Errorf("OpsOf(year) = %v", got)
+	}
+}
+
+// TestDeriveRerankSources: rerank comes from the sidecar's reranker when
+// one is configured, else from the engine's own when the probe proved it;
+// a failed one of either kind advertises nothing and says why.
+func TestDeriveRerankSources(t *testing.T) {
+	sidecar := &RerankerFacts{Method: "cross-encoder", Models: []string{"bge"}, MaxCandidates: 50, Proof: "scored two passages"}
+	engine := &RerankerFacts{Method: "cross-encoder", Models: []string{"my-rerank"}, MaxCandidates: 100, Proof: "inference endpoint my-rerank", Via: "Elasticsearch inference endpoint my-rerank"}
+	ml := &RerankerFacts{Method: "cross-encoder", Models: []string{"m1"}, MaxCandidates: 40, Proof: "check passed", Via: "OpenSearch ml-commons model m1"}
+	broken := &RerankerFacts{Method: "cross-encoder", Failed: "no inference API"}
+	mlBroken := &RerankerFacts{Method: "cross-encoder", Failed: "no ml-commons plugin", Via: "OpenSearch ml-commons model m1"}
+	tests := []struct {
+		name       string
+		policy     *RerankerFacts
+		native     *RerankerFacts
+		stage      bool
+		wantModels []string
+		wantWhy    string
+	}{
+		{name: "none", wantWhy: "engine offers none"},
+		{name: "sidecar only", policy: sidecar, wantModels: []string{"bge"}, wantWhy: "sidecar"},
+		{name: "engine only", native: engine, wantModels: []string{"my-rerank"}, wantWhy: "engine-native cross-encoder reranker, Elasticsearch inference endpoint my-rerank, at most 100 candidates"},
+		{name: "engine with stage", native: engine, stage: true, wantModels: []string{"my-rerank"}, wantWhy: "engine-native"},
+		{name: "ml-commons model", native: ml, wantModels: []string{"m1"}, wantWhy: "engine-native cross-encoder reranker, OpenSearch ml-commons model m1, at most 40 candidates"},
+		{name: "ml-commons model unusable", native: mlBroken, wantWhy: "the engine's OpenSearch ml-commons model m1 is not usable: no ml-commons plugin"},
+		{name: "sidecar wins", policy: sidecar, native: engine, wantModels: []string{"bge"}, wantWhy: "sidecar"},
+		{name: "engine unusable", native: broken, wantWhy: "no inference API"},
+		{name: "sidecar failed, engine ignored", policy: &RerankerFacts{Failed: "refused"}, native: engine, wantWhy: "start-up check failed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := fullEvidence()
+			ev.NativeReranker, ev.NativeRerankStage = tc.native, tc.stage
+			c, rs := Derive(ev, Policy{Reranker: tc.policy})
+			got := reason(t, rs, "rerank")
+			if !strings.Contains(got.Why, tc.wantWhy) {
+				t.Errorf("rerank reason %q, want it to mention %q", got.Why, tc.wantWhy)
+			}
+			if tc.wantModels == nil {
+				if c.Rerank != nil || c.Retrieve.RerankBuiltin || got.Advertised {
+					t.Errorf("rerank advertised: %+v", c.Rerank)
+				}
+				return
+			}
+			if c.Rerank == nil || !slices.Equal(c.Rerank.Models, tc.wantModels) || !c.Retrieve.RerankBuiltin || !got.Advertised {
+				t.Fatalf("rerank %+v builtin %t, want models %v", c.Rerank, c.Retrieve.RerankBuiltin, tc.wantModels)
+			}
+			builtin := reason(t, rs, "retrieve.rerankBuiltin").Why
+			if in := strings.Contains(builtin, "inside the engine"); in != tc.stage {
+				t.Errorf("rerankBuiltin reason mentions the engine's search: %t, want %t", in, tc.stage)
+			}
+			if tc.native != nil && tc.policy == nil && !strings.Contains(builtin, tc.native.Via) {
+				t.Errorf("rerankBuiltin reason %q does not name %q", builtin, tc.native.Via)
+			}
+		})
 	}
 }

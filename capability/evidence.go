@@ -107,6 +107,16 @@ type Evidence struct {
 	// TenantIndices: the adapter keeps each tenant's documents in an index
 	// of its own (SearchRequest.Tenant, TenantFrom on writes).
 	TenantIndices bool `json:"tenantIndices,omitempty"`
+	// NativeReranker is the reranker the engine serves itself (e.g. an
+	// inference endpoint), as the probe proved it: the adapter implements
+	// adapters.NativeReranker. Nil when the engine offers none; with
+	// Failed set when one was looked for and is not usable (Failed says
+	// why, for probe's explanation). A sidecar reranker (Policy.Reranker)
+	// takes precedence.
+	NativeReranker *RerankerFacts `json:"nativeReranker,omitempty"`
+	// NativeRerankStage: the adapter can run retrieve's rerank stage in
+	// the engine (SearchRequest.Rerank) with NativeReranker.
+	NativeRerankStage bool `json:"nativeRerankStage,omitempty"`
 	// Notes are facts the operator should know (conflicts, narrowing).
 	Notes []string `json:"notes,omitempty"`
 }

@@ -62,6 +62,11 @@ type RerankerFacts struct {
 	MaxCandidates int
 	// Proof says what the start-up check did (for probe's explanation).
 	Proof string
+	// Via names an engine's own reranker (Evidence.NativeReranker) by the
+	// path that reaches it, e.g. "Elasticsearch inference endpoint
+	// my-rerank" or "OpenSearch ml-commons model <id>", for probe and
+	// usage.notes; empty for the sidecar's reranker.
+	Via string
 	// Failed, when set, says why the start-up check failed: nothing is
 	// advertised, and probe explains why.
 	Failed string

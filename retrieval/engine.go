@@ -67,6 +67,9 @@ type Engine struct {
 	log      *slog.Logger
 	// known is the target's mapping as probed and grown by writes.
 	known *knownFields
+	// nativeRR: the reranker is the engine's own (Evidence.NativeReranker),
+	// reached through the adapter.
+	nativeRR bool
 }
 
 // Reason is capability.Reason, re-exported for callers of Explain.
@@ -94,6 +97,7 @@ func NewEngine(ctx context.Context, a adapters.Adapter, opts Options) (*Engine, 
 		return nil, err
 	}
 	e.policy = extrasPolicy(embedPolicy(opts.Policy, opts.Embedder), opts).WithDefaults()
+	ev = e.useNativeReranker(ev)
 	e.caps, e.reasons = capability.Derive(ev, e.policy)
 	e.dense = capability.DenseField(ev, e.policy)
 	e.indexFilter()

@@ -74,6 +74,52 @@ func extrasPolicy(p capability.Policy, o Options) capability.Policy {
 	return p
 }
 
+// nativeReranker is the engine's own reranker, reached through the
+// adapter (and the decorators that forward adapters.NativeReranker).
+type nativeReranker struct{ a adapters.NativeReranker }
+
+func (n nativeReranker) Rerank(ctx context.Context, query string, passages []string) ([]float64, error) {
+	return n.a.NativeRerank(ctx, query, passages)
+}
+
+// useNativeReranker makes the engine's reranker the Engine's when no
+// sidecar reranker is configured and the probe proved one. The evidence
+// returned drops a native reranker the Engine cannot reach, so that
+// nothing unservable is advertised.
+func (e *Engine) useNativeReranker(ev *capability.Evidence) *capability.Evidence {
+	nr := ev.NativeReranker
+	if e.opts.Reranker != nil || e.policy.Reranker != nil || nr == nil || nr.Failed != "" {
+		return ev // a sidecar reranker (working or failed) is the operator's choice
+	}
+	if a, ok := e.a.(adapters.NativeReranker); ok {
+		e.opts.Reranker, e.nativeRR = nativeReranker{a}, true
+		return ev
+	}
+	cp := *ev
+	cp.NativeReranker = &capability.RerankerFacts{Method: nr.Method, Failed: "the adapter does not expose it"}
+	cp.NativeRerankStage = false
+	return &cp
+}
+
+// nativeRerankStage reports whether retrieve's rerank stage can run inside
+// the engine's search: the engine's reranker serves it, the adapter
+// proved the stage, and nothing the sidecar does before the rerank stage
+// (session dedup, one hit per document) or the engine does around the
+// query (recency decay, native MMR, a pinned snapshot, a continuation)
+// would change which candidates are reranked.
+func (e *Engine) nativeRerankStage(r *retrieval) bool {
+	return r.rerank != nil && e.nativeRR && e.ev.NativeRerankStage && !e.dedups(r) && r.unit != "document" &&
+		r.recency == nil && !r.nativeMMR && r.pinned == "" && r.resume == nil
+}
+
+// rerankPath names who reranked, for usage.notes.
+func (e *Engine) rerankPath() string {
+	if e.nativeRR {
+		return "the engine's " + capability.NativeRerankerName(e.ev.NativeReranker) + " through its rerank API"
+	}
+	return "the sidecar's cross-encoder"
+}
+
 // rerankStage is the accepted retrieve rerank option.
 type rerankStage struct {
 	topN *int64
@@ -130,6 +176,10 @@ func (e *Engine) rerankStage(ctx context.Context, r *retrieval, rk *ranking) err
 	if r.rerank == nil || len(rk.items) == 0 {
 		return nil
 	}
+	if r.nativeRerank {
+		e.nativeReranked(r, rk)
+		return nil
+	}
 	n := min(len(rk.items), r.funnel.TopN)
 	ctx, span := startStage(ctx, "rerank", attribute.Int("rcp.rerank.candidates", n))
 	defer span.End()
@@ -156,9 +206,19 @@ func (e *Engine) rerankStage(ctx context.Context, r *retrieval, rk *ranking) err
 	sort.SliceStable(items, func(a, b int) bool { return items[a].score > items[b].score })
 	rk.items, rk.key, rk.scale, rk.floor, rk.reranked = items, "rerank", rcp.ScaleUnbounded, nil, n
 	rk.partial, rk.partialAt = nil, nil
-	r.note("sidecar reranked the top %d of %d candidates with its cross-encoder; scores are the reranker's (unbounded, no floor)", n, rk.candidates)
+	r.note("reranked the top %d of %d candidates with %s; scores are the reranker's (unbounded, no floor)", n, rk.candidates, e.rerankPath())
 	rcp.ReporterFrom(ctx).Progress("rerank", 0.7, fmt.Sprintf("reranked %d candidates", n), nil)
 	return nil
+}
+
+// nativeReranked labels the hits of a stage the engine reranked in its
+// search (SearchRequest.Rerank): they are already in the reranker's order
+// with its scores, at most topN of them, so only the labels change.
+func (e *Engine) nativeReranked(r *retrieval, rk *ranking) {
+	n := min(len(rk.items), r.funnel.TopN)
+	rk.items, rk.key, rk.scale, rk.floor, rk.reranked = rk.items[:n], "rerank", rcp.ScaleUnbounded, nil, n
+	rk.partial, rk.partialAt = nil, nil
+	r.note("the engine reranked its top %d candidates with its %s inside the search; scores are the reranker's (unbounded, no floor)", n, capability.NativeRerankerName(e.ev.NativeReranker))
 }
 
 // dedups reports whether the session store suppresses hits for r.

@@ -84,6 +84,12 @@ func (e *Engine) planStages(r *retrieval) []*stageRun {
 	default:
 		return []*stageRun{mk("sparse", adapters.StageLexical), mk("dense", adapters.StageDense)}
 	}
+	if e.nativeRerankStage(r) {
+		// The engine reranks its top topN in the same search (§7.7 funnel:
+		// candidateK is still how deep the stage looks).
+		one.key, r.nativeRerank = "rerank", true
+		one.req.Rerank = &adapters.RerankStage{Text: r.text, WindowSize: r.funnel.TopN}
+	}
 	if (!r.mmr || r.nativeMMR) && r.rerank == nil && !e.dedups(r) {
 		// One engine list and no sidecar stage after recall (MMR, rerank,
 		// session dedup): the page is

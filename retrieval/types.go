@@ -48,6 +48,9 @@ type retrieval struct {
 	tenant string
 	// rerank is the accepted retrieve rerank stage (nil: none).
 	rerank *rerankStage
+	// nativeRerank: the single stage reranks in the engine's search
+	// (SearchRequest.Rerank).
+	nativeRerank bool
 }
 
 func (r *retrieval) note(format string, args ...any) {

@@ -87,6 +87,13 @@ type Config struct {
 	// it to false for a slow link.
 	DisableCompression bool `json:"disable_compression" mapstructure:"disable_compression"`
 
+	// RerankInferenceID picks the inference endpoint (task_type rerank)
+	// that serves rerank when the engine has several; empty uses the only
+	// one. RerankMaxCandidates bounds the passages of one rerank call and
+	// retrieve's rerank window (rerank.maxCandidates, default 100).
+	RerankInferenceID   string `json:"rerank_inference_id,omitempty" mapstructure:"rerank_inference_id"`
+	RerankMaxCandidates int    `json:"rerank_max_candidates,omitempty" mapstructure:"rerank_max_candidates"`
+
 	// Timeout bounds each HTTP request as a backstop to the request
 	// context (default 30s).
 	Timeout time.Duration `json:"timeout,omitempty" mapstructure:"timeout"`
@@ -95,8 +102,11 @@ type Config struct {
 // DefaultConfig returns a Config with defaults applied.
 func DefaultConfig() *Config {
 	return &Config{Refresh: "wait_for", MultiMatchType: "best_fields", Timeout: 30 * time.Second, PITKeepAlive: time.Minute,
-		DisableCompression: true}
+		DisableCompression: true, RerankMaxCandidates: DefaultRerankMaxCandidates}
 }
+
+// DefaultRerankMaxCandidates is rerank_max_candidates when unset.
+const DefaultRerankMaxCandidates = 100
 
 // Validate implements adapters.Config.
 func (c *Config) Validate() error {
@@ -173,6 +183,12 @@ func (c *Config) validateOptions() error {
 	}
 	if c.Timeout < 0 {
 		return errors.New("elasticsearch: timeout must not be negative")
+	}
+	if c.RerankMaxCandidates < 0 || c.RerankMaxCandidates > maxWindow {
+		return fmt.Errorf("elasticsearch: rerank_max_candidates must be between 0 (the default, %d) and %d", DefaultRerankMaxCandidates, maxWindow)
+	}
+	if strings.ContainsAny(c.RerankInferenceID, " \"\\/?#*,") {
+		return fmt.Errorf("elasticsearch: rerank_inference_id %q has an invalid character", c.RerankInferenceID)
 	}
 	return nil
 }

@@ -29,6 +29,11 @@ func TestConfigValidate(t *testing.T) {
 		{"ca both", func(c *Config) { c.CAFile, c.CAFingerprint = "/x", "ab" }, "not both"},
 		{"bad refresh", func(c *Config) { c.Refresh = "sometimes" }, "refresh"},
 		{"bad boost", func(c *Config) { c.TextFields = []FieldConfig{{Name: "t", Boost: -1}} }, "text_fields"},
+		{"rerank endpoint", func(c *Config) { c.RerankInferenceID = ".rerank-v1-elasticsearch" }, ""},
+		{"rerank endpoint with a slash", func(c *Config) { c.RerankInferenceID = "a/b" }, "rerank_inference_id"},
+		{"rerank endpoint with a wildcard", func(c *Config) { c.RerankInferenceID = "*" }, "rerank_inference_id"},
+		{"rerank max candidates negative", func(c *Config) { c.RerankMaxCandidates = -1 }, "rerank_max_candidates"},
+		{"rerank max candidates past the window", func(c *Config) { c.RerankMaxCandidates = maxWindow + 1 }, "rerank_max_candidates"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()

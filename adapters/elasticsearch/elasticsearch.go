@@ -7,7 +7,8 @@
 // /_nodes/_local), GET /_license, GET /_nodes/_local/plugins (modules such
 // as rank-rrf), GET /<target>/_mapping (every concrete index behind an
 // alias or pattern), GET /<target>/_count and, when an inference module is
-// installed, GET /_inference/_all.
+// installed, GET /_inference/_all; GET /_inference/rerank/_all for the
+// engine's reranker.
 //
 // # Capabilities
 //
@@ -51,6 +52,16 @@
 //     keyword field: unit document collapses on it (lexical and kNN; kNN
 //     collapses its k nearest chunks, so fewer than k documents can come
 //     back).
+//   - rerank (rerank.go, engines.md §2.9): without a sidecar reranker, the
+//     engine's own when GET /_inference/rerank/_all lists an endpoint of
+//     task_type rerank (the only one, or rerank_inference_id), the
+//     licence is enterprise or trial and the endpoint passes the start-up
+//     check (once per endpoint). The rerank method posts to
+//     /_inference/rerank/<id>; retrieve's rerank stage, when the Engine
+//     allows it, wraps the stage in a text_similarity_reranker retriever
+//     (window = topN, field = the content field) and labels the scores
+//     unbounded with no floor. A licence refused later is -32005 on option
+//     "rerank", a deleted endpoint -32010.
 //   - deterministic: when no index behind the target has replicas.
 //   - writes: only when the config says writable and the target is one
 //     index or an alias (not a pattern). A document that would grow the
@@ -138,6 +149,10 @@ type adapter struct {
 	// (tenants.go); tenants are their indices by name.
 	tenancy *adapters.TenantIndex
 	tenants *tenantidx.Set[probeState]
+
+	// rerankChecked holds the inference endpoints whose start-up check
+	// passed (rerank.go).
+	rerankChecked sync.Map
 }
 
 func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapter, error) {

@@ -77,7 +77,9 @@ func classifyError(e *Error) rcp.Code {
 		return rcp.CodeRateLimited
 	case has(timeoutTypes):
 		return rcp.CodeTimeout
-	case has(unavailableTypes):
+	case has(unavailableTypes), endpointGone(e):
+		// an inference endpoint the probe found is gone: the capabilities
+		// rest on it and stay fixed (§13.2)
 		return rcp.CodeBackendUnavailable
 	case slices.Contains(types, "security_exception") && strings.Contains(e.Cause.Reason, "license"):
 		return rcp.CodeOptionUnsupported // licence gate the probe did not see

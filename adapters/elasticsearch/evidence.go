@@ -23,6 +23,7 @@ func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []
 	ev.TextFields = a.textFields(fields, ev)
 	st.content = a.contentField(fields, ev.TextFields)
 	ev.VectorFields = a.vectorFields(fields, st, ev)
+	applyReranker(f, st)
 	if atLeast(f.version, [2]int{9, 0}) && len(st.vectors) > 0 {
 		// 9.x omits vectors from _source by default; sidecar MMR and
 		// includeVectors need them.

@@ -62,6 +62,10 @@ func planWith(cfg *Config, st *probeState, req *adapters.SearchRequest, tenant s
 	}
 	p := &adapters.Plan{Adapter: Name, Stage: req.Stage, Target: target, Op: op, Body: raw}
 	p.Scale, p.Floor = stageScale(st, req)
+	if req.Rerank != nil {
+		// the reranker's relevance scores: no scale the sidecar can vouch for
+		p.Scale, p.Floor = rcp.ScaleUnbounded, nil
+	}
 	if req.Recency != nil {
 		// bm25 × decay ∈ (0,1]: no longer bm25, still ≥ 0 (§6.1)
 		p.Scale = rcp.ScaleUnbounded
@@ -103,6 +107,9 @@ func searchBody(cfg *Config, st *probeState, req *adapters.SearchRequest) (*dsl.
 		s.Retriever, err = rrf(cfg, st, req, filter)
 	default:
 		err = fmt.Errorf("elasticsearch: unknown stage %q", req.Stage)
+	}
+	if err == nil && req.Rerank != nil {
+		err = rerankRetriever(st, s, req)
 	}
 	return s, err
 }

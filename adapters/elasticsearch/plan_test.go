@@ -31,7 +31,9 @@ var planCases = []struct {
 	rrf  bool
 	// nanos maps the fixture's "published" as date_nanos.
 	nanos bool
-	req   adapters.SearchRequest
+	// rerankID is the probed rerank endpoint (Evidence.NativeRerankStage).
+	rerankID string
+	req      adapters.SearchRequest
 }{
 	{name: "sparse_default", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: `scurvy "vitamin C" {"x":1}`, K: 10, CandidateK: 100}},
 	{name: "sparse_boosts_with_text", cfg: func(c *Config) { c.TieBreaker = f64(0.5); c.Highlight = true },
@@ -92,6 +94,15 @@ var planCases = []struct {
 	{name: "hybrid_native_rrf", rrf: true, req: adapters.SearchRequest{Stage: adapters.StageHybrid, Text: "q", VectorField: "vec", Vector: vec8(),
 		K: 10, CandidateK: 100, RRFK: 60, TextFields: []capability.TextField{{Name: "text"}},
 		Filter: &filterlang.Cond{Field: "lang", Type: filterlang.TypeKeyword, Op: filterlang.OpEq, Value: "en"}}},
+	{name: "sparse_rerank_native", rerankID: "my-rerank-model", req: adapters.SearchRequest{Stage: adapters.StageLexical, Text: "moon sun",
+		K: 100, CandidateK: 100, WithText: true, Rerank: &adapters.RerankStage{Text: "moon sun", WindowSize: 20},
+		Filter: &filterlang.Cond{Field: "lang", Type: filterlang.TypeKeyword, Op: filterlang.OpEq, Value: "en"}}},
+	{name: "dense_rerank_native", rerankID: "my-rerank-model", req: adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "vec",
+		Vector: vec8(), Text: "moon sun", K: 100, CandidateK: 100, WithText: true, Rerank: &adapters.RerankStage{Text: "moon sun", WindowSize: 20},
+		Filter: &filterlang.Cond{Field: "lang", Type: filterlang.TypeKeyword, Op: filterlang.OpEq, Value: "en"}}},
+	{name: "hybrid_rerank_native", rrf: true, rerankID: ".rerank-v1-elasticsearch", req: adapters.SearchRequest{Stage: adapters.StageHybrid,
+		Text: "moon sun", VectorField: "vec", Vector: vec8(), K: 100, CandidateK: 100, RRFK: 60, WithText: true,
+		TextFields: []capability.TextField{{Name: "text"}}, Rerank: &adapters.RerankStage{Text: "moon sun", WindowSize: 100}}},
 }
 
 func TestPlan(t *testing.T) {
@@ -104,6 +115,7 @@ func TestPlan(t *testing.T) {
 			a := probedFake(t, cfg)
 			st, _ := a.probed()
 			st.ev.NativeRRF = tc.rrf
+			st.rerankID = tc.rerankID
 			if tc.nanos {
 				f := st.fields["published"]
 				f.Type = "date_nanos"
@@ -161,6 +173,8 @@ func TestPlanRejects(t *testing.T) {
 		{"wrong dims", adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "vec", Vector: []float32{1}, K: 1}},
 		{"unknown vector field", adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "raw", Vector: []float32{1, 2, 3, 4}, K: 1}},
 		{"past the window", adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", From: 9995, K: 10}},
+		{"rerank without a probed endpoint", adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 1,
+			Rerank: &adapters.RerankStage{Text: "q", WindowSize: 10}}},
 		{"unprobed filter field", adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 1,
 			Filter: &filterlang.Cond{Field: "rating2", Type: filterlang.TypeKeyword, Op: filterlang.OpEq, Value: "x"}}},
 	} {
@@ -231,5 +245,32 @@ func TestSourceAsksForVectorsOn9(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("opt-in %t, vectors %t: _source %s, want %s", tc.optIn, tc.withVectors, got, tc.want)
 		}
+	}
+}
+
+// TestPlanRerankRejects: a rerank stage the retriever cannot reproduce
+// exactly is refused, never planned approximately.
+func TestPlanRerankRejects(t *testing.T) {
+	a := probedFake(t, fixtureConfig("probe-fixture-a"))
+	st, _ := a.probed()
+	st.rerankID = "my-rerank-model"
+	rr := &adapters.RerankStage{Text: "q", WindowSize: 10}
+	for _, tc := range []struct {
+		name string
+		req  adapters.SearchRequest
+	}{
+		{"window zero", adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 1, Rerank: &adapters.RerankStage{Text: "q"}}},
+		{"window past the result window", adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 1,
+			Rerank: &adapters.RerankStage{Text: "q", WindowSize: maxWindow + 1}}},
+		{"recency", adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 1, Rerank: rr,
+			Recency: &adapters.Recency{Field: "published", HalfLifeDays: 1}}},
+		{"offset", adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 1, From: 5, Rerank: rr}},
+		{"min score", adapters.SearchRequest{Stage: adapters.StageLexical, Text: "q", K: 1, MinScore: f64(1), Rerank: rr}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := a.Plan(&tc.req); err == nil {
+				t.Fatal("want an error")
+			}
+		})
 	}
 }

@@ -32,6 +32,9 @@ type probeState struct {
 	// vectorsOptIn: the engine leaves vector fields out of _source unless
 	// a search asks for them (Elasticsearch 9+).
 	vectorsOptIn bool
+	// rerankID is the inference endpoint of the rerank stage, "" when the
+	// stage cannot run in the engine (Evidence.NativeRerankStage).
+	rerankID string
 }
 
 // facts are the cluster-level probe results.
@@ -39,6 +42,8 @@ type facts struct {
 	version, flavor, licence string
 	modules                  []string
 	nodes                    int
+	// rerank is the engine's reranker (rerank.go).
+	rerank *rerankProbe
 }
 
 // Probe implements adapters.Adapter. Every call is a read.
@@ -101,6 +106,7 @@ func (a *adapter) probeCluster(ctx context.Context) (*facts, error) {
 		return nil, err
 	}
 	f.licence = a.probeLicence(ctx)
+	f.rerank = a.probeReranker(ctx, f.licence)
 	return f, nil
 }
 
@@ -222,6 +228,9 @@ func (a *adapter) probeExtras(ctx context.Context, f *facts, ev *capability.Evid
 		return
 	}
 	for _, e := range inf.Endpoints {
+		if e.TaskType == "rerank" {
+			continue // the reranker's evidence says what became of these (rerank.go)
+		}
 		ev.Notes = append(ev.Notes, fmt.Sprintf("inference endpoint %s (%s) found; engine-side query embedding is not used", e.ID, e.TaskType))
 	}
 }

@@ -52,6 +52,7 @@ func fakeRecorded(t *testing.T, route map[string]string) *httptest.Server {
 var aliasRoutes = map[string]string{
 	"/":                         "root",
 	"/_license":                 "license",
+	"/_inference/rerank/_all":   "inference-rerank",
 	"/_nodes/plugins":           "nodes-plugins",
 	"/probe-fixture/_mapping":   "mapping-alias",
 	"/probe-fixture/_count":     "count-alias",

@@ -30,11 +30,19 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 	if _, frag, pit := strings.Cut(path, "#"); pit {
 		return a.searchSnapshot(ctx, st, p, frag)
 	}
+	id := reranksInEngine(p)
 	sr, err := a.searchBody(ctx, path, p.Body)
 	if err != nil {
+		if id != "" {
+			return nil, rerankError(err)
+		}
 		return nil, err
 	}
-	return decodeSearch(st, p, sr)
+	c, err := decodeSearch(st, p, sr)
+	if err == nil && id != "" {
+		c.Notes = append(c.Notes, "reranked in the engine: text_similarity_reranker with inference endpoint "+id+" on field "+st.content)
+	}
+	return c, err
 }
 
 // searchSnapshot runs a point-in-time plan: the snapshot is echoed and,
@@ -81,6 +89,9 @@ func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*ad
 		return nil, &errPartial{fmt.Sprintf("%d of %d shards failed", sr.Shards.Failed, sr.Shards.Total)}
 	}
 	var vf field
+	// Only a top-level kNN section returns similarity-derived _score to
+	// invert; inside a retriever (rrf, text_similarity_reranker) the
+	// score is the retriever's own (planVectorField is then "").
 	dense := p.Stage == adapters.StageDense
 	if dense {
 		vf, dense = st.vectors[planVectorField(p)]

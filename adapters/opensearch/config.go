@@ -76,6 +76,15 @@ type Config struct {
 	// Timeout bounds each HTTP request as a backstop to the request
 	// context (default 30s).
 	Timeout time.Duration `json:"timeout,omitempty" mapstructure:"timeout"`
+
+	// RerankModel is the id of an ml-commons model that reranks
+	// (TEXT_SIMILARITY, local or remote, e.g. through a Cohere-style
+	// rerank connector). When set, the rerank method and retrieve's rerank
+	// stage call its _predict API, once a start-up call proved it works
+	// (rerank.go). RerankMaxCandidates is rerank.maxCandidates (default
+	// 100, at most MaxRerankCandidates).
+	RerankModel         string `json:"rerank_model,omitempty" mapstructure:"rerank_model"`
+	RerankMaxCandidates int    `json:"rerank_max_candidates,omitempty" mapstructure:"rerank_max_candidates"`
 }
 
 // DefaultConfig returns a Config with defaults applied.
@@ -86,7 +95,7 @@ func DefaultConfig() *Config {
 
 // Validate implements adapters.Config.
 func (c *Config) Validate() error {
-	for _, check := range []func() error{c.validateURLs, c.validateIndex, c.validateAuth, c.validateOptions} {
+	for _, check := range []func() error{c.validateURLs, c.validateIndex, c.validateAuth, c.validateOptions, c.validateRerank} {
 		if err := check(); err != nil {
 			return err
 		}

@@ -69,7 +69,17 @@
 //
 // See Config: urls, index, text_fields, content_field, vector_field,
 // title_field, uri_field, writable, refresh, username+password | bearer |
-// aws, ca_file, timeout.
+// aws, ca_file, timeout, rerank_model, rerank_max_candidates.
+//
+// # Native rerank
+//
+// With rerank_model, the probe runs that ml-commons model's start-up
+// check and reports it as Evidence.NativeReranker (its failure as the
+// reason nothing is advertised); NativeRerank (rerank.go) calls the
+// model's _predict API. Without a sidecar reranker section the Engine
+// serves the rerank method and retrieve's rerank stage with it, through
+// that call on the hits' texts (Evidence.NativeRerankStage stays false:
+// no reranking inside the search). See engines.md §3.7.
 //
 // # AWS
 //
@@ -139,6 +149,9 @@ type adapter struct {
 	// (tenants.go); tenants are their indices by name.
 	tenancy *adapters.TenantIndex
 	tenants *tenantidx.Set[schema]
+
+	// ml is the rerank_model (rerank.go), nil when none is configured.
+	ml *mlReranker
 }
 
 func open(ctx context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapter, error) {
@@ -162,7 +175,7 @@ func open(ctx context.Context, c adapters.Config, d adapters.Deps) (adapters.Ada
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &adapter{cfg: cfg, http: cl, log: log.With("engine", Name), tenancy: d.TenantIndex}
+	a := &adapter{cfg: cfg, http: cl, log: log.With("engine", Name), tenancy: d.TenantIndex, ml: newMLReranker(cfg, cl)}
 	a.tenants = tenantidx.New(Name, d.TenantIndex, cfg.Index, a.probeTenant)
 	return a, nil
 }

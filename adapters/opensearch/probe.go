@@ -46,6 +46,7 @@ func (a *adapter) Probe(ctx context.Context) (*capability.Evidence, error) {
 		s.ev.TenantIndices = true
 		s.ev.Notes = append(s.ev.Notes, fmt.Sprintf("tenants are isolated by index: each in %s, created on its first write; callers without a tenant read %s and cannot write", a.tenancy.Template, a.cfg.Index))
 	}
+	s.ev.NativeReranker = a.probeReranker(ctx)
 	a.raw.Store(raw)
 	a.setSchema(s)
 	return s.ev, nil

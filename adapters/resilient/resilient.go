@@ -235,8 +235,26 @@ func (r *Adapter) Release(ctx context.Context, next json.RawMessage) error {
 	return rel.Release(ctx, next)
 }
 
+// NativeRerank implements adapters.NativeReranker: it forwards to the
+// inner adapter like Search (per-attempt timeout, retries, breaker; a
+// rerank only reads); adapters.ErrNoNativeRerank when the inner adapter
+// has no native reranker.
+func (r *Adapter) NativeRerank(ctx context.Context, query string, passages []string) ([]float64, error) {
+	nr, ok := r.inner.(adapters.NativeReranker)
+	if !ok {
+		return nil, adapters.ErrNoNativeRerank
+	}
+	var scores []float64
+	err := r.do(ctx, "rerank", r.opts.Timeout, true, func(ctx context.Context) (err error) {
+		scores, err = nr.NativeRerank(ctx, query, passages)
+		return err
+	})
+	return scores, err
+}
+
 var (
-	_ adapters.Adapter  = (*Adapter)(nil)
-	_ adapters.Writer   = (*writer)(nil)
-	_ adapters.Releaser = (*Adapter)(nil)
+	_ adapters.NativeReranker = (*Adapter)(nil)
+	_ adapters.Adapter        = (*Adapter)(nil)
+	_ adapters.Writer         = (*writer)(nil)
+	_ adapters.Releaser       = (*Adapter)(nil)
 )

@@ -374,3 +374,40 @@ func TestRunBacksOffWhileFailing(t *testing.T) {
 		}
 	})
 }
+
+// fakeReranking is a FAKE adapter with a native reranker whose calls
+// run the scripted steps like searches.
+type fakeReranking struct{ fakeEngine }
+
+func (f *fakeReranking) NativeRerank(ctx context.Context, _ string, passages []string) ([]float64, error) {
+	if err := f.run(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(passages))
+	for i := range out {
+		out[i] = float64(i)
+	}
+	return out, nil
+}
+
+// TestNativeRerankForwarded: the decorator forwards a native rerank with
+// the read retry policy, and says when the inner adapter has none.
+func TestNativeRerankForwarded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeReranking{}
+		f.setStep(func(_ context.Context, n int64) error {
+			if n < 3 {
+				return fakeErr{code: rcp.CodeBackendUnavailable}
+			}
+			return nil
+		})
+		r := New(f, Options{Retries: 2, FailureThreshold: 100})
+		scores, err := r.NativeRerank(context.Background(), "q", []string{"a", "b"})
+		if err != nil || len(scores) != 2 || scores[1] != 1 || f.calls.Load() != 3 {
+			t.Errorf("scores %v, err %v, calls %d (want 2 scores after 3 calls)", scores, err, f.calls.Load())
+		}
+	})
+	if _, err := New(&fakeEngine{}, Options{}).NativeRerank(context.Background(), "q", []string{"a"}); !errors.Is(err, adapters.ErrNoNativeRerank) {
+		t.Errorf("no native reranker: %v", err)
+	}
+}

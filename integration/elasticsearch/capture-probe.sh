@@ -54,6 +54,7 @@ save root /
 save license /_license
 save nodes-plugins /_nodes/plugins
 save inference /_inference/_all
+save inference-rerank /_inference/rerank/_all
 save mapping-index /probe-fixture-a/_mapping
 save mapping-alias /probe-fixture/_mapping
 save count-alias /probe-fixture/_count

@@ -60,8 +60,8 @@ const (
 // Elasticsearch/OpenSearch endpoint id (as their conventions ask) and the
 // Qdrant Points service method. A probe makes several calls and has none.
 var dbOperations = map[string]map[string]string{
-	SystemElasticsearch: {"search": "search", "upsert": "bulk", "delete": "bulk"},
-	SystemOpenSearch:    {"search": "search", "upsert": "bulk", "delete": "bulk"},
+	SystemElasticsearch: {"search": "search", "upsert": "bulk", "delete": "bulk", "rerank": "inference.inference"},
+	SystemOpenSearch:    {"search": "search", "upsert": "bulk", "delete": "bulk", "rerank": "ml.predict"},
 	SystemQdrant:        {"search": "Query", "upsert": "Upsert", "delete": "Delete"},
 }
 
@@ -75,7 +75,7 @@ func (t *Telemetry) EngineAdapter(a adapters.Adapter, engine string, ep Endpoint
 		t.WatchCircuit(engine, cs)
 	}
 	ad := &adapter{Adapter: a, t: t, engine: engine, attr: KeyEngine.String(engine), ops: map[string]*opInfo{}, db: ep.System != ""}
-	for _, op := range []string{"probe", "search", "upsert", "delete"} {
+	for _, op := range []string{"probe", "search", "upsert", "delete", "rerank"} {
 		ad.ops[op] = &opInfo{name: "engine " + op, attrs: append([]attribute.KeyValue{KeyOp.String(op)}, dbAttrs(ep, op)...),
 			labels: []attribute.KeyValue{labelEngine.String(engine), labelOp.String(op)},
 			dur:    metric.WithAttributeSet(attribute.NewSet(labelEngine.String(engine), labelOp.String(op)))}
@@ -218,8 +218,22 @@ func (a *adapter) Release(ctx context.Context, next json.RawMessage) error {
 	return rel.Release(ctx, next)
 }
 
+// NativeRerank implements adapters.NativeReranker by forwarding to the
+// decorated adapter with a span; adapters.ErrNoNativeRerank when it has
+// no native reranker.
+func (a *adapter) NativeRerank(ctx context.Context, query string, passages []string) (scores []float64, err error) {
+	nr, ok := a.Adapter.(adapters.NativeReranker)
+	if !ok {
+		return nil, adapters.ErrNoNativeRerank
+	}
+	ctx, done := a.begin(ctx, "rerank", func(span trace.Span) { span.SetAttributes(attribute.Int("rcp.passages", len(passages))) })
+	defer func() { done(err) }()
+	return nr.NativeRerank(ctx, query, passages)
+}
+
 var (
-	_ adapters.Adapter  = (*adapter)(nil)
-	_ adapters.Writer   = (*writerAdapter)(nil)
-	_ adapters.Releaser = (*adapter)(nil)
+	_ adapters.NativeReranker = (*adapter)(nil)
+	_ adapters.Adapter        = (*adapter)(nil)
+	_ adapters.Writer         = (*writerAdapter)(nil)
+	_ adapters.Releaser       = (*adapter)(nil)
 )

@@ -4,6 +4,7 @@
 // deterministically by word overlap (Overlap), so tests compute expected
 // orders independently of the client under test. It answers results best
 // first, as the real services do, so a client must map them back by index.
+// MLServer is a FAKE OpenSearch ml-commons model API scoring the same way.
 package rerankertest
 
 import (

@@ -146,6 +146,26 @@ func (r *RRF) MarshalJSON() ([]byte, error) {
 	return keyed("rrf", (*plain)(r))
 }
 
-func (*Standard) isRetriever()     {}
-func (*KnnRetriever) isRetriever() {}
-func (*RRF) isRetriever()          {}
+// TextSimilarityReranker is the text_similarity_reranker retriever
+// (Elasticsearch 8.14+, enterprise licence): it reranks the top
+// RankWindowSize hits of Retriever with an inference endpoint of
+// task_type rerank, scoring Field against InferenceText.
+type TextSimilarityReranker struct {
+	Retriever      Retriever `json:"retriever"`
+	Field          string    `json:"field"`
+	InferenceID    string    `json:"inference_id"`
+	InferenceText  string    `json:"inference_text"`
+	RankWindowSize int       `json:"rank_window_size"`
+	MinScore       *float64  `json:"min_score,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler.
+func (r *TextSimilarityReranker) MarshalJSON() ([]byte, error) {
+	type plain TextSimilarityReranker
+	return keyed("text_similarity_reranker", (*plain)(r))
+}
+
+func (*TextSimilarityReranker) isRetriever() {}
+func (*Standard) isRetriever()               {}
+func (*KnnRetriever) isRetriever()           {}
+func (*RRF) isRetriever()                    {}
