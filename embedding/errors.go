@@ -98,19 +98,6 @@ func badResponse(cause error) *rcp.Error {
 	return e.WithCause(cause)
 }
 
-// isRetryable reports whether e is marked retryable by this package.
-func isRetryable(e *rcp.Error) bool {
-	return e.Data != nil && e.Data.Retryable != nil && *e.Data.Retryable
-}
-
-// retryAfterOf returns e's retryAfterMs hint as a duration (0 when absent).
-func retryAfterOf(e *rcp.Error) time.Duration {
-	if e.Data == nil || e.Data.RetryAfterMs == nil {
-		return 0
-	}
-	return time.Duration(*e.Data.RetryAfterMs) * time.Millisecond
-}
-
 // parseRetryAfter reads a Retry-After header: delta-seconds or an HTTP date.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {

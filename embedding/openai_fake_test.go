@@ -271,7 +271,7 @@ func assertErr(t *testing.T, err error, code rcp.Code, retryable bool) *rcp.Erro
 	if e.Code != code || Code(err) != code {
 		t.Fatalf("code %v (Code()=%v), want %v: %v", e.Code, Code(err), code, err)
 	}
-	if got := isRetryable(e); got != retryable {
+	if got := e.AdvisesRetry(); got != retryable {
 		t.Errorf("data.retryable = %v, want %v", got, retryable)
 	}
 	return e

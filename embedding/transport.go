@@ -99,8 +99,8 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string, kind string) ([
 		MaxAttempts: o.opts.MaxRetries + 1,
 		Base:        o.opts.BackoffBase,
 		Max:         o.opts.BackoffMax,
-		Retryable:   func(error) bool { return isRetryable(last) },
-		Hint:        func(error) time.Duration { return retryAfterOf(last) },
+		Retryable:   func(error) bool { return last.AdvisesRetry() },
+		Hint:        func(error) time.Duration { return last.RetryAfter() },
 	}
 	rerr := retry.Do(ctx, p, func(ctx context.Context, _ int) error {
 		vecs, last = o.attempt(ctx, body, len(texts))
@@ -112,7 +112,7 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string, kind string) ([
 	if rerr == nil {
 		return vecs, nil
 	}
-	if cerr := ctx.Err(); cerr != nil && isRetryable(last) {
+	if cerr := ctx.Err(); cerr != nil && last.AdvisesRetry() {
 		// Cancelled or timed out while waiting to retry.
 		return nil, classifyTransport(cerr)
 	}

@@ -3,6 +3,7 @@ package rcp
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code is an RCP/JSON-RPC error code (§12).
@@ -94,6 +95,21 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("rcp %s: %s: %v", e.Code, e.Message, e.cause)
 	}
 	return fmt.Sprintf("rcp %s: %s", e.Code, e.Message)
+}
+
+// AdvisesRetry reports whether e's data marks it retryable (false for a
+// nil e).
+func (e *Error) AdvisesRetry() bool {
+	return e != nil && e.Data != nil && e.Data.Retryable != nil && *e.Data.Retryable
+}
+
+// RetryAfter is e's retryAfterMs hint as a duration, 0 when absent (or
+// for a nil e).
+func (e *Error) RetryAfter() time.Duration {
+	if e == nil || e.Data == nil || e.Data.RetryAfterMs == nil {
+		return 0
+	}
+	return time.Duration(*e.Data.RetryAfterMs) * time.Millisecond
 }
 
 // Unwrap returns the underlying cause (for logs only).

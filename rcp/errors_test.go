@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"time"
 )
 
 // TestAsErrorNeverZero proves the one error boundary never yields code 0 or
@@ -62,6 +63,29 @@ func TestCodeTable(t *testing.T) {
 	for _, c := range []Code{0, 1, -32000, -32099, -32604, -32017, -32007} {
 		if c.Valid() {
 			t.Errorf("%d must not be a §12 code", c)
+		}
+	}
+}
+
+func TestErrorRetryAdvice(t *testing.T) {
+	var none *Error
+	for _, tc := range []struct {
+		name  string
+		e     *Error
+		retry bool
+		after time.Duration
+	}{
+		{"nil", none, false, 0},
+		{"no data", NewError(CodeInternalError, "x"), false, 0},
+		{"retryable with hint", Retryable(CodeRateLimited, 1500, "slow down"), true, 1500 * time.Millisecond},
+		{"retryable without hint", Retryable(CodeBackendUnavailable, 0, "down"), true, 0},
+		{"invalid params", InvalidParams("k", "bad"), false, 0},
+	} {
+		if got := tc.e.AdvisesRetry(); got != tc.retry {
+			t.Errorf("%s: AdvisesRetry = %v, want %v", tc.name, got, tc.retry)
+		}
+		if got := tc.e.RetryAfter(); got != tc.after {
+			t.Errorf("%s: RetryAfter = %v, want %v", tc.name, got, tc.after)
 		}
 	}
 }

@@ -203,15 +203,8 @@ func (c *Client) Rerank(ctx context.Context, query string, passages []string) ([
 	var last *rcp.Error
 	p := retry.Policy{
 		MaxAttempts: c.opts.Retries + 1, Base: c.opts.BackoffBase, Max: c.opts.BackoffMax,
-		Retryable: func(error) bool {
-			return last != nil && last.Data != nil && last.Data.Retryable != nil && *last.Data.Retryable
-		},
-		Hint: func(error) time.Duration {
-			if last != nil && last.Data != nil && last.Data.RetryAfterMs != nil {
-				return time.Duration(*last.Data.RetryAfterMs) * time.Millisecond
-			}
-			return 0
-		},
+		Retryable: func(error) bool { return last.AdvisesRetry() },
+		Hint:      func(error) time.Duration { return last.RetryAfter() },
 	}
 	rerr := retry.Do(ctx, p, func(ctx context.Context, _ int) error {
 		scores, last = c.attempt(ctx, body, len(passages))
