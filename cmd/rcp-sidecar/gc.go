@@ -9,21 +9,22 @@ import (
 // set. The sidecar's live heap is small (a few MB: capabilities, the
 // mapping, telemetry) while each request allocates its decoded engine
 // answer and encoded RCP answer, so with Go's default of 100 the
-// collector runs every few dozen requests and costs about a sixth of the
-// CPU per query. At 400 it runs a quarter as often for about 12 MB more
-// heap at most; GOGC and GOMEMLIMIT in the environment still win.
+// collector runs every few dozen requests and costs about a tenth of the
+// CPU per query. At 400 it runs a quarter as often, and the heap may grow
+// to five times the live heap between collections (about 12 MB more at
+// the usual size; more with a large live session store): GOGC and
+// GOMEMLIMIT in the environment still win, and the README says when to
+// set them.
 const defaultGCPercent = 400
 
 // tuneGC applies defaultGCPercent unless GOGC is set (lookup reads the
-// environment). It returns the percent in force.
-func tuneGC(lookup func(string) (string, bool)) int {
+// environment), and reports whether it did.
+func tuneGC(lookup func(string) (string, bool)) bool {
 	if _, set := lookup("GOGC"); set {
-		p := debug.SetGCPercent(100) // read the runtime's value back
-		debug.SetGCPercent(p)
-		return p
+		return false
 	}
 	debug.SetGCPercent(defaultGCPercent)
-	return defaultGCPercent
+	return true
 }
 
 func init() { tuneGC(os.LookupEnv) }

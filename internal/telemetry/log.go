@@ -66,22 +66,23 @@ func (h ctxHandler) WithGroup(name string) slog.Handler { return ctxHandler{h.Ha
 
 // logRequest writes the one "rcp request" line of a call: info when it
 // succeeded, warn when it failed.
-// logs reports whether the request line of a call ending with err would
-// be written (info on success, warn on failure), so that its details are
-// only built when they are.
-func (t *Telemetry) logs(ctx context.Context, err error) bool {
-	level := slog.LevelInfo
+// requestLevel is the level of a request's log line: info on success,
+// warn on failure.
+func requestLevel(err error) slog.Level {
 	if err != nil {
-		level = slog.LevelWarn
+		return slog.LevelWarn
 	}
-	return t.log.Enabled(ctx, level)
+	return slog.LevelInfo
+}
+
+// logs reports whether the request line of a call ending with err would
+// be written, so that its details are only built when they are.
+func (t *Telemetry) logs(ctx context.Context, err error) bool {
+	return t.log.Enabled(ctx, requestLevel(err))
 }
 
 func (t *Telemetry) logRequest(ctx context.Context, method, engine string, err error, d time.Duration, attrs []slog.Attr) {
-	level := slog.LevelInfo
-	if err != nil {
-		level = slog.LevelWarn
-	}
+	level := requestLevel(err)
 	if !t.log.Enabled(ctx, level) {
 		return
 	}
