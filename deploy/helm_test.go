@@ -392,6 +392,17 @@ func checkResources(t *testing.T, c map[string]any) {
 			t.Errorf("rcp-sidecar container has no %s", k)
 		}
 	}
+	// The binary collects at GOGC=400; the soft heap limit must follow the
+	// container's memory limit.
+	for _, e := range s(c["env"]) {
+		if str(m(e)["name"]) == "GOMEMLIMIT" {
+			if got := str(m(m(m(e)["valueFrom"])["resourceFieldRef"])["resource"]); got != "limits.memory" {
+				t.Errorf("GOMEMLIMIT from %q, want the container's limits.memory", got)
+			}
+			return
+		}
+	}
+	t.Error("rcp-sidecar container has no GOMEMLIMIT")
 }
 
 // checkConfig loads the mounted configuration with the container's

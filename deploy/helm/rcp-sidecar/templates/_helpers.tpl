@@ -95,6 +95,13 @@ after them.
       value: {{ include "rcp-sidecar.listen" . | quote }}
     - name: RCP_SERVER_HTTP_BASE_PATH
       value: {{ $v.http.basePath | quote }}
+    # A soft heap limit at the container's memory limit: the binary runs
+    # the collector at GOGC=400, and this makes it collect harder before
+    # the kernel would kill the container.
+    - name: GOMEMLIMIT
+      valueFrom:
+        resourceFieldRef:
+          resource: limits.memory
     {{- with $v.env }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
