@@ -85,6 +85,12 @@ type Options struct {
 	// JWT accepts bearer tokens from an OIDC/JWT issuer alongside the
 	// static keys; nil accepts none.
 	JWT *JWT
+	// AllowedHosts are the host names besides loopback that HostCheck
+	// lets reach a loopback listener while there are no keys or tokens.
+	AllowedHosts []string
+	// AllowedOrigins are the browser origins HostCheck admits besides a
+	// request's own ("*": any); the RCP server's CORS origins.
+	AllowedOrigins []string
 }
 
 // Guard enforces Options over HTTP (Middleware) and on backends (Backend).
@@ -98,6 +104,7 @@ type Guard struct {
 	sample        *sampler
 	isolated      []string
 	secret        []byte
+	origins       []string
 
 	// mu serialises Backend and Reload; backends are the scoped backends
 	// handed out, whose scopes a new policy must compile on.
@@ -112,6 +119,8 @@ type policy struct {
 	jwt    *verifier // nil: no tokens accepted
 	sem    chan struct{}
 	perKey int
+	// hosts are the allowed host names (hostName form), HostCheck.
+	hosts []string
 }
 
 // authenticating reports whether callers must present credentials.
@@ -139,7 +148,8 @@ type Principal struct {
 
 // New compiles o. Keys must have distinct ids.
 func New(o Options) (*Guard, error) {
-	g := &Guard{defaultEngine: o.DefaultEngine, log: o.Logger, maxBody: o.MaxBodyBytes, isolated: slices.Clone(o.IndexIsolated)}
+	g := &Guard{defaultEngine: o.DefaultEngine, log: o.Logger, maxBody: o.MaxBodyBytes, isolated: slices.Clone(o.IndexIsolated),
+		origins: slices.Clone(o.AllowedOrigins)}
 	if g.maxBody <= 0 {
 		g.maxBody = server.DefaultMaxBodyBytes
 	}
@@ -166,7 +176,7 @@ func New(o Options) (*Guard, error) {
 // keeps its id and rate from old keeps its token bucket, so a reload does
 // not refill every bucket.
 func (g *Guard) newPolicy(o Options, old *policy) (*policy, error) {
-	pol := &policy{perKey: o.MaxInflightPerKey}
+	pol := &policy{perKey: o.MaxInflightPerKey, hosts: normalHosts(o.AllowedHosts)}
 	if o.MaxInflight > 0 {
 		pol.sem = make(chan struct{}, o.MaxInflight)
 	}
@@ -206,12 +216,12 @@ func (pol *policy) key(id string) *Principal {
 	return nil
 }
 
-// Reload replaces the keys, the token settings and the concurrency limits
-// with o's, atomically: requests already admitted finish under the old
+// Reload replaces the keys, the token settings, the allowed hosts and
+// the concurrency limits with o's, atomically: requests already admitted finish under the old
 // policy, the next ones run under the new. o's static scopes are compiled
 // on every backend handed out by Backend first; when any fails, nothing
 // changes and the error says why. DefaultEngine, MaxBodyBytes, Logger,
-// Secret and IndexIsolated keep their values from New.
+// Secret, IndexIsolated and AllowedOrigins keep their values from New.
 func (g *Guard) Reload(o Options) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -236,6 +246,10 @@ func newPrincipal(k Key, secret []byte) *Principal {
 		filter: nullToNil(k.Filter), prefix: k.IDPrefix, tenant: k.Tenant, bucket: newBucket(k.RPS, k.Burst), cursorKey: m.Sum(nil),
 	}
 }
+
+// MaxBodyBytes is the request body limit the guard enforces
+// (Options.MaxBodyBytes, or the server default).
+func (g *Guard) MaxBodyBytes() int64 { return g.maxBody }
 
 // Authenticating reports whether callers must present a key or token
 // under the current policy.

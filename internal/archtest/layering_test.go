@@ -181,6 +181,7 @@ var layers = map[string][]string{
 
 	// Documentation and test-only packages.
 	"deploy":              {},
+	"integration/access":  {},
 	"integration/fault":   {},
 	"integration/interop": {},
 	"integration/itest":   {"std"},

@@ -79,7 +79,7 @@ func (r Rule) Client(c *http.Client) *http.Client {
 }
 
 func (r Rule) redirect(req *http.Request, via []*http.Request) error {
-	if len(via) >= MaxRedirects {
+	if len(via) > MaxRedirects {
 		return fmt.Errorf("redirect refused: more than %d redirects", MaxRedirects)
 	}
 	hop := r
