@@ -207,9 +207,15 @@ func policyMaxQueryChars(cfg *config.Config, backend string) int {
 
 // mcpHandler is the MCP server over Streamable HTTP, each caller's
 // session scoped to its key by the access middleware in front of it, and
-// its body bounded as RCP's is (server.http.max_body_bytes, body_timeout).
+// its body bounded as RCP's is (g.LimitBody: server.http.max_body_bytes,
+// body_timeout). A nil g (an in-process test without access) leaves the
+// calls unscoped and the body to the SDK's default limit.
 func mcpHandler(svc *mcpserver.Service, m config.MCP, g *access.Guard) http.Handler {
-	o := mcpserver.HTTPOptions{SessionTimeout: m.SessionTimeout, MaxSessions: m.MaxSessions, MaxBodyBytes: g.MaxBodyBytes()}
+	o := mcpserver.HTTPOptions{SessionTimeout: m.SessionTimeout, MaxSessions: m.MaxSessions}
+	if g == nil {
+		return svc.Handler(o)
+	}
+	o.MaxBodyBytes = g.MaxBodyBytes()
 	o.Required = g.Authenticating
 	o.Identify = func(r *http.Request) *mcpserver.Identity {
 		p := access.FromContext(r.Context())
