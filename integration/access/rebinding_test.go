@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
+	"time"
 )
 
 // rebindCase is one request a browser page could make: the Host it names
@@ -162,3 +165,39 @@ func TestMCPOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestRebindingMetrics: metrics name engines and traffic; without keys a
+// rebound page reads them neither on the main listener nor on
+// telemetry.metrics_listen.
+func TestRebindingMetrics(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	writeConfig(t, cfg, backends(corpusFile(t, dir), false))
+	s := start(t, bin, cfg)
+	alone := filepath.Join(dir, "alone.yaml")
+	writeConfig(t, alone, backends(corpusFile(t, dir), false)+"telemetry: {metrics_listen: \"127.0.0.1:0\"}\n")
+	m := start(t, bin, alone)
+	var maddr string
+	for deadline := time.Now().Add(30 * time.Second); maddr == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if sub := metricsRE.FindStringSubmatch(m.log()); sub != nil {
+			maddr = sub[1]
+		}
+	}
+	if maddr == "" {
+		t.Fatalf("no metrics listener logged:\n%s", m.log())
+	}
+	m.addr = maddr
+	m.port = maddr[strings.LastIndexByte(maddr, ':')+1:]
+	for _, c := range []*sidecar{s, m} {
+		evil := "evil.example:" + c.port
+		if st, b := c.do(http.MethodGet, "/metrics", req{host: evil}); st != http.StatusForbidden {
+			t.Errorf("%s/metrics, Host %q: HTTP %d %.200s, want 403", c.addr, evil, st, b)
+		}
+		if st, b := c.do(http.MethodGet, "/metrics", req{}); st != http.StatusOK || !contains(b, "rcp_") {
+			t.Errorf("%s/metrics, loopback Host: HTTP %d %.200s, want 200 with metrics", c.addr, st, b)
+		}
+	}
+}
+
+var metricsRE = regexp.MustCompile(`msg="serving metrics" addr=(\S+)`)
