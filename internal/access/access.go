@@ -3,15 +3,18 @@
 // the issuer's JWKS, jwt.go), applied to HTTP before any RCP processing (so
 // before initialize and capability gating), per-key scopes (engines, read
 // or write, admin, a tenant filter or tenant index, an id namespace),
-// per-key token-bucket rate limits, and global and per-key concurrency
-// limits that shed load.
+// per-key token-bucket rate limits, global and per-key concurrency
+// limits that shed load, and the Host and Origin check that keeps web
+// pages from reaching the sidecar through a browser (DNS rebinding).
 //
-// The HTTP side is Guard.Middleware; the data side is Guard.Backend, a
+// The HTTP side is Guard.HostCheck (outermost, every route),
+// Guard.Middleware and Guard.LimitBody (for handlers without a body limit
+// of their own: MCP); the data side is Guard.Backend, a
 // server.Backend decorator that reads the caller from the request context.
 // A context without a caller (stdio, §15.6: the spawner decides) passes
 // through unchanged. A token's caller is a Principal with the same scopes
 // a key has, so every check below applies to both. Reload swaps keys,
-// token settings and limits atomically.
+// token settings, allowed hosts and limits atomically.
 package access
 
 import (
@@ -217,10 +220,10 @@ func (pol *policy) key(id string) *Principal {
 }
 
 // Reload replaces the keys, the token settings, the allowed hosts and
-// the concurrency limits with o's, atomically: requests already admitted finish under the old
-// policy, the next ones run under the new. o's static scopes are compiled
-// on every backend handed out by Backend first; when any fails, nothing
-// changes and the error says why. DefaultEngine, MaxBodyBytes, Logger,
+// the concurrency limits with o's, atomically: requests already admitted
+// finish under the old policy, the next ones run under the new. o's
+// static scopes are compiled on every backend handed out by Backend
+// first; when any fails, nothing changes and the error says why. DefaultEngine, MaxBodyBytes, Logger,
 // Secret, IndexIsolated and AllowedOrigins keep their values from New.
 func (g *Guard) Reload(o Options) error {
 	g.mu.Lock()
