@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/fetch"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -114,6 +115,7 @@ func withDefaults(o OpenAIOptions) OpenAIOptions {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Transport: pooledTransport()}
 	}
+	o.HTTPClient = fetch.Rule{}.Client(o.HTTPClient) // redirects re-checked (internal/fetch)
 	return o
 }
 

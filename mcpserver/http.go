@@ -43,6 +43,9 @@ type HTTPOptions struct {
 	// MaxSessions caps the open sessions per identity (0: 64); a client
 	// over it is answered 429 with -32011.
 	MaxSessions int
+	// MaxBodyBytes bounds a request body (0: the SDK's default); the
+	// access layer in front enforces the configured limit first.
+	MaxBodyBytes int64
 }
 
 const carryKey = "rcp-sidecar.carry"
@@ -61,13 +64,12 @@ func (s *Service) Handler(o HTTPOptions) http.Handler {
 	}
 	h := &httpHandler{s: s, o: o, servers: map[string]*mcp.Server{}}
 	h.sdk = mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{
-		SessionTimeout: o.SessionTimeout, Logger: s.logger(),
-		// DNS-rebinding protection refuses a loopback listener's request
-		// whose Host is not loopback (a browser tricked into calling a
-		// local server). With keys required such a request carries no
-		// credential, and a reverse proxy on the same host forwards the
-		// public Host: then the protection only breaks the proxy.
-		DisableLocalhostProtection: o.Required != nil && o.Required(),
+		SessionTimeout: o.SessionTimeout, Logger: s.logger(), MaxRequestBodyBytes: o.MaxBodyBytes,
+		// The SDK's DNS-rebinding protection is decided once, here; the
+		// access layer in front checks Host and Origin per request under
+		// the policy of the moment (keys come and go on reload), for MCP
+		// and RCP alike.
+		DisableLocalhostProtection: true,
 	})
 	return h
 }

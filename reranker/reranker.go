@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rcp-sidecar/rcp-sidecar/internal/fetch"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/retry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -125,6 +126,7 @@ func New(o Options) (*Client, error) {
 		c.client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 16,
 			IdleConnTimeout: 90 * time.Second, ResponseHeaderTimeout: o.Timeout}}
 	}
+	c.client = fetch.Rule{}.Client(c.client) // redirects re-checked (internal/fetch)
 	base := strings.TrimRight(o.BaseURL, "/")
 	if o.API == APITEI {
 		c.endpoint = base + "/rerank"

@@ -12,6 +12,8 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/opensearch-project/opensearch-go/v4/signer"
 	"github.com/opensearch-project/opensearch-go/v4/signer/awsv2"
+
+	"github.com/rcp-sidecar/rcp-sidecar/internal/fetch"
 )
 
 // AWS services a request can be signed for.
@@ -65,7 +67,7 @@ func (a *AWS) validate(urls []string) error {
 			return fmt.Errorf("opensearch: urls: %q is not a URL", raw)
 		}
 		host := u.Hostname()
-		if u.Scheme != "https" && !loopback(host) {
+		if u.Scheme != "https" && !fetch.Loopback(host) {
 			return fmt.Errorf("opensearch: aws: %q must be https (signed requests carry credentials)", u.Redacted())
 		}
 		if strings.HasSuffix(host, ".aoss.amazonaws.com") != (svc == ServiceAOSS) && strings.HasSuffix(host, ".amazonaws.com") {
@@ -73,10 +75,6 @@ func (a *AWS) validate(urls []string) error {
 		}
 	}
 	return nil
-}
-
-func loopback(host string) bool {
-	return host == "localhost" || host == "127.0.0.1" || host == "::1"
 }
 
 // serverless reports whether the target is an OpenSearch Serverless

@@ -16,23 +16,16 @@ import (
 )
 
 // accessGuard builds the access section's guard (§5.2, §15): API-key
-// and token authentication, per-key limits and the concurrency limit. It
-// needs no engine, so it stands in front of the standby gate and callers
-// are authenticated before readiness is even looked at. nil when the
-// section has neither keys, jwt nor max_inflight and there is no file to
-// reload them from; with a file, a guard that admits everyone until a
-// reload brings keys.
+// and token authentication, per-key limits, the concurrency limit and the
+// Host and Origin check. It needs no engine, so it stands in front of the
+// standby gate and callers are authenticated before readiness is even
+// looked at. Without keys, jwt or max_inflight it admits every caller a
+// loopback listener should (HostCheck), until a reload brings keys.
 func (a *app) accessGuard() (*access.Guard, error) {
 	ac := a.cfg.Access
-	if !accessOn(ac) {
-		if a.configPath == "" {
-			return nil, nil
-		}
-		return newGuard(ac, a)
-	}
 	g, err := newGuard(ac, a)
-	if err != nil {
-		return nil, err
+	if err != nil || !accessOn(ac) {
+		return g, err
 	}
 	a.log.Info("access control on", "keys", len(ac.Keys), "jwt", ac.JWT != nil, "max_inflight", ac.MaxInflight,
 		"max_inflight_per_key", ac.MaxInflightPerKey, "tls", ac.TLS.Enabled(), "mtls", ac.TLS.ClientCAFile != "")
@@ -40,15 +33,12 @@ func (a *app) accessGuard() (*access.Guard, error) {
 }
 
 // accessHandler is the RCP server over the engine, each call scoped to
-// its caller's key by g (nil: unscoped). The guard's middleware goes in
-// front of it separately (readyHTTP).
+// its caller's key by g. The guard's middleware goes in front of it
+// separately (readyHTTP).
 func (a *app) accessHandler(g *access.Guard) (http.Handler, error) {
-	var b server.Backend = a.engine
-	if g != nil {
-		var err error
-		if b, err = g.Backend(a.backend, a.engine); err != nil {
-			return nil, err
-		}
+	b, err := g.Backend(a.backend, a.engine)
+	if err != nil {
+		return nil, err
 	}
 	h := a.serverFor(b).Handler()
 	m := a.cfg.Server.MCP
@@ -60,14 +50,6 @@ func (a *app) accessHandler(g *access.Guard) (http.Handler, error) {
 		return nil, err
 	}
 	return withMCP(m.Path, mcpHandler(svc, m, g), h), nil
-}
-
-// guarded puts g's middleware in front of h; a nil g leaves h as it is.
-func guarded(g *access.Guard, h http.Handler) http.Handler {
-	if g == nil {
-		return h
-	}
-	return g.Middleware(h)
 }
 
 // accessOn reports whether the access section asks for a guard: keys,
@@ -112,7 +94,8 @@ func guardOptions(ac config.Access, cfg *config.Config, defaultEngine string, lo
 		return access.Options{}, err
 	}
 	return access.Options{Keys: keys, MaxInflight: ac.MaxInflight, MaxInflightPerKey: ac.MaxInflightPerKey, JWT: j,
-		MaxBodyBytes: cfg.Server.HTTP.MaxBodyBytes, DefaultEngine: defaultEngine, Logger: log, IndexIsolated: isolated}, nil
+		MaxBodyBytes: cfg.Server.HTTP.MaxBodyBytes, DefaultEngine: defaultEngine, Logger: log, IndexIsolated: isolated,
+		AllowedHosts: ac.AllowedHosts, AllowedOrigins: cfg.Server.HTTP.CORSOrigins}, nil
 }
 
 // jwtOptions maps access.jwt; nil when absent. A jwks_ca_file replaces

@@ -91,6 +91,8 @@ func runFederation(cmd *cobra.Command, g *globals, f *serveFlags, cfg *config.Co
 	if h, err = fa.observed(ctx, h); err != nil { // trace context, request ids, /metrics
 		return err
 	}
+	// Host and Origin on every route, under the live policy.
+	h = fa.guard.HostCheck(h)
 	defer watchReload(ctx, &reloader{path: g.configPath, guard: fa.guard, log: fa.log, running: cfg})() // SIGHUP (reload.go)
 	base := cfg.Server.HTTP.BasePath
 	fa.log.Info("serving an RCP federation over HTTP", "addr", ln.Addr().String(), "base", base,

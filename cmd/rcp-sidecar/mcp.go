@@ -206,21 +206,26 @@ func policyMaxQueryChars(cfg *config.Config, backend string) int {
 }
 
 // mcpHandler is the MCP server over Streamable HTTP, each caller's
-// session scoped to its key by the access middleware in front of it.
+// session scoped to its key by the access middleware in front of it, and
+// its body bounded as RCP's is (g.LimitBody: server.http.max_body_bytes,
+// body_timeout). A nil g (an in-process test without access) leaves the
+// calls unscoped and the body to the SDK's default limit.
 func mcpHandler(svc *mcpserver.Service, m config.MCP, g *access.Guard) http.Handler {
 	o := mcpserver.HTTPOptions{SessionTimeout: m.SessionTimeout, MaxSessions: m.MaxSessions}
-	if g != nil {
-		o.Required = g.Authenticating
-		o.Identify = func(r *http.Request) *mcpserver.Identity {
-			p := access.FromContext(r.Context())
-			if p == nil {
-				return nil
-			}
-			return &mcpserver.Identity{ID: p.ID(), Carry: access.Carrier(r.Context()),
-				Caller: mcpserver.Caller{Engines: p.Allows, ReadOnly: !p.CanWrite()}}
-		}
+	if g == nil {
+		return svc.Handler(o)
 	}
-	return svc.Handler(o)
+	o.MaxBodyBytes = g.MaxBodyBytes()
+	o.Required = g.Authenticating
+	o.Identify = func(r *http.Request) *mcpserver.Identity {
+		p := access.FromContext(r.Context())
+		if p == nil {
+			return nil
+		}
+		return &mcpserver.Identity{ID: p.ID(), Carry: access.Carrier(r.Context()),
+			Caller: mcpserver.Caller{Engines: p.Allows, ReadOnly: !p.CanWrite()}}
+	}
+	return g.LimitBody(svc.Handler(o))
 }
 
 // withMCP routes server.mcp.path to mcp and everything else to next.

@@ -39,7 +39,11 @@ func BenchmarkMCPvsRCP(b *testing.B) {
 	cfg.Telemetry.Disabled = true
 	cfg.Server.MCP.TokenBudget = 0
 	a := &app{cfg: cfg, log: log, backend: demoBackend, engine: eng}
-	h, err := a.accessHandler(nil)
+	g, err := a.accessGuard()
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := a.accessHandler(g)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -92,6 +92,8 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if h, err = a.withTelemetry(h); err != nil { // trace context, request ids, /metrics
 		return err
 	}
+	// Host and Origin on every route, under the live policy.
+	h = rs.guard.HostCheck(h)
 	defer watchReload(ctx, &reloader{path: a.configPath, guard: rs.guard, defaultEngine: a.backend, log: a.log, running: a.cfg})() // SIGHUP (reload.go)
 	return rs.serveHTTP(ctx, ln, h)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/telemetry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
@@ -165,7 +166,9 @@ func routeMetrics(path string, metrics, next http.Handler) http.Handler {
 
 // serveMetrics starts the unauthenticated metrics listener when
 // telemetry.metrics_listen is set (bind it to loopback or a cluster-only
-// address). It stops with ctx or Close.
+// address). It has no keys, so the keyless Host and Origin check guards it
+// (access.Guard.HostCheck): a web page cannot read it through a rebound
+// name. It stops with ctx or Close.
 func (a *app) serveMetrics(ctx context.Context) error {
 	tc := a.cfg.Telemetry
 	if tc.Disabled || tc.MetricsListen == "" || tc.MetricsPath == "" {
@@ -177,8 +180,13 @@ func (a *app) serveMetrics(ctx context.Context) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET "+tc.MetricsPath, a.tel().MetricsHandler())
+	hosts, err := access.New(access.Options{AllowedHosts: a.cfg.Access.AllowedHosts, AllowedOrigins: a.cfg.Server.HTTP.CORSOrigins, Logger: a.log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	hc := a.cfg.Server.HTTP
-	a.obs.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: hc.ReadHeaderTimeout, IdleTimeout: hc.IdleTimeout,
+	a.obs.metrics = &http.Server{Handler: hosts.HostCheck(mux), ReadHeaderTimeout: hc.ReadHeaderTimeout, IdleTimeout: hc.IdleTimeout,
 		WriteTimeout: hc.WriteTimeout} // a scrape is one short answer: a whole-response bound fits
 	a.log.Info("serving metrics", "addr", ln.Addr().String(), "path", tc.MetricsPath)
 	srv := a.obs.metrics

@@ -3,15 +3,18 @@
 // the issuer's JWKS, jwt.go), applied to HTTP before any RCP processing (so
 // before initialize and capability gating), per-key scopes (engines, read
 // or write, admin, a tenant filter or tenant index, an id namespace),
-// per-key token-bucket rate limits, and global and per-key concurrency
-// limits that shed load.
+// per-key token-bucket rate limits, global and per-key concurrency
+// limits that shed load, and the Host and Origin check that keeps web
+// pages from reaching the sidecar through a browser (DNS rebinding).
 //
-// The HTTP side is Guard.Middleware; the data side is Guard.Backend, a
+// The HTTP side is Guard.HostCheck (outermost, every route),
+// Guard.Middleware and Guard.LimitBody (for handlers without a body limit
+// of their own: MCP); the data side is Guard.Backend, a
 // server.Backend decorator that reads the caller from the request context.
 // A context without a caller (stdio, §15.6: the spawner decides) passes
 // through unchanged. A token's caller is a Principal with the same scopes
 // a key has, so every check below applies to both. Reload swaps keys,
-// token settings and limits atomically.
+// token settings, allowed hosts and limits atomically.
 package access
 
 import (
@@ -85,6 +88,12 @@ type Options struct {
 	// JWT accepts bearer tokens from an OIDC/JWT issuer alongside the
 	// static keys; nil accepts none.
 	JWT *JWT
+	// AllowedHosts are the host names besides loopback that HostCheck
+	// lets reach a loopback listener while there are no keys or tokens.
+	AllowedHosts []string
+	// AllowedOrigins are the browser origins HostCheck admits besides a
+	// request's own ("*": any); the RCP server's CORS origins.
+	AllowedOrigins []string
 }
 
 // Guard enforces Options over HTTP (Middleware) and on backends (Backend).
@@ -98,6 +107,7 @@ type Guard struct {
 	sample        *sampler
 	isolated      []string
 	secret        []byte
+	origins       []string
 
 	// mu serialises Backend and Reload; backends are the scoped backends
 	// handed out, whose scopes a new policy must compile on.
@@ -112,6 +122,8 @@ type policy struct {
 	jwt    *verifier // nil: no tokens accepted
 	sem    chan struct{}
 	perKey int
+	// hosts are the allowed host names (hostName form), HostCheck.
+	hosts []string
 }
 
 // authenticating reports whether callers must present credentials.
@@ -139,7 +151,8 @@ type Principal struct {
 
 // New compiles o. Keys must have distinct ids.
 func New(o Options) (*Guard, error) {
-	g := &Guard{defaultEngine: o.DefaultEngine, log: o.Logger, maxBody: o.MaxBodyBytes, isolated: slices.Clone(o.IndexIsolated)}
+	g := &Guard{defaultEngine: o.DefaultEngine, log: o.Logger, maxBody: o.MaxBodyBytes, isolated: slices.Clone(o.IndexIsolated),
+		origins: slices.Clone(o.AllowedOrigins)}
 	if g.maxBody <= 0 {
 		g.maxBody = server.DefaultMaxBodyBytes
 	}
@@ -166,7 +179,7 @@ func New(o Options) (*Guard, error) {
 // keeps its id and rate from old keeps its token bucket, so a reload does
 // not refill every bucket.
 func (g *Guard) newPolicy(o Options, old *policy) (*policy, error) {
-	pol := &policy{perKey: o.MaxInflightPerKey}
+	pol := &policy{perKey: o.MaxInflightPerKey, hosts: normalHosts(o.AllowedHosts)}
 	if o.MaxInflight > 0 {
 		pol.sem = make(chan struct{}, o.MaxInflight)
 	}
@@ -206,12 +219,12 @@ func (pol *policy) key(id string) *Principal {
 	return nil
 }
 
-// Reload replaces the keys, the token settings and the concurrency limits
-// with o's, atomically: requests already admitted finish under the old
-// policy, the next ones run under the new. o's static scopes are compiled
-// on every backend handed out by Backend first; when any fails, nothing
-// changes and the error says why. DefaultEngine, MaxBodyBytes, Logger,
-// Secret and IndexIsolated keep their values from New.
+// Reload replaces the keys, the token settings, the allowed hosts and
+// the concurrency limits with o's, atomically: requests already admitted
+// finish under the old policy, the next ones run under the new. o's
+// static scopes are compiled on every backend handed out by Backend
+// first; when any fails, nothing changes and the error says why. DefaultEngine, MaxBodyBytes, Logger,
+// Secret, IndexIsolated and AllowedOrigins keep their values from New.
 func (g *Guard) Reload(o Options) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -236,6 +249,10 @@ func newPrincipal(k Key, secret []byte) *Principal {
 		filter: nullToNil(k.Filter), prefix: k.IDPrefix, tenant: k.Tenant, bucket: newBucket(k.RPS, k.Burst), cursorKey: m.Sum(nil),
 	}
 }
+
+// MaxBodyBytes is the request body limit the guard enforces
+// (Options.MaxBodyBytes, or the server default).
+func (g *Guard) MaxBodyBytes() int64 { return g.maxBody }
 
 // Authenticating reports whether callers must present a key or token
 // under the current policy.

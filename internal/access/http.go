@@ -53,7 +53,7 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 			r = r.WithContext(withState(r.Context(), p))
 		}
 		if pol.sem != nil || p != nil && p.sem != nil {
-			if !g.readBody(w, r) {
+			if _, ok := g.readBody(w, r); !ok {
 				return
 			}
 		}
@@ -70,9 +70,9 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 // server rejects a longer one from that much), and hands it on in place of
 // the connection's. A body that does not arrive before the connection's
 // read deadline is answered 408 and the connection closed.
-func (g *Guard) readBody(w http.ResponseWriter, r *http.Request) bool {
+func (g *Guard) readBody(w http.ResponseWriter, r *http.Request) (n int64, ok bool) {
 	if r.Body == nil || r.Body == http.NoBody {
-		return true
+		return 0, true
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, g.maxBody+1))
 	switch {
@@ -80,13 +80,43 @@ func (g *Guard) readBody(w http.ResponseWriter, r *http.Request) bool {
 		g.refused(slog.LevelInfo, "slow-body", "rejected request: body not received in time", "remote", r.RemoteAddr, "path", r.URL.Path, "read", len(body))
 		w.Header().Set("Connection", "close")
 		http.Error(w, "request body not received in time", http.StatusRequestTimeout)
-		return false
+		return 0, false
 	case err != nil:
 		http.Error(w, "cannot read body", http.StatusBadRequest)
-		return false
+		return 0, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return true
+	return int64(len(body)), true
+}
+
+// LimitBody puts the RCP server's body limits in front of a handler that
+// has none of its own (MCP): the whole body is read before next runs, at
+// most MaxBodyBytes (a larger one is HTTP 413 with -32013, id null, and
+// next never sees it), and it must arrive before the connection's body
+// deadline (server.http.body_timeout; later, 408 and the connection is
+// closed).
+func (g *Guard) LimitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > g.maxBody {
+			g.tooLarge(w, r)
+			return
+		}
+		n, ok := g.readBody(w, r)
+		if !ok {
+			return
+		}
+		if n > g.maxBody {
+			g.tooLarge(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (g *Guard) tooLarge(w http.ResponseWriter, r *http.Request) {
+	g.refused(slog.LevelInfo, "body-size", "rejected request: body too large", "remote", r.RemoteAddr, "path", r.URL.Path, "limit", g.maxBody)
+	w.Header().Set("Connection", "close")
+	writeError(w, http.StatusRequestEntityTooLarge, rcp.NewError(rcp.CodePayloadTooLarge, "body exceeds %d bytes", g.maxBody))
 }
 
 // acquire takes a slot of the key's and of the global concurrency limit

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/rcp-sidecar/rcp-sidecar/internal/fetch"
 )
 
 // Bounds on a JWKS document.
@@ -25,7 +27,6 @@ const (
 	maxJWKSKeys    = 100
 	minRSABits     = 2048
 	maxKeysPerTry  = 4
-	jwksRedirects  = 3
 	jwksAcceptType = "application/jwk-set+json, application/json"
 )
 
@@ -52,32 +53,21 @@ type keySet struct {
 
 func newKeySet(c JWT, log *slog.Logger) (*keySet, error) {
 	u, err := url.Parse(c.JWKSURL)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname()))) {
-		return nil, errors.New("access: jwt: jwks_url must be an https URL (http only on a loopback host)")
+	if err == nil {
+		err = jwksRule.Check(u)
 	}
-	if u.User != nil {
-		return nil, errors.New("access: jwt: jwks_url must not carry credentials")
+	if err != nil {
+		return nil, fmt.Errorf("access: jwt: jwks_url: %w", err)
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	client := c.HTTPClient
-	if client == nil {
-		client = &http.Client{}
-	}
-	cl := *client
-	cl.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if len(via) >= jwksRedirects || req.URL.Scheme != u.Scheme {
-			return errors.New("redirect refused")
-		}
-		return nil
-	}
-	return &keySet{url: u.String(), client: &cl, ttl: c.JWKSRefresh, gap: c.JWKSMinRefresh, timeout: c.JWKSTimeout, log: log}, nil
+	return &keySet{url: u.String(), client: jwksRule.Client(c.HTTPClient), ttl: c.JWKSRefresh, gap: c.JWKSMinRefresh, timeout: c.JWKSTimeout, log: log}, nil
 }
 
-func loopback(host string) bool {
-	return host == "localhost" || host == "127.0.0.1" || host == "::1"
-}
+// jwksRule is where keys may come from: https, plain http only on a
+// loopback host, on the first request and on every redirect.
+var jwksRule = fetch.Rule{TLS: true}
 
 // lookup returns the keys that may have signed a token with kid and alg.
 func (ks *keySet) lookup(ctx context.Context, kid, alg string) ([]jose.JSONWebKey, error) {

@@ -132,7 +132,7 @@ var layers = map[string][]string{
 	"adapters/elasticsearch": {"std", "adapters", "capability", "filterlang", "rcp", "adapters/internal/dsl",
 		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
 		"adapters/internal/tenantidx", "github.com/elastic/"},
-	"adapters/opensearch": {"std", "adapters", "capability", "filterlang", "rcp", "adapters/internal/dsl",
+	"adapters/opensearch": {"std", "adapters", "capability", "filterlang", "rcp", "internal/fetch", "adapters/internal/dsl",
 		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
 		"adapters/internal/tenantidx", "github.com/opensearch-project/", "github.com/aws/aws-sdk-go-v2/"},
 	"adapters/qdrant": {"std", "adapters", "capability", "filterlang", "rcp",
@@ -141,13 +141,14 @@ var layers = map[string][]string{
 	// Decorators wrap an Adapter; the standby keeps a peer sidecar warm.
 	"adapters/resilient":         {"std", "adapters", "capability", "internal/retry", "rcp"},
 	"adapters/resilient/standby": {"std", "rcp", "rcp/jsonrpc"},
-	"embedding":                  {"std", "adapters", "internal/retry", "rcp"},
-	"reranker":                   {"std", "internal/retry", "rcp"},
+	"embedding":                  {"std", "adapters", "internal/fetch", "internal/retry", "rcp"},
+	"reranker":                   {"std", "internal/fetch", "internal/retry", "rcp"},
 	"reranker/rerankertest":      {"std"},
 	"internal/session":           {"std"},
-	"internal/feedback":          {"std", "rcp", "retrieval", "go.opentelemetry.io/"},
+	"internal/feedback":          {"std", "internal/fetch", "rcp", "retrieval", "go.opentelemetry.io/"},
 	// The one retry loop (backoff, hint, budget) for every retried call.
 	"internal/retry": {"std"},
+	"internal/fetch": {"std"},
 
 	// Test helpers drive the pipeline over an adapter.
 	"adapters/adaptertest": {"std", "adapters", "retrieval", "capability", "filterlang", "rcp", "rcp/rcptest",
@@ -158,10 +159,10 @@ var layers = map[string][]string{
 	// Serving layers above the pipeline.
 	"federation":      {"std", "filterlang", "rankmath", "rcp", "rcp/server"},
 	"mcpserver":       {"std", "filterlang", "rcp", "rcp/schema", "rcp/server", "github.com/modelcontextprotocol/go-sdk/"},
-	"internal/access": {"std", "adapters", "filterlang", "rankmath", "rcp", "rcp/jsonrpc", "rcp/server", "golang.org/x/time/rate", "github.com/go-jose/go-jose/v4"},
+	"internal/access": {"std", "adapters", "internal/fetch", "filterlang", "rankmath", "rcp", "rcp/jsonrpc", "rcp/server", "golang.org/x/time/rate", "github.com/go-jose/go-jose/v4"},
 	"internal/telemetry": {"std", "adapters", "capability", "filterlang", "rcp", "rcp/server",
 		"github.com/prometheus/", "go.opentelemetry.io/"},
-	"internal/config": {"std", "adapters", "retrieval", "filterlang", "github.com/spf13/viper"},
+	"internal/config": {"std", "adapters", "internal/fetch", "retrieval", "filterlang", "github.com/spf13/viper"},
 
 	// The binary wires everything together.
 	"cmd/rcp-sidecar": {"std", "adapters", "adapters/elasticsearch", "adapters/memory", "adapters/opensearch",
@@ -180,6 +181,7 @@ var layers = map[string][]string{
 
 	// Documentation and test-only packages.
 	"deploy":              {},
+	"integration/access":  {},
 	"integration/fault":   {},
 	"integration/interop": {},
 	"integration/itest":   {"std"},
@@ -218,7 +220,7 @@ func TestLayering(t *testing.T) {
 // direct imports: the wire and pure packages depend on nothing outside
 // the standard library (§2.13).
 func TestStdOnlyLeavesStayLeaves(t *testing.T) {
-	leaves := []string{"rcp/internal/jsonscan", "rcp/jsonrpc", "rcp", "filterlang", "rankmath", "capability", "adapters/internal/dsl", "internal/retry"}
+	leaves := []string{"rcp/internal/jsonscan", "rcp/jsonrpc", "rcp", "filterlang", "rankmath", "capability", "adapters/internal/dsl", "internal/retry", "internal/fetch"}
 	for _, p := range listPackages(t) {
 		if !contains(leaves, rel(p.ImportPath)) {
 			continue

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -25,6 +27,11 @@ type Access struct {
 	TLS               TLS `mapstructure:"tls" json:"tls"`
 	// JWT accepts OIDC/JWT bearer tokens alongside the keys; absent: none.
 	JWT *JWT `mapstructure:"jwt" json:"jwt,omitempty"`
+	// AllowedHosts are the host names, besides the loopback ones, that a
+	// sidecar without keys or tokens answers on a loopback address (the
+	// name a reverse proxy on the same machine forwards). Bare names or IP
+	// addresses: no port, scheme or wildcard.
+	AllowedHosts []string `mapstructure:"allowed_hosts" json:"allowed_hosts,omitempty"`
 }
 
 // AccessKey is one API key and what it may do. Exactly one of Hash, File
@@ -136,6 +143,11 @@ func (a *Access) validate(backends []string) error {
 	case a.TLS.ClientCAFile != "" && !a.TLS.Enabled():
 		return errors.New("access.tls.client_ca_file: needs cert_file and key_file")
 	}
+	for i, h := range a.AllowedHosts {
+		if !validHostName(h) {
+			return fmt.Errorf("access.allowed_hosts[%d]: %q is not a host name or IP address (no port, scheme or wildcard)", i, h)
+		}
+	}
 	seen := map[string]bool{}
 	for i := range a.Keys {
 		path := fmt.Sprintf("access.keys[%d]", i)
@@ -175,6 +187,20 @@ func (k *AccessKey) validate(path string, backends []string, seen map[string]boo
 		return fmt.Errorf("%s.filter: %w", path, err)
 	}
 	return nil
+}
+
+// hostName is a DNS name: dot-separated labels of letters, digits and
+// inner hyphens, an optional final dot.
+var hostName = regexp.MustCompile(`^(?i)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$`)
+
+// validHostName reports whether h is a bare host name or IP address, as
+// it may appear in a Host header without its port.
+func validHostName(h string) bool {
+	if ip := strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"); strings.Contains(ip, ":") {
+		a, err := netip.ParseAddr(ip)
+		return err == nil && a.Zone() == ""
+	}
+	return len(h) <= 253 && hostName.MatchString(h)
 }
 
 func countSet(bs ...bool) int {

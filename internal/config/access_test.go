@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,5 +77,42 @@ func TestAccessHashPrintsAsSecret(t *testing.T) {
 	}
 	if bytes.Contains(out, []byte("5e884898")) || !bytes.Contains(out, []byte(`"hash":"\u003csecret\u003e"`)) && !bytes.Contains(out, []byte(`"hash":"<secret>"`)) {
 		t.Fatalf("hash leaked or not elided: %s", out)
+	}
+}
+
+// TestAllowedHosts: access.allowed_hosts takes bare host names and IP
+// addresses; a port, scheme, path or wildcard is refused with the entry's
+// index, so a typo cannot silently admit nothing or everything.
+func TestAllowedHosts(t *testing.T) {
+	for _, tt := range []struct {
+		host string
+		ok   bool
+	}{
+		{"search.example.com", true},
+		{"Search.Example.COM.", true},
+		{"sidecar", true},
+		{"10.1.2.3", true},
+		{"::1", true},
+		{"[2001:db8::1]", true},
+		{"search.example.com:8080", false},
+		{"https://search.example.com", false},
+		{"search.example.com/rcp", false},
+		{"*.example.com", false},
+		{"*", false},
+		{"", false},
+		{"-bad.example", false},
+		{"a..b", false},
+		{"fe80::1%eth0", false},
+	} {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "c.yaml")
+		body := "backends:\n  - {name: docs, engine: fake, settings: {url: \"http://127.0.0.1:9200\"}}\naccess:\n  allowed_hosts: [\"" + tt.host + "\"]\n"
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := config.Load(p, registry)
+		if tt.ok != (err == nil) || err != nil && !strings.Contains(err.Error(), "access.allowed_hosts[0]") {
+			t.Errorf("allowed_hosts [%q]: err = %v, want ok=%v", tt.host, err, tt.ok)
+		}
 	}
 }

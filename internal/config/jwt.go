@@ -3,10 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/internal/fetch"
 )
 
 // JWT accepts bearer tokens from an OIDC provider (or any JWT issuer that
@@ -116,7 +117,7 @@ func (j *JWT) validate(keys []AccessKey) error {
 	case j.Rate.RPS < 0 || j.Rate.Burst < 0:
 		return errors.New(p + ".rate: rps and burst must not be negative")
 	}
-	if err := checkJWKSURL(j.JWKSURL); err != nil {
+	if err := (fetch.Rule{TLS: true}).CheckString(j.JWKSURL); err != nil {
 		return fmt.Errorf("%s.jwks_url: %w", p, err)
 	}
 	for _, a := range j.Algorithms {
@@ -125,21 +126,6 @@ func (j *JWT) validate(keys []AccessKey) error {
 		}
 	}
 	return j.validatePrefixes(keys)
-}
-
-func checkJWKSURL(s string) error {
-	u, err := url.Parse(s)
-	switch {
-	case err != nil || u.Host == "":
-		return errors.New("required, an absolute URL")
-	case u.User != nil:
-		return errors.New("must not carry credentials")
-	case u.Scheme == "https":
-		return nil
-	case u.Scheme == "http" && slices.Contains([]string{"localhost", "127.0.0.1", "::1"}, u.Hostname()):
-		return nil
-	}
-	return errors.New("must be https (http only on a loopback host)")
 }
 
 // validatePrefixes refuses a static key whose id_prefix lies inside the

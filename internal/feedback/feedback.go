@@ -29,6 +29,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/rcp-sidecar/rcp-sidecar/internal/fetch"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
@@ -113,6 +114,7 @@ func New(o Options) (*Sink, error) {
 		if s.client == nil {
 			s.client = &http.Client{Timeout: ix.Timeout}
 		}
+		s.client = fetch.Rule{}.Client(s.client) // redirects re-checked (internal/fetch)
 		s.bulkURL = strings.TrimRight(ix.URL, "/") + "/" + ix.Index + "/_bulk"
 		if ix.Refresh {
 			s.bulkURL += "?refresh=wait_for"
