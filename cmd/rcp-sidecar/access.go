@@ -81,6 +81,9 @@ func newGuard(ac config.Access, a *app) (*access.Guard, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.cursor != nil {
+		o.CursorKeys = a.cursor.Derive(accessCursorLabel)
+	}
 	return access.New(o)
 }
 
