@@ -4,8 +4,10 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -36,5 +38,65 @@ func TestUnidentifiedCallRefusedOnceRequired(t *testing.T) {
 	res, sc := call(t, cs, "search", map[string]any{"query": "sun"})
 	if code, _ := rcpError(t, res, sc); code != int(rcp.CodeUnauthorized) {
 		t.Fatalf("unidentified call under a policy that requires callers: code %d", code)
+	}
+}
+
+// TestHTTPProgressAndClosedStream: over Streamable HTTP, which keeps no
+// sessions, a call's progress reaches the client on the call's own
+// stream, and a client that gives up on the call (its stream closes)
+// ends the engine call — with the sessionless protocol and with the
+// initialize-handshake ones.
+func TestHTTPProgressAndClosedStream(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25", "2025-06-18", "2025-03-26"} {
+		t.Run("protocol "+version, func(t *testing.T) {
+			e := engine(t, corpus(2, 10), false, testFields)
+			b := &blocking{Backend: e, entered: make(chan struct{}), ended: make(chan error, 1)}
+			svc := service(t, mcpserver.Options{Engines: []mcpserver.Engine{{Name: "docs", Backend: b}}})
+			srv := httptest.NewServer(svc.Handler(mcpserver.HTTPOptions{}))
+			defer srv.Close()
+			got := make(chan string, 8)
+			cl := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+					select {
+					case got <- r.Params.Message:
+					default:
+					}
+				}})
+			cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1},
+				&mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				p := &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "sun"}}
+				p.SetProgressToken("tok-1")
+				_, err := cs.CallTool(ctx, p)
+				done <- err
+			}()
+			<-b.entered
+			select {
+			case msg := <-got:
+				if !strings.Contains(msg, "recall") {
+					t.Fatalf("progress %q", msg)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no progress notification on the call's stream")
+			}
+			cancel()
+			select {
+			case err := <-b.ended:
+				if err == nil {
+					t.Fatal("engine call ended without a context error")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the closed stream did not end the engine call")
+			}
+			if err := <-done; err == nil {
+				t.Fatal("cancelled call returned no error")
+			}
+		})
 	}
 }

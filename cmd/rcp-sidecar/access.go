@@ -59,7 +59,7 @@ func (a *app) accessHandler(g *access.Guard) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withMCP(m.Path, mcpHandler(svc, m, g), h), nil
+	return withMCP(m.Path, mcpHandler(svc, g), h), nil
 }
 
 // guarded puts g's middleware in front of h; a nil g leaves h as it is.
