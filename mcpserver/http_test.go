@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -57,6 +56,9 @@ func TestHTTPProgressAndClosedStream(t *testing.T) {
 			got := make(chan string, 8)
 			cl := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
 				ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+					if !strings.Contains(r.Params.Message, "recall") {
+						return
+					}
 					select {
 					case got <- r.Params.Message:
 					default:
@@ -68,35 +70,7 @@ func TestHTTPProgressAndClosedStream(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cs.Close()
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() {
-				p := &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "sun"}}
-				p.SetProgressToken("tok-1")
-				_, err := cs.CallTool(ctx, p)
-				done <- err
-			}()
-			<-b.entered
-			select {
-			case msg := <-got:
-				if !strings.Contains(msg, "recall") {
-					t.Fatalf("progress %q", msg)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("no progress notification on the call's stream")
-			}
-			cancel()
-			select {
-			case err := <-b.ended:
-				if err == nil {
-					t.Fatal("engine call ended without a context error")
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("the closed stream did not end the engine call")
-			}
-			if err := <-done; err == nil {
-				t.Fatal("cancelled call returned no error")
-			}
+			cancelMidCall(t, cs, b, got)
 		})
 	}
 }

@@ -82,7 +82,7 @@ func newGuard(ac config.Access, a *app) (*access.Guard, error) {
 		return nil, err
 	}
 	if a.cursor != nil {
-		o.CursorKeys = a.cursor.Derive(accessCursorLabel)
+		o.CursorKeys = a.cursor
 	}
 	return access.New(o)
 }
