@@ -16,8 +16,8 @@ import (
 // Identity is an authenticated HTTP caller, as the access layer in front
 // of the handler established it.
 type Identity struct {
-	// ID binds MCP sessions: a session created by one identity is refused
-	// to every other.
+	// ID names the caller (its key's id): each request is served under
+	// the identity it carries, with the tools its scope allows.
 	ID string
 	// Caller is what the identity may do.
 	Caller Caller
@@ -39,9 +39,6 @@ type HTTPOptions struct {
 }
 
 const carryKey = "rcp-sidecar.carry"
-
-// bindKey marks a context whose calls must carry an identity.
-type bindKey struct{}
 
 // Handler serves MCP over Streamable HTTP without sessions: every request
 // stands alone, on whichever process (replica) receives it, and nothing

@@ -41,7 +41,8 @@ type Engine struct {
 	// served as the engine's resource; nil serves none.
 	Explain func() any
 	// Ready reports whether the engine is up; nil means always. An engine
-	// that is not up has no tools in the sessions that start meanwhile.
+	// that is not up has no tools in the sessions (over HTTP: the
+	// requests) that start meanwhile.
 	Ready func() bool
 	// MaxQueryChars bounds the query in the input schema (0: unbounded).
 	MaxQueryChars int
