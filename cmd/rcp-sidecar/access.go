@@ -49,7 +49,7 @@ func (a *app) accessHandler(g *access.Guard) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withMCP(m.Path, mcpHandler(svc, m, g), h), nil
+	return withMCP(m.Path, mcpHandler(svc, g), h), nil
 }
 
 // accessOn reports whether the access section asks for a guard: keys,
@@ -62,6 +62,9 @@ func newGuard(ac config.Access, a *app) (*access.Guard, error) {
 	o, err := guardOptions(ac, a.cfg, a.backend, a.log)
 	if err != nil {
 		return nil, err
+	}
+	if a.cursor != nil {
+		o.CursorKeys = a.cursor
 	}
 	return access.New(o)
 }

@@ -205,13 +205,13 @@ func policyMaxQueryChars(cfg *config.Config, backend string) int {
 	return 0
 }
 
-// mcpHandler is the MCP server over Streamable HTTP, each caller's
-// session scoped to its key by the access middleware in front of it, and
-// its body bounded as RCP's is (g.LimitBody: server.http.max_body_bytes,
+// mcpHandler is the MCP server over Streamable HTTP, each request scoped
+// to its key by the access middleware in front of it, and its body
+// bounded as RCP's is (g.LimitBody: server.http.max_body_bytes,
 // body_timeout). A nil g (an in-process test without access) leaves the
 // calls unscoped and the body to the SDK's default limit.
-func mcpHandler(svc *mcpserver.Service, m config.MCP, g *access.Guard) http.Handler {
-	o := mcpserver.HTTPOptions{SessionTimeout: m.SessionTimeout, MaxSessions: m.MaxSessions}
+func mcpHandler(svc *mcpserver.Service, g *access.Guard) http.Handler {
+	var o mcpserver.HTTPOptions
 	if g == nil {
 		return svc.Handler(o)
 	}

@@ -19,9 +19,6 @@ package access
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -30,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
@@ -79,8 +77,10 @@ type Options struct {
 	DefaultEngine string
 	// Logger receives rejections (never a key); nil discards them.
 	Logger *slog.Logger
-	// Secret roots the per-key cursor keys; random when empty.
-	Secret []byte
+	// CursorKeys root the per-key cursor keys: the first seals, every one
+	// opens (key rotation). Random when empty: cursors then open only in
+	// this process.
+	CursorKeys [][]byte
 	// IndexIsolated lists the engines that keep each tenant in an index of
 	// its own (tenancy mode "index"): a key's Tenant selects its index
 	// there, so a tenant key needs one.
@@ -106,7 +106,7 @@ type Guard struct {
 	log           *slog.Logger
 	sample        *sampler
 	isolated      []string
-	secret        []byte
+	secret        rankmath.CursorKeys
 	origins       []string
 
 	// mu serialises Backend and Reload; backends are the scoped backends
@@ -132,17 +132,18 @@ func (pol *policy) authenticating() bool { return len(pol.keys) > 0 || pol.jwt !
 // Principal is an authenticated caller: a static key, or the identity a
 // verified token maps to (with the same scopes).
 type Principal struct {
-	id        string
-	digest    [32]byte
-	engines   []string
-	write     bool
-	admin     bool
-	filter    json.RawMessage
-	prefix    string
-	tenant    string
-	bucket    *bucket
-	sem       chan struct{} // the key's own concurrency limit; nil: none
-	cursorKey []byte
+	id      string
+	digest  [32]byte
+	engines []string
+	write   bool
+	admin   bool
+	filter  json.RawMessage
+	prefix  string
+	tenant  string
+	bucket  *bucket
+	sem     chan struct{} // the key's own concurrency limit; nil: none
+	// cursorKeys are the key's own: derived from the guard's, per key.
+	cursorKeys rankmath.CursorKeys
 	// scopes caches the compiled tenant scope per engine (*tenant).
 	scopes sync.Map
 	// token reports a principal mapped from a verified token.
@@ -160,12 +161,13 @@ func New(o Options) (*Guard, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	g.secret = o.Secret
+	g.secret = rankmath.CursorKeys(o.CursorKeys)
 	if len(g.secret) == 0 {
-		g.secret = make([]byte, 32)
-		if _, err := rand.Read(g.secret); err != nil {
-			return nil, fmt.Errorf("access: secret: %w", err)
+		ks, err := rankmath.RandomCursorKeys()
+		if err != nil {
+			return nil, fmt.Errorf("access: cursor key: %w", err)
 		}
+		g.secret = ks
 	}
 	pol, err := g.newPolicy(o, nil)
 	if err != nil {
@@ -223,8 +225,9 @@ func (pol *policy) key(id string) *Principal {
 // the concurrency limits with o's, atomically: requests already admitted
 // finish under the old policy, the next ones run under the new. o's
 // static scopes are compiled on every backend handed out by Backend
-// first; when any fails, nothing changes and the error says why. DefaultEngine, MaxBodyBytes, Logger,
-// Secret, IndexIsolated and AllowedOrigins keep their values from New.
+// first; when any fails, nothing changes and the error says why.
+// DefaultEngine, MaxBodyBytes, Logger, CursorKeys, IndexIsolated and
+// AllowedOrigins keep their values from New.
 func (g *Guard) Reload(o Options) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -241,12 +244,10 @@ func (g *Guard) Reload(o Options) error {
 	return nil
 }
 
-func newPrincipal(k Key, secret []byte) *Principal {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("rcp-sidecar cursor\x00" + k.ID))
+func newPrincipal(k Key, secret rankmath.CursorKeys) *Principal {
 	return &Principal{
 		id: k.ID, digest: k.Digest, engines: slices.Clone(k.Engines), write: k.Write, admin: k.Admin,
-		filter: nullToNil(k.Filter), prefix: k.IDPrefix, tenant: k.Tenant, bucket: newBucket(k.RPS, k.Burst), cursorKey: m.Sum(nil),
+		filter: nullToNil(k.Filter), prefix: k.IDPrefix, tenant: k.Tenant, bucket: newBucket(k.RPS, k.Burst), cursorKeys: secret.Derive("rcp-sidecar cursor\x00" + k.ID),
 	}
 }
 

@@ -180,14 +180,15 @@ var layers = map[string][]string{
 		"adapters/qdrant/qdranttest", "capability", "rcp", "rcp/server", "retrieval", "github.com/qdrant/"},
 
 	// Documentation and test-only packages.
-	"deploy":              {},
-	"integration/access":  {},
-	"integration/fault":   {},
-	"integration/interop": {},
-	"integration/itest":   {"std"},
-	"integration/mcp":     {},
-	"integration/qdrant":  {},
-	"internal/archtest":   {},
+	"deploy":                 {},
+	"integration/access":     {},
+	"integration/anyreplica": {},
+	"integration/fault":      {},
+	"integration/interop":    {},
+	"integration/itest":      {"std"},
+	"integration/mcp":        {},
+	"integration/qdrant":     {},
+	"internal/archtest":      {},
 }
 
 // TestLayering checks every module package's direct imports against its
