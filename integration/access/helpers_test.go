@@ -226,9 +226,10 @@ func add(id, text string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"index/add","params":{"documents":[{"id":%q,"text":%q}]}}`, id, text)
 }
 
-// mcpSession initializes an MCP session with r's headers and returns its
-// id.
-func (s *sidecar) mcpSession(r req) string {
+// mcpInit runs the MCP handshake (initialize, then initialized) with r's
+// headers and returns the headers a later request carries. The server is
+// stateless: it issues no session id, and a request needs none.
+func (s *sidecar) mcpInit(r req) map[string]string {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -244,16 +245,15 @@ func (s *sidecar) mcpSession(r req) string {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	id := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != http.StatusOK || id == "" {
-		s.t.Fatalf("MCP initialize: HTTP %d, session %q: %s", resp.StatusCode, id, b)
+	if resp.StatusCode != http.StatusOK {
+		s.t.Fatalf("MCP initialize: HTTP %d: %s", resp.StatusCode, b)
 	}
-	r.mcp, r.body = true, `{"jsonrpc":"2.0","method":"notifications/initialized"}`
-	r.hdr = map[string]string{"Mcp-Session-Id": id, "Mcp-Protocol-Version": "2025-06-18"}
+	hdr := map[string]string{"Mcp-Protocol-Version": "2025-06-18"}
+	r.mcp, r.body, r.hdr = true, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr
 	if st, b := s.do(http.MethodPost, "/mcp", r); st/100 != 2 {
 		s.t.Fatalf("MCP initialized: HTTP %d: %s", st, b)
 	}
-	return id
+	return hdr
 }
 
 // contains reports whether b contains every one of subs.

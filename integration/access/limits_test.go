@@ -18,7 +18,7 @@ func toolCall(n int) string {
 }
 
 // TestMCPBodyLimit: server.http.max_body_bytes bounds MCP as it bounds
-// RCP. With a 2 MiB limit a 3 MiB tools/call on an open MCP session is
+// RCP. With a 2 MiB limit a 3 MiB tools/call after the MCP handshake is
 // refused (HTTP 413, -32013) like the same size on RCP (-32013), while a
 // 1 MiB one is served — with and without access.max_inflight (which reads
 // bodies before taking a slot).
@@ -34,8 +34,7 @@ func TestMCPBodyLimit(t *testing.T) {
 			}
 			writeConfig(t, cfg, body)
 			s := start(t, bin, cfg)
-			sid := s.mcpSession(req{})
-			hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}
+			hdr := s.mcpInit(req{})
 			st, b := s.do(http.MethodPost, "/mcp", req{mcp: true, hdr: hdr, body: toolCall(3 << 20)})
 			if st != http.StatusRequestEntityTooLarge || !contains(b, "-32013") {
 				t.Errorf("3 MiB tools/call on /mcp: HTTP %d %.300s, want 413 with -32013", st, b)
