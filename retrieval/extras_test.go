@@ -72,7 +72,7 @@ func newExtrasEngine(t *testing.T, x extras) *retrieval.Engine {
 		opts.Policy.Reranker = &capability.RerankerFacts{Method: "cross-encoder", Models: []string{"short-first"}, MaxCandidates: x.maxCand, Proof: "test"}
 	}
 	if x.sessions {
-		opts.Sessions = session.New(session.Options{})
+		opts.Sessions = session.NewTiered(session.New(session.Options{}), nil, "")
 		opts.Policy.Session = &capability.SessionFacts{Dedup: true, TTLSeconds: 1800}
 	}
 	if x.sink != nil {

@@ -81,6 +81,11 @@ func newGuard(ac config.Access, a *app) (*access.Guard, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st, err := a.stateStore(); err != nil {
+		return nil, err
+	} else if st != nil {
+		o.Limiter = st // keys' rate limits are global across the replicas
+	}
 	return access.New(o)
 }
 

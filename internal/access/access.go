@@ -19,6 +19,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -85,6 +86,18 @@ type Options struct {
 	// JWT accepts bearer tokens from an OIDC/JWT issuer alongside the
 	// static keys; nil accepts none.
 	JWT *JWT
+	// Limiter, when set, holds every key's rate limit in the store the
+	// replicas of a deployment share, so that a key's rate is one global
+	// rate. A call it does not serve falls back to the key's bucket in
+	// this replica, said in the retrieve's usage.notes. nil: per replica.
+	Limiter Limiter
+}
+
+// Limiter is a rate limit shared by the replicas of a deployment
+// (internal/statestore's Store): GCRA over rps and burst, keyed by an
+// opaque hash of the caller. err means the shared store did not answer.
+type Limiter interface {
+	Allow(ctx context.Context, key string, rps float64, burst int) (wait time.Duration, ok bool, err error)
 }
 
 // Guard enforces Options over HTTP (Middleware) and on backends (Backend).
@@ -98,6 +111,7 @@ type Guard struct {
 	sample        *sampler
 	isolated      []string
 	secret        []byte
+	limiter       Limiter
 
 	// mu serialises Backend and Reload; backends are the scoped backends
 	// handed out, whose scopes a new policy must compile on.
@@ -120,15 +134,18 @@ func (pol *policy) authenticating() bool { return len(pol.keys) > 0 || pol.jwt !
 // Principal is an authenticated caller: a static key, or the identity a
 // verified token maps to (with the same scopes).
 type Principal struct {
-	id        string
-	digest    [32]byte
-	engines   []string
-	write     bool
-	admin     bool
-	filter    json.RawMessage
-	prefix    string
-	tenant    string
-	bucket    *bucket
+	id      string
+	digest  [32]byte
+	engines []string
+	write   bool
+	admin   bool
+	filter  json.RawMessage
+	prefix  string
+	tenant  string
+	bucket  *bucket
+	// limitKey names the principal's rate limit in a shared Limiter: a
+	// hash of its identity, never a secret.
+	limitKey  string
 	sem       chan struct{} // the key's own concurrency limit; nil: none
 	cursorKey []byte
 	// scopes caches the compiled tenant scope per engine (*tenant).
@@ -147,7 +164,7 @@ func New(o Options) (*Guard, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	g.secret = o.Secret
+	g.secret, g.limiter = o.Secret, o.Limiter
 	if len(g.secret) == 0 {
 		g.secret = make([]byte, 32)
 		if _, err := rand.Read(g.secret); err != nil {
@@ -211,7 +228,7 @@ func (pol *policy) key(id string) *Principal {
 // policy, the next ones run under the new. o's static scopes are compiled
 // on every backend handed out by Backend first; when any fails, nothing
 // changes and the error says why. DefaultEngine, MaxBodyBytes, Logger,
-// Secret and IndexIsolated keep their values from New.
+// Secret, IndexIsolated and Limiter keep their values from New.
 func (g *Guard) Reload(o Options) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -234,6 +251,7 @@ func newPrincipal(k Key, secret []byte) *Principal {
 	return &Principal{
 		id: k.ID, digest: k.Digest, engines: slices.Clone(k.Engines), write: k.Write, admin: k.Admin,
 		filter: nullToNil(k.Filter), prefix: k.IDPrefix, tenant: k.Tenant, bucket: newBucket(k.RPS, k.Burst), cursorKey: m.Sum(nil),
+		limitKey: limitKey("key", k.ID),
 	}
 }
 
@@ -250,10 +268,39 @@ func (p *Principal) Allows(engine string) bool {
 	return engine == "" || len(p.engines) == 0 || slices.Contains(p.engines, engine)
 }
 
+// limitKey is the name of a principal's rate limit in a shared Limiter:
+// the hex SHA-256 of its kind and identity.
+func limitKey(kind, identity string) string {
+	sum := sha256.Sum256([]byte("rcp-sidecar rate " + kind + "\x00" + identity))
+	return hex.EncodeToString(sum[:])
+}
+
 // state is what the middleware puts in a request's context.
 type state struct {
 	p     *Principal
+	lim   Limiter      // the guard's shared limiter; nil: none
 	calls atomic.Int32 // backend calls in this HTTP request (batch members)
+	// limitLocal: a rate limit of this request was applied by this
+	// replica alone, the shared limiter not answering.
+	limitLocal atomic.Bool
+}
+
+// take charges one request to p's rate limit: the shared limiter's when
+// there is one and it answers, p's own bucket otherwise.
+func (st *state) take(ctx context.Context) (wait time.Duration, ok bool) {
+	b := st.p.bucket
+	if b == nil {
+		return 0, true
+	}
+	if st.lim != nil {
+		rps, burst := b.limits()
+		wait, ok, err := st.lim.Allow(ctx, st.p.limitKey, rps, burst)
+		if err == nil {
+			return wait, ok
+		}
+		st.limitLocal.Store(true)
+	}
+	return b.take(time.Now())
 }
 
 type stateKey struct{}
@@ -262,8 +309,8 @@ type stateKey struct{}
 // aggregator) already charged to the rate limit.
 type chargedKey struct{}
 
-func withState(ctx context.Context, p *Principal) context.Context {
-	return context.WithValue(ctx, stateKey{}, &state{p: p})
+func withState(ctx context.Context, p *Principal, lim Limiter) context.Context {
+	return context.WithValue(ctx, stateKey{}, &state{p: p, lim: lim})
 }
 
 func stateFrom(ctx context.Context) *state {

@@ -332,7 +332,7 @@ func (v *verifier) build(sc scope, key string) *Principal {
 	m := hmac.New(sha256.New, v.secret)
 	m.Write([]byte("rcp-sidecar cursor token\x00" + key))
 	p := &Principal{id: "jwt:" + sc.sub, engines: sc.engines, write: sc.write, admin: sc.admin,
-		bucket: newBucket(v.cfg.RPS, v.cfg.Burst), cursorKey: m.Sum(nil), token: true}
+		bucket: newBucket(v.cfg.RPS, v.cfg.Burst), cursorKey: m.Sum(nil), token: true, limitKey: limitKey("token", key)}
 	if v.perKey > 0 {
 		p.sem = make(chan struct{}, v.perKey)
 	}
