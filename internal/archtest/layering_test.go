@@ -183,13 +183,14 @@ var layers = map[string][]string{
 		"adapters/qdrant/qdranttest", "capability", "rcp", "rcp/server", "retrieval", "github.com/qdrant/"},
 
 	// Documentation and test-only packages.
-	"deploy":              {},
-	"integration/fault":   {},
-	"integration/interop": {},
-	"integration/itest":   {"std"},
-	"integration/mcp":     {},
-	"integration/qdrant":  {},
-	"internal/archtest":   {},
+	"deploy":               {},
+	"integration/fault":    {},
+	"integration/interop":  {},
+	"integration/itest":    {"std"},
+	"integration/mcp":      {},
+	"integration/qdrant":   {},
+	"integration/replicas": {},
+	"internal/archtest":    {},
 }
 
 // TestLayering checks every module package's direct imports against its
