@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -116,6 +117,7 @@ func Open(o Options) (*Store, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	quietClient.Do(func() { redis.SetLogger(clientLog{o.Logger}) })
 	rdb, err := client(o)
 	if err != nil {
 		return nil, err
@@ -146,6 +148,7 @@ func client(o Options) (redis.UniversalClient, error) {
 		opt.Username, opt.Password = o.Username, o.Password
 		opt.MaxRetries, opt.ContextTimeoutEnabled = -1, true
 		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = o.Timeout, o.Timeout, o.Timeout, o.Timeout
+		opt.DialerRetries = 1
 		tlsConf = opt.TLSConfig
 		setTLS(tlsConf)
 		return redis.NewClient(opt), nil
@@ -157,6 +160,7 @@ func client(o Options) (redis.UniversalClient, error) {
 		opt.MasterName, opt.Username, opt.Password = o.Master, o.Username, o.Password
 		opt.MaxRetries, opt.ContextTimeoutEnabled = -1, true
 		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = o.Timeout, o.Timeout, o.Timeout, o.Timeout
+		opt.DialerRetries = 1
 		setTLS(opt.TLSConfig)
 		return redis.NewFailoverClient(opt), nil
 	case "cluster":
@@ -167,10 +171,22 @@ func client(o Options) (redis.UniversalClient, error) {
 		opt.Username, opt.Password = o.Username, o.Password
 		opt.MaxRetries, opt.ContextTimeoutEnabled = -1, true
 		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = o.Timeout, o.Timeout, o.Timeout, o.Timeout
+		opt.DialerRetries = 1
 		setTLS(opt.TLSConfig)
 		return redis.NewClusterClient(opt), nil
 	}
 	return nil, fmt.Errorf("statestore: mode %q is not standalone, sentinel or cluster", o.Mode)
+}
+
+// quietClient routes go-redis's own log lines (dial failures, pool
+// events: addresses, never credentials) to the first store's logger at
+// debug level: availability is logged by transition, not per call.
+var quietClient sync.Once
+
+type clientLog struct{ log *slog.Logger }
+
+func (c clientLog) Printf(ctx context.Context, format string, v ...any) {
+	c.log.DebugContext(ctx, "state store client: "+fmt.Sprintf(format, v...))
 }
 
 // setTLS raises a rediss:// connection to TLS 1.2 at least.
