@@ -133,49 +133,44 @@ func Open(o Options) (*Store, error) {
 	return s, nil
 }
 
-// client builds the go-redis client of o's mode. Whatever the URL's query
-// says, the client never retries (the breaker decides), honours each
+// client builds the go-redis client of o's mode from the URL's
+// addresses, database and TLS settings. Whatever the URL's query says,
+// the client never retries (the breaker decides), dials once, honours each
 // call's deadline, and waits no longer than the timeout to dial, read,
 // write or take a pooled connection.
 func client(o Options) (redis.UniversalClient, error) {
-	var tlsConf *tls.Config
+	// The failover form is the most general: addresses (?addr=...), a
+	// database and rediss:// TLS.
+	u, err := redis.ParseFailoverURL(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("statestore: url: %w", err)
+	}
+	uo := &redis.UniversalOptions{Addrs: u.SentinelAddrs, DB: u.DB, TLSConfig: u.TLSConfig,
+		Username: o.Username, Password: o.Password,
+		MaxRetries: -1, DialerRetries: 1, ContextTimeoutEnabled: true,
+		DialTimeout: o.Timeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout, PoolTimeout: o.Timeout}
+	if uo.TLSConfig != nil && uo.TLSConfig.MinVersion < tls.VersionTLS12 {
+		uo.TLSConfig.MinVersion = tls.VersionTLS12
+	}
 	switch o.Mode {
 	case "", "standalone":
-		opt, err := redis.ParseURL(o.URL)
-		if err != nil {
-			return nil, fmt.Errorf("statestore: url: %w", err)
+		if len(uo.Addrs) != 1 {
+			return nil, errors.New("statestore: url: mode standalone takes one address")
 		}
-		opt.Username, opt.Password = o.Username, o.Password
-		opt.MaxRetries, opt.ContextTimeoutEnabled = -1, true
-		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = o.Timeout, o.Timeout, o.Timeout, o.Timeout
-		opt.DialerRetries = 1
-		tlsConf = opt.TLSConfig
-		setTLS(tlsConf)
-		return redis.NewClient(opt), nil
 	case "sentinel":
-		opt, err := redis.ParseFailoverURL(o.URL)
-		if err != nil {
-			return nil, fmt.Errorf("statestore: url: %w", err)
+		uo.MasterName = o.Master
+		if uo.MasterName == "" {
+			return nil, errors.New("statestore: mode sentinel needs the master's name")
 		}
-		opt.MasterName, opt.Username, opt.Password = o.Master, o.Username, o.Password
-		opt.MaxRetries, opt.ContextTimeoutEnabled = -1, true
-		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = o.Timeout, o.Timeout, o.Timeout, o.Timeout
-		opt.DialerRetries = 1
-		setTLS(opt.TLSConfig)
-		return redis.NewFailoverClient(opt), nil
 	case "cluster":
-		opt, err := redis.ParseClusterURL(o.URL)
-		if err != nil {
-			return nil, fmt.Errorf("statestore: url: %w", err)
+		if uo.DB != 0 {
+			return nil, errors.New("statestore: url: a cluster has no database number")
 		}
-		opt.Username, opt.Password = o.Username, o.Password
-		opt.MaxRetries, opt.ContextTimeoutEnabled = -1, true
-		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = o.Timeout, o.Timeout, o.Timeout, o.Timeout
-		opt.DialerRetries = 1
-		setTLS(opt.TLSConfig)
-		return redis.NewClusterClient(opt), nil
+		uo.IsClusterMode = true
+	default:
+		return nil, fmt.Errorf("statestore: mode %q is not standalone, sentinel or cluster", o.Mode)
 	}
-	return nil, fmt.Errorf("statestore: mode %q is not standalone, sentinel or cluster", o.Mode)
+	return redis.NewUniversalClient(uo), nil
 }
 
 // quietClient routes go-redis's own log lines (dial failures, pool
@@ -187,13 +182,6 @@ type clientLog struct{ log *slog.Logger }
 
 func (c clientLog) Printf(ctx context.Context, format string, v ...any) {
 	c.log.DebugContext(ctx, "state store client: "+fmt.Sprintf(format, v...))
-}
-
-// setTLS raises a rediss:// connection to TLS 1.2 at least.
-func setTLS(c *tls.Config) {
-	if c != nil && c.MinVersion < tls.VersionTLS12 {
-		c.MinVersion = tls.VersionTLS12
-	}
 }
 
 func (s *Store) instruments(m metric.Meter) error {

@@ -391,3 +391,35 @@ func TestFaultsBounded(t *testing.T) {
 		t.Fatalf("budgeted request: errs %v / %v / %v after %v, want all failing within one timeout %v", err1, err2, err3, took, timeout+slack)
 	}
 }
+
+// TestOpenModes: each mode takes the URL shape it can serve; nothing is
+// dialled at Open.
+func TestOpenModes(t *testing.T) {
+	tests := []struct {
+		url, mode, master, err string
+	}{
+		{"redis://127.0.0.1:1/2", "", "", ""},
+		{"rediss://cache:6380", "standalone", "", ""},
+		{"redis://s1:26379?addr=s2:26379", "sentinel", "mymaster", ""},
+		{"redis://n1:6379?addr=n2:6379", "cluster", "", ""},
+		{"redis://a:1?addr=b:2", "standalone", "", "one address"},
+		{"redis://s1:26379", "sentinel", "", "master"},
+		{"redis://n1:6379/3", "cluster", "", "database"},
+		{"redis://n1:6379", "ring", "", "not standalone"},
+		{"http://n1:6379", "", "", "url"},
+	}
+	for _, tc := range tests {
+		s, err := statestore.Open(statestore.Options{URL: tc.url, Mode: tc.mode, Master: tc.master})
+		if tc.err == "" {
+			if err != nil {
+				t.Errorf("%s %s: %v", tc.mode, tc.url, err)
+				continue
+			}
+			_ = s.Close()
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s %s: err %v, want %q", tc.mode, tc.url, err, tc.err)
+		}
+	}
+}
