@@ -80,11 +80,11 @@ var shapes = []struct {
 	kinds        map[string]int
 }{
 	{"standalone", chartDir + "/ci/standalone-values.yaml", map[string]int{
-		"ServiceAccount": 1, "ConfigMap": 1, "Secret": 1, "Service": 1, "Deployment": 1,
+		"ServiceAccount": 1, "ConfigMap": 1, "Secret": 2, "Service": 1, "Deployment": 1,
 		"PodDisruptionBudget": 1, "HorizontalPodAutoscaler": 1, "ServiceMonitor": 1}},
-	{"sidecar", chartDir + "/ci/sidecar-values.yaml", map[string]int{"ConfigMap": 1, "Deployment": 1}},
+	{"sidecar", chartDir + "/ci/sidecar-values.yaml", map[string]int{"ConfigMap": 1, "Secret": 1, "Deployment": 1}},
 	{"defaults", "", map[string]int{
-		"ServiceAccount": 1, "ConfigMap": 1, "Service": 1, "Deployment": 1,
+		"ServiceAccount": 1, "ConfigMap": 1, "Secret": 1, "Service": 1, "Deployment": 1,
 		"PodDisruptionBudget": 1, "HorizontalPodAutoscaler": 1}},
 }
 
@@ -285,7 +285,77 @@ func TestHelmShapes(t *testing.T) {
 			checkResources(t, c)
 			listen := checkConfig(t, objs, pod, c)
 			checkProbes(t, c, listen, sh.name == "sidecar")
+			checkCursorKey(t, objs, c)
 		})
+	}
+}
+
+// TestHelmCursorKey: every render generates its own random cursor key
+// (the chart hard-codes none), and an existingSecret replaces the
+// generated Secret in the container's environment.
+func TestHelmCursorKey(t *testing.T) {
+	ht := needHelmTools(t)
+	keyOf := func(objs map[string][]map[string]any) string {
+		for _, sec := range objs["Secret"] {
+			if str(m(sec["metadata"])["name"]) == "rel-rcp-sidecar-cursor" {
+				return str(m(sec["stringData"])["cursor-key"])
+			}
+		}
+		return ""
+	}
+	a, b := keyOf(rendered(t, ht.template(t, ht.versions[0], ""))), keyOf(rendered(t, ht.template(t, ht.versions[0], "")))
+	if a == "" || a == b {
+		t.Fatalf("two renders gave the cursor keys %q and %q, want two random keys", a, b)
+	}
+	objs := rendered(t, ht.template(t, ht.versions[0], "", "cursorKey.existingSecret=my-cursor", "cursorKey.secretKey=k1"))
+	if keyOf(objs) != "" {
+		t.Error("a cursor Secret is generated beside cursorKey.existingSecret")
+	}
+	c, _ := rcpContainer(t, m(m(m(objs["Deployment"][0]["spec"])["template"])["spec"]))
+	if ref := cursorKeyRef(c); str(ref["name"]) != "my-cursor" || str(ref["key"]) != "k1" {
+		t.Errorf("RCP_CURSOR_KEY from %v, want my-cursor/k1", ref)
+	}
+}
+
+// cursorKeyRef is the secretKeyRef RCP_CURSOR_KEY is read from.
+func cursorKeyRef(c map[string]any) map[string]any {
+	for _, e := range s(c["env"]) {
+		if str(m(e)["name"]) == "RCP_CURSOR_KEY" {
+			return m(m(m(e)["valueFrom"])["secretKeyRef"])
+		}
+	}
+	return nil
+}
+
+// checkCursorKey: the sidecar reads server.cursor_keys from
+// RCP_CURSOR_KEY, which comes from a Secret the chart generates with a
+// key the configuration loader accepts, kept on upgrade and uninstall.
+func checkCursorKey(t *testing.T, objs map[string][]map[string]any, c map[string]any) {
+	t.Helper()
+	ref := cursorKeyRef(c)
+	var sec map[string]any
+	for _, x := range objs["Secret"] {
+		if str(m(x["metadata"])["name"]) == str(ref["name"]) {
+			sec = x
+		}
+	}
+	if sec == nil {
+		t.Fatalf("RCP_CURSOR_KEY refers to %v; no such Secret is rendered", ref)
+	}
+	if pol := str(m(m(sec["metadata"])["annotations"])["helm.sh/resource-policy"]); pol != "keep" {
+		t.Errorf("cursor Secret resource-policy %q, want keep", pol)
+	}
+	key := str(m(sec["stringData"])[str(ref["key"])])
+	srv := config.Server{CursorKeys: []config.CursorKey{{Value: config.Secret(key)}}}
+	if ks, err := srv.CursorKeyBytes(); err != nil || len(ks) != 1 {
+		t.Errorf("generated cursor key: %v", err)
+	}
+	cfg, err := config.Parse([]byte(configMapConfig(t, objs, m(m(m(objs["Deployment"][0]["spec"])["template"])["spec"]), c)), registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Server.CursorKeys) != 1 || cfg.Server.CursorKeys[0].Env != "RCP_CURSOR_KEY" {
+		t.Errorf("server.cursor_keys %+v, want [{env: RCP_CURSOR_KEY}]", cfg.Server.CursorKeys)
 	}
 }
 
@@ -406,8 +476,8 @@ func checkResources(t *testing.T, c map[string]any) {
 }
 
 // checkConfig loads the mounted configuration with the container's
-// environment (secret values stubbed) through the sidecar's own loader
-// and returns the address it will listen on.
+// environment (envFrom secrets stubbed, secretKeyRef values as rendered)
+// through the sidecar's own loader and returns the address it listens on.
 func checkConfig(t *testing.T, objs map[string][]map[string]any, pod, c map[string]any) string {
 	t.Helper()
 	clearRCPEnv(t)

@@ -2,7 +2,6 @@ package retrieval
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -27,8 +27,10 @@ type Options struct {
 	Embedder adapters.Embedder
 	// Logger receives engine-side error text, never sent to clients (§15).
 	Logger *slog.Logger
-	// CursorKey authenticates pagination cursors; random when empty.
-	CursorKey []byte
+	// CursorKeys authenticate pagination cursors and pinned indexVersion
+	// tokens: the first seals, every one opens (key rotation). Random
+	// when empty: tokens then open only in this process.
+	CursorKeys [][]byte
 	// Tenancy is the backend's multi-tenancy policy (index isolation and
 	// the checks on tenants' writes).
 	Tenancy Tenancy
@@ -70,6 +72,8 @@ type Engine struct {
 	// nativeRR: the reranker is the engine's own (Evidence.NativeReranker),
 	// reached through the adapter.
 	nativeRR bool
+	// keys seal and open cursors and indexVersion tokens.
+	keys rankmath.CursorKeys
 }
 
 // Reason is capability.Reason, re-exported for callers of Explain.
@@ -105,13 +109,15 @@ func NewEngine(ctx context.Context, a adapters.Adapter, opts Options) (*Engine, 
 }
 
 func (e *Engine) initKey() error {
-	if len(e.opts.CursorKey) > 0 {
+	if len(e.opts.CursorKeys) > 0 {
+		e.keys = rankmath.CursorKeys(e.opts.CursorKeys)
 		return nil
 	}
-	e.opts.CursorKey = make([]byte, 32)
-	if _, err := rand.Read(e.opts.CursorKey); err != nil {
+	ks, err := rankmath.RandomCursorKeys()
+	if err != nil {
 		return fmt.Errorf("adapters: cursor key: %w", err)
 	}
+	e.keys = ks
 	return nil
 }
 

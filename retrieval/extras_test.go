@@ -67,7 +67,7 @@ type extras struct {
 
 func newExtrasEngine(t *testing.T, x extras) *retrieval.Engine {
 	t.Helper()
-	opts := retrieval.Options{Name: "test", Version: "0", CursorKey: []byte("k"),
+	opts := retrieval.Options{Name: "test", Version: "0", CursorKeys: [][]byte{[]byte("k")},
 		Caller: func(ctx context.Context) string { s, _ := ctx.Value(callerKey{}).(string); return s }}
 	if x.rr != nil {
 		opts.Reranker = x.rr

@@ -157,7 +157,7 @@ func TestMaxQueryChars(t *testing.T) {
 	emb := &fakeEmbedder{dim: dim}
 	backend := &counting{Adapter: newStore(emb, false, "")}
 	e, err := retrieval.NewEngine(context.Background(), backend, retrieval.Options{Name: "test", Version: "0",
-		Policy: capability.Policy{MaxQueryChars: limit}, Embedder: emb, CursorKey: []byte("k")})
+		Policy: capability.Policy{MaxQueryChars: limit}, Embedder: emb, CursorKeys: [][]byte{[]byte("k")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,7 @@ type setup struct {
 func newEngine(t testing.TB, s setup) (*retrieval.Engine, *memory.Store) {
 	t.Helper()
 	var emb *fakeEmbedder
-	opts := retrieval.Options{Name: "test", Version: "0", Policy: s.policy, CursorKey: []byte("k")}
+	opts := retrieval.Options{Name: "test", Version: "0", Policy: s.policy, CursorKeys: [][]byte{[]byte("k")}}
 	opts.Policy.Writable = s.writable
 	if s.emb {
 		emb = &fakeEmbedder{dim: dim}

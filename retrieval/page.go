@@ -10,7 +10,6 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
-	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -128,7 +127,7 @@ func (e *Engine) nextPage(ctx context.Context, r *retrieval, rk *ranking, page [
 	} else {
 		e.release(ctx, r, rk)
 	}
-	return rankmath.SealCursor(e.opts.CursorKey, st)
+	return e.keys.Seal(st)
 }
 
 // release frees the stage's continuation, if any, and drops the snapshot
@@ -159,7 +158,7 @@ func (e *Engine) sealVersion(r *retrieval, v string) string {
 	if v == "" {
 		return ""
 	}
-	s, err := rankmath.SealCursor(e.opts.CursorKey, versionState{V: v, T: r.tenant})
+	s, err := e.keys.Seal(versionState{V: v, T: r.tenant})
 	if err != nil {
 		e.log.Warn("seal indexVersion", "err", err)
 		return ""
@@ -171,7 +170,7 @@ func (e *Engine) sealVersion(r *retrieval, v string) string {
 // not issue is -32602 on field "indexVersion".
 func (e *Engine) openVersion(r *retrieval) *rcp.Error {
 	var st versionState
-	if err := rankmath.OpenCursor(e.opts.CursorKey, r.p.IndexVersion, &st); err != nil || st.V == "" || st.T != r.tenant {
+	if err := e.keys.Open(r.p.IndexVersion, &st); err != nil || st.V == "" || st.T != r.tenant {
 		return rcp.InvalidParams("indexVersion", "indexVersion was not issued by this server")
 	}
 	r.pinned = st.V

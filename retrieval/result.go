@@ -23,7 +23,7 @@ func (e *Engine) openCursor(r *retrieval) *rcp.Error {
 		return nil
 	}
 	var st cursorState
-	if err := rankmath.OpenCursor(e.opts.CursorKey, r.p.Cursor, &st); err != nil {
+	if err := e.keys.Open(r.p.Cursor, &st); err != nil {
 		return err
 	}
 	if st.Query != requestHash(r) || st.Mode != r.mode || st.Offset < 0 {
@@ -117,7 +117,7 @@ func (e *Engine) nextCursor(r *retrieval, total, served int) (string, error) {
 	if e.caps.Pagination == nil || served == 0 || consumed >= total {
 		return "", nil
 	}
-	return rankmath.SealCursor(e.opts.CursorKey, cursorState{Query: requestHash(r), Mode: r.mode, Offset: consumed})
+	return e.keys.Seal(cursorState{Query: requestHash(r), Mode: r.mode, Offset: consumed})
 }
 
 // scaleMeta labels the scores actually returned (§6.1): the mode run, its

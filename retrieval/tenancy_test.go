@@ -34,7 +34,7 @@ func (m *mapped) Probe(ctx context.Context) (*capability.Evidence, error) {
 func mappedEngine(t *testing.T, a *mapped, tn retrieval.Tenancy) *retrieval.Engine {
 	t.Helper()
 	e, err := retrieval.NewEngine(context.Background(), a, retrieval.Options{Name: "t", Version: "0",
-		Policy: capability.Policy{Writable: true}, Tenancy: tn, CursorKey: []byte("k")})
+		Policy: capability.Policy{Writable: true}, Tenancy: tn, CursorKeys: [][]byte{[]byte("k")}})
 	if err != nil {
 		t.Fatal(err)
 	}

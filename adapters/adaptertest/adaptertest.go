@@ -110,7 +110,7 @@ func engineOptions(s Schema, v variant) retrieval.Options {
 	key := []byte("adaptertest-cursor-key-0123456789")
 	if v == narrowed {
 		p := capability.Policy{MaxK: 50, Fields: narrowedFields, Operators: narrowedOps}
-		return retrieval.Options{Name: "adaptertest", Version: "narrowed", Policy: p, CursorKey: key}
+		return retrieval.Options{Name: "adaptertest", Version: "narrowed", Policy: p, CursorKeys: [][]byte{key}}
 	}
 	names := make([]string, len(s.Fields))
 	for i, f := range s.Fields {
@@ -118,7 +118,7 @@ func engineOptions(s Schema, v variant) retrieval.Options {
 	}
 	p := capability.Policy{MaxK: 100, DefaultCandidateK: 100, Writable: true, Streaming: true,
 		Fields: names, Operators: filterlang.AllOps, EmbedDim: 8, EmbedIdentity: FakeIdentity}
-	return retrieval.Options{Name: "adaptertest", Version: "full", Policy: p, Embedder: Embedder(), CursorKey: key}
+	return retrieval.Options{Name: "adaptertest", Version: "full", Policy: p, Embedder: Embedder(), CursorKeys: [][]byte{key}}
 }
 
 // env is one harness + adapter + Engine + in-memory client.

@@ -49,7 +49,7 @@ func liveFeatureIndex(t *testing.T, docs []adapters.Document, edit ...func(*Conf
 	if err := load(ctx, a, docs); err != nil {
 		t.Fatal(err)
 	}
-	e, err := retrieval.NewEngine(ctx, a, retrieval.Options{Name: "t", Version: "0", CursorKey: []byte("k")})
+	e, err := retrieval.NewEngine(ctx, a, retrieval.Options{Name: "t", Version: "0", CursorKeys: [][]byte{[]byte("k")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func nativeRerankEngine(t *testing.T, docs map[string]string) (*retrieval.Engine
 	})
 	// As the binary does with no reranker section: the probe's evidence
 	// (the model's start-up check) makes the engine's model the reranker.
-	e, err := retrieval.NewEngine(ctx, a, retrieval.Options{Name: "t", Version: "0", CursorKey: []byte("k")})
+	e, err := retrieval.NewEngine(ctx, a, retrieval.Options{Name: "t", Version: "0", CursorKeys: [][]byte{[]byte("k")}})
 	if err != nil {
 		t.Fatal(err)
 	}

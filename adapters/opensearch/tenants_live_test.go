@@ -45,7 +45,7 @@ func TestLiveTenantIndices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := retrieval.NewEngine(context.Background(), a, retrieval.Options{Name: "t", Version: "0", CursorKey: []byte("k"),
+	e, err := retrieval.NewEngine(context.Background(), a, retrieval.Options{Name: "t", Version: "0", CursorKeys: [][]byte{[]byte("k")},
 		Tenancy: retrieval.Tenancy{Index: true}, Policy: capability.Policy{Writable: true}})
 	if err != nil {
 		t.Fatal(err)

@@ -86,6 +86,9 @@ func newGuard(ac config.Access, a *app) (*access.Guard, error) {
 	} else if st != nil {
 		o.Limiter = st // keys' rate limits are global across the replicas
 	}
+	if a.cursor != nil {
+		o.CursorKeys = a.cursor.Derive(accessCursorLabel)
+	}
 	return access.New(o)
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/embedding"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/telemetry"
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
@@ -30,6 +31,9 @@ type app struct {
 	configPath string
 	// extras is the reranker shared by every backend (extras.go).
 	extras extrasState
+	// cursor roots every cursor key (cursorkeys.go); nil: each engine
+	// and guard keeps a random one.
+	cursor rankmath.CursorKeys
 }
 
 // newBareApp loads the configuration and its logger (the --log-level flag
@@ -48,7 +52,11 @@ func newBareApp(g *globals) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &app{cfg: cfg, log: log, redact: redact, configPath: g.configPath}, nil
+	ck, err := cursorKeys(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &app{cfg: cfg, log: log, redact: redact, configPath: g.configPath, cursor: ck}, nil
 }
 
 // loadApp reads the configuration (or builds the demo one), then opens the

@@ -93,6 +93,7 @@ func runFederation(cmd *cobra.Command, g *globals, f *serveFlags, cfg *config.Co
 	}
 	defer watchReload(ctx, &reloader{path: g.configPath, guard: fa.guard, log: fa.log, running: cfg})() // SIGHUP (reload.go)
 	base := cfg.Server.HTTP.BasePath
+	logCursorKeys(cfg, fa.log)
 	fa.log.Info("serving an RCP federation over HTTP", "addr", ln.Addr().String(), "base", base,
 		"engines", strings.Join(fa.ids, ","), "per_engine", enginesPrefix+"<id>/rcp")
 	return serveHTTP(ctx, ln, h, &cfg.Server, fa.log)
@@ -111,7 +112,7 @@ func (fa *fedApp) secure(ln net.Listener) (net.Listener, http.Handler, error) {
 	}
 	// Always a guard, so that a SIGHUP can bring keys to a federation
 	// started without them; with none it admits everyone.
-	g, err := newGuard(ac, &app{cfg: fa.cfg, log: fa.log}) // no default engine: /rcp is the aggregator
+	g, err := newGuard(ac, &app{cfg: fa.cfg, log: fa.log, cursor: fa.obs.cursor}) // no default engine: /rcp is the aggregator
 	if err != nil {
 		return nil, nil, err
 	}
@@ -157,7 +158,11 @@ func openFederation(ctx context.Context, g *globals, cfg *config.Config, id stri
 	if err != nil {
 		return nil, err
 	}
-	fa := &fedApp{cfg: cfg, log: log, obs: &app{cfg: cfg, log: log, backend: "federation", redact: redact}}
+	ck, err := cursorKeys(cfg)
+	if err != nil {
+		return nil, err
+	}
+	fa := &fedApp{cfg: cfg, log: log, obs: &app{cfg: cfg, log: log, backend: "federation", redact: redact, cursor: ck}}
 	var runCtx context.Context
 	runCtx, fa.stop = context.WithCancel(context.WithoutCancel(ctx))
 	var es []federation.Engine

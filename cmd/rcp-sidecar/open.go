@@ -100,6 +100,9 @@ func openBackend(ctx context.Context, b *config.Backend, o openOptions) (_ *open
 			op.Close()
 		}
 	}()
+	if o.obs != nil && o.obs.cursor != nil {
+		op.opts.CursorKeys = o.obs.cursor.Derive(engineCursorLabel)
+	}
 	if o.obs != nil { // reranker, session, feedback (extras.go)
 		if err = o.obs.applyExtras(ctx, &op.opts, b.Name); err != nil {
 			return nil, err

@@ -84,6 +84,7 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if g.demo {
 		printDemoBanner(cmd.OutOrStdout(), ln.Addr().String(), a.cfg.Server.HTTP.BasePath)
 	}
+	logCursorKeys(a.cfg, a.log)
 	a.log.Info("serving RCP over HTTP", "addr", ln.Addr().String(), "base", a.cfg.Server.HTTP.BasePath, "backend", a.backend)
 	ln, h, err := rs.readyHTTP(ctx, ln) // access section (keys, limits, TLS) once the engine is up
 	if err != nil {

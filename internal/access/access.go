@@ -16,8 +16,6 @@ package access
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -28,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 )
@@ -77,8 +76,10 @@ type Options struct {
 	DefaultEngine string
 	// Logger receives rejections (never a key); nil discards them.
 	Logger *slog.Logger
-	// Secret roots the per-key cursor keys; random when empty.
-	Secret []byte
+	// CursorKeys root the per-key cursor keys: the first seals, every one
+	// opens (key rotation). Random when empty: cursors then open only in
+	// this process.
+	CursorKeys [][]byte
 	// IndexIsolated lists the engines that keep each tenant in an index of
 	// its own (tenancy mode "index"): a key's Tenant selects its index
 	// there, so a tenant key needs one.
@@ -110,7 +111,7 @@ type Guard struct {
 	log           *slog.Logger
 	sample        *sampler
 	isolated      []string
-	secret        []byte
+	secret        rankmath.CursorKeys
 	limiter       Limiter
 
 	// mu serialises Backend and Reload; backends are the scoped backends
@@ -145,9 +146,10 @@ type Principal struct {
 	bucket  *bucket
 	// limitKey names the principal's rate limit in a shared Limiter: a
 	// hash of its identity, never a secret.
-	limitKey  string
-	sem       chan struct{} // the key's own concurrency limit; nil: none
-	cursorKey []byte
+	limitKey string
+	sem      chan struct{} // the key's own concurrency limit; nil: none
+	// cursorKeys are the key's own: derived from the guard's, per key.
+	cursorKeys rankmath.CursorKeys
 	// scopes caches the compiled tenant scope per engine (*tenant).
 	scopes sync.Map
 	// token reports a principal mapped from a verified token.
@@ -164,12 +166,13 @@ func New(o Options) (*Guard, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	g.secret, g.limiter = o.Secret, o.Limiter
+	g.secret, g.limiter = rankmath.CursorKeys(o.CursorKeys), o.Limiter
 	if len(g.secret) == 0 {
-		g.secret = make([]byte, 32)
-		if _, err := rand.Read(g.secret); err != nil {
-			return nil, fmt.Errorf("access: secret: %w", err)
+		ks, err := rankmath.RandomCursorKeys()
+		if err != nil {
+			return nil, fmt.Errorf("access: cursor key: %w", err)
 		}
+		g.secret = ks
 	}
 	pol, err := g.newPolicy(o, nil)
 	if err != nil {
@@ -228,7 +231,7 @@ func (pol *policy) key(id string) *Principal {
 // policy, the next ones run under the new. o's static scopes are compiled
 // on every backend handed out by Backend first; when any fails, nothing
 // changes and the error says why. DefaultEngine, MaxBodyBytes, Logger,
-// Secret, IndexIsolated and Limiter keep their values from New.
+// CursorKeys, IndexIsolated and Limiter keep their values from New.
 func (g *Guard) Reload(o Options) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -245,12 +248,10 @@ func (g *Guard) Reload(o Options) error {
 	return nil
 }
 
-func newPrincipal(k Key, secret []byte) *Principal {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("rcp-sidecar cursor\x00" + k.ID))
+func newPrincipal(k Key, secret rankmath.CursorKeys) *Principal {
 	return &Principal{
 		id: k.ID, digest: k.Digest, engines: slices.Clone(k.Engines), write: k.Write, admin: k.Admin,
-		filter: nullToNil(k.Filter), prefix: k.IDPrefix, tenant: k.Tenant, bucket: newBucket(k.RPS, k.Burst), cursorKey: m.Sum(nil),
+		filter: nullToNil(k.Filter), prefix: k.IDPrefix, tenant: k.Tenant, bucket: newBucket(k.RPS, k.Burst), cursorKeys: secret.Derive("rcp-sidecar cursor\x00" + k.ID),
 		limitKey: limitKey("key", k.ID),
 	}
 }

@@ -80,6 +80,7 @@ func newHandler(t testing.TB, opts access.Options) http.Handler {
 	t.Helper()
 	eng, err := retrieval.NewEngine(context.Background(), newStore(), retrieval.Options{
 		Name: "test", Version: "0", Policy: capability.Policy{MaxK: 50, DefaultCandidateK: 50, Writable: true},
+		CursorKeys: opts.CursorKeys, // random when the test configures none
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package access
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +15,8 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 )
 
 // JWT configures bearer tokens issued by an OIDC provider or any JWT
@@ -110,7 +110,7 @@ type verifier struct {
 	cfg    JWT
 	algs   []jose.SignatureAlgorithm
 	keys   *keySet
-	secret []byte
+	secret rankmath.CursorKeys
 	perKey int
 
 	mu    sync.Mutex
@@ -119,11 +119,11 @@ type verifier struct {
 
 // ValidateJWT checks c as New would, without fetching anything.
 func ValidateJWT(c JWT) error {
-	_, err := newVerifier(c, []byte("check"), 0, nil)
+	_, err := newVerifier(c, rankmath.CursorKeys{[]byte("check")}, 0, nil)
 	return err
 }
 
-func newVerifier(c JWT, secret []byte, perKey int, log *slog.Logger) (*verifier, error) {
+func newVerifier(c JWT, secret rankmath.CursorKeys, perKey int, log *slog.Logger) (*verifier, error) {
 	c = withJWTDefaults(c)
 	switch {
 	case c.Issuer == "":
@@ -329,10 +329,9 @@ func (v *verifier) cached(sc scope) *Principal {
 // build makes the principal of sc. Its cursor key is bound to the whole
 // scope, so a cursor never opens for another tenant or subject.
 func (v *verifier) build(sc scope, key string) *Principal {
-	m := hmac.New(sha256.New, v.secret)
-	m.Write([]byte("rcp-sidecar cursor token\x00" + key))
 	p := &Principal{id: "jwt:" + sc.sub, engines: sc.engines, write: sc.write, admin: sc.admin,
-		bucket: newBucket(v.cfg.RPS, v.cfg.Burst), cursorKey: m.Sum(nil), token: true, limitKey: limitKey("token", key)}
+		bucket: newBucket(v.cfg.RPS, v.cfg.Burst), cursorKeys: v.secret.Derive("rcp-sidecar cursor token\x00" + key), token: true,
+		limitKey: limitKey("token", key)}
 	if v.perKey > 0 {
 		p.sem = make(chan struct{}, v.perKey)
 	}

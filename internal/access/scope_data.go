@@ -10,7 +10,6 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
-	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -209,14 +208,14 @@ func (p *Principal) sealCursor(inner string) (string, error) {
 	if inner == "" {
 		return "", nil
 	}
-	return rankmath.SealCursor(p.cursorKey, cursorPayload{C: inner})
+	return p.cursorKeys.Seal(cursorPayload{C: inner})
 }
 
 // openCursor unseals a cursor issued to this key; any other cursor is
 // -32602 on "cursor", exactly like a forged one.
 func (p *Principal) openCursor(c string) (string, error) {
 	var pl cursorPayload
-	if err := rankmath.OpenCursor(p.cursorKey, c, &pl); err != nil {
+	if err := p.cursorKeys.Open(c, &pl); err != nil {
 		return "", err
 	}
 	return pl.C, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -189,4 +190,53 @@ func TestEngineScope(t *testing.T) {
 	}
 	r = post(t, ts, "/engines/docs/rcp/ping", otherKey, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	r.wantError(t, http.StatusForbidden, rcp.CodeUnauthorized)
+}
+
+// TestCursorKeysRotateAcrossGuards: two guards (two replicas, or one
+// before and after a restart) with the same configured keys open each
+// other's cursors, still bound to the key they were issued to; after a
+// rotation the old key still opens, and once it is removed it does not.
+func TestCursorKeysRotateAcrossGuards(t *testing.T) {
+	k1, k2 := []byte("first-cursor-key-0123456789abcde"), []byte("second-cursor-key-0123456789abcd")
+	replica := func(keys ...[]byte) *httptest.Server {
+		return newServer(t, access.Options{Keys: testKeys(), CursorKeys: keys})
+	}
+	a, b, c := replica(k1), replica(k2, k1), replica(k2)
+	p := map[string]any{"query": "rocket", "k": 2, "mode": "sparse"}
+	first := retrieve(t, a, acmeKey, p)
+	if first.NextCursor == "" {
+		t.Fatal("no cursor on a 2-of-6 page")
+	}
+	p["cursor"] = first.NextCursor
+	want := retrieve(t, a, acmeKey, p)
+	if got := retrieve(t, b, acmeKey, p); !sameIDs(got.Hits, want.Hits) || len(got.Hits) != 2 {
+		t.Fatalf("page 2 on the rotated replica: %v, want %v", got.Hits, want.Hits)
+	}
+	badCursor := func(ts *httptest.Server, secret string) {
+		t.Helper()
+		r := call(t, ts, secret, "retrieve", p)
+		if r.err == nil || r.err.Code != rcp.CodeInvalidParams || r.err.Data == nil || r.err.Data.Field != "cursor" {
+			t.Fatalf("want -32602 on cursor, got %+v", r.err)
+		}
+	}
+	badCursor(b, globexKey) // still bound to acme
+	badCursor(c, acmeKey)   // k1 removed
+	delete(p, "cursor")
+	p["cursor"] = retrieve(t, b, acmeKey, p).NextCursor
+	if got := retrieve(t, c, acmeKey, p); !sameIDs(got.Hits, want.Hits) {
+		t.Fatalf("a cursor sealed after the rotation on a replica with only the new key: %v", got.Hits)
+	}
+	badCursor(a, acmeKey) // sealed with k2, which a does not have
+}
+
+func sameIDs(a, b []rcp.Hit) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID {
+			return false
+		}
+	}
+	return true
 }

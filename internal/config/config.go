@@ -45,6 +45,11 @@ type Server struct {
 	ShutdownGrace time.Duration `mapstructure:"shutdown_grace" json:"shutdown_grace,omitempty"`
 	// MCP configures the Model Context Protocol server.
 	MCP MCP `mapstructure:"mcp" json:"mcp"`
+	// CursorKeys seal pagination cursors and pinned indexVersion tokens:
+	// the first seals, every one opens. Every replica of one service needs
+	// the same keys; without any, each process seals with a random key of
+	// its own (cursorkeys.go).
+	CursorKeys []CursorKey `mapstructure:"cursor_keys" json:"cursor_keys,omitempty"`
 }
 
 // HTTP holds the HTTP transport settings (§5.2), including the limits

@@ -13,7 +13,8 @@ import (
 // for redaction (§15.6): each Secret value anywhere in it — the embedder's
 // api_key, every backend's passwords, API keys and bearer tokens (each
 // engine's own settings type included), the access keys' hashes — the
-// access keys themselves when read from a file or the environment, and
+// access keys and cursor keys themselves when read from a file or the
+// environment, and
 // the HTTP Basic form (base64 of "username:password") of a settings block
 // with both. Empty values are left out.
 func (c *Config) Secrets() []string {
@@ -21,6 +22,11 @@ func (c *Config) Secrets() []string {
 	collectSecrets(reflect.ValueOf(c), &out)
 	for i := range c.Access.Keys {
 		if k := c.Access.Keys[i].plain(); k != "" {
+			out = append(out, k)
+		}
+	}
+	for i := range c.Server.CursorKeys {
+		if k, err := c.Server.CursorKeys[i].text(); err == nil && k != "" {
 			out = append(out, k)
 		}
 	}

@@ -86,6 +86,9 @@ func (s *Server) validate() error {
 	case !slices.Contains(LogLevels, s.LogLevel):
 		return fmt.Errorf("server.log_level: %q is not one of %v", s.LogLevel, LogLevels)
 	}
+	if _, err := s.CursorKeyBytes(); err != nil {
+		return err
+	}
 	return s.MCP.validate(s.HTTP.BasePath)
 }
 

@@ -248,7 +248,7 @@ func (s *suite) round(i int, plan roundPlan) {
 		t.Fatalf("round %d: open %s: %v", i, r.Target, err)
 	}
 	defer a.Close()
-	e, err := retrieval.NewEngine(s.ctx, a, retrieval.Options{Name: "filterdiff", CursorKey: []byte("filterdiff")})
+	e, err := retrieval.NewEngine(s.ctx, a, retrieval.Options{Name: "filterdiff", CursorKeys: [][]byte{[]byte("filterdiff")}})
 	if err != nil {
 		t.Fatalf("round %d: engine: %v", i, err)
 	}
@@ -567,7 +567,7 @@ func (rs *roundState) narrowed(a adapters.Adapter) {
 			kept = append(kept, filterlang.Op(op))
 		}
 	}
-	e2, err := retrieval.NewEngine(rs.ctx, a, retrieval.Options{Name: "filterdiff", CursorKey: []byte("filterdiff"),
+	e2, err := retrieval.NewEngine(rs.ctx, a, retrieval.Options{Name: "filterdiff", CursorKeys: [][]byte{[]byte("filterdiff")},
 		Policy: capability.Policy{Operators: kept}})
 	if err != nil {
 		rs.t.Fatalf("round %d: narrowed engine: %v", rs.i, err)

@@ -64,7 +64,7 @@ func FilterClasses(ctx context.Context, t *testing.T, a adapters.Adapter, ignore
 		{ID: "c4", Text: "class four", Meta: map[string]any{"d": "2023-02-16T17:49:02.001Z"}},
 		{ID: "c5", Text: "class five", Meta: map[string]any{"d": "2023-02-16T17:49:02Z"}},
 	}
-	e, err := retrieval.NewEngine(ctx, a, retrieval.Options{Name: "live", CursorKey: []byte("k")})
+	e, err := retrieval.NewEngine(ctx, a, retrieval.Options{Name: "live", CursorKeys: [][]byte{[]byte("k")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func DateFilters(ctx context.Context, t *testing.T, a adapters.Adapter) {
 		{ID: "n2", Text: "instant two", Meta: map[string]any{"ts": t2, "ms": m2}},
 		{ID: "n3", Text: "instant three", Meta: map[string]any{"ts": t3, "ms": m3}},
 	}
-	e, err := retrieval.NewEngine(ctx, a, retrieval.Options{Name: "live", CursorKey: []byte("k")})
+	e, err := retrieval.NewEngine(ctx, a, retrieval.Options{Name: "live", CursorKeys: [][]byte{[]byte("k")}})
 	if err != nil {
 		t.Fatal(err)
 	}

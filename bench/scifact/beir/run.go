@@ -109,7 +109,7 @@ func (s *Setup) openEngine(ctx context.Context) error {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	p := capability.Policy{MaxK: max(s.opts.K, 100), DefaultCandidateK: s.opts.K}
-	eo := retrieval.Options{Name: "scifact", Version: "bench", Policy: p, CursorKey: key}
+	eo := retrieval.Options{Name: "scifact", Version: "bench", Policy: p, CursorKeys: [][]byte{key}}
 	if s.opts.Embedder != nil {
 		eo.Policy.EmbedDim, eo.Policy.EmbedIdentity, eo.Embedder = s.opts.Embedder.Dimension(), s.opts.Embedder.Identity(), s.opts.Embedder
 	}

@@ -42,6 +42,24 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
+{{- define "rcp-sidecar.cursorSecretName" -}}
+{{- default (printf "%s-cursor" (include "rcp-sidecar.fullname" .)) .Values.cursorKey.existingSecret }}
+{{- end }}
+
+{{/*
+rcp-sidecar.config is the configuration file: .Values.config, with
+server.cursor_keys read from RCP_CURSOR_KEY unless it sets its own.
+*/}}
+{{- define "rcp-sidecar.config" -}}
+{{- $cfg := deepCopy .Values.config }}
+{{- $server := $cfg.server | default dict }}
+{{- if not (hasKey $server "cursor_keys") }}
+{{- $_ := set $server "cursor_keys" (list (dict "env" "RCP_CURSOR_KEY")) }}
+{{- end }}
+{{- $_ := set $cfg "server" $server }}
+{{- toYaml $cfg }}
+{{- end }}
+
 {{- define "rcp-sidecar.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
 {{- default (include "rcp-sidecar.fullname" .) .Values.serviceAccount.name }}
@@ -102,6 +120,12 @@ after them.
       valueFrom:
         resourceFieldRef:
           resource: limits.memory
+    # The key every replica seals and opens page cursors with.
+    - name: RCP_CURSOR_KEY
+      valueFrom:
+        secretKeyRef:
+          name: {{ include "rcp-sidecar.cursorSecretName" . }}
+          key: {{ $v.cursorKey.secretKey }}
     {{- with $v.env }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
