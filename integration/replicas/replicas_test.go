@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -185,6 +186,40 @@ func (f *fleet) retrieveAt(t *testing.T, i int, query, session string, k int) an
 	return a
 }
 
+// page retrieves "water" (k 2) at replica i, from cursor when given, and
+// returns the hit ids and the next cursor.
+func (f *fleet) page(t *testing.T, i int, cursor string) ([]string, string) {
+	t.Helper()
+	params := map[string]any{"query": "water", "k": 2}
+	if cursor != "" {
+		params["cursor"] = cursor
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "retrieve", "params": params})
+	req, _ := http.NewRequest(http.MethodPost, f.urls[i]+"/rcp/retrieve", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", f.key)
+	resp, err := f.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Result *struct {
+			Hits       []struct{ ID string }
+			NextCursor string
+		}
+		Error json.RawMessage
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Result == nil {
+		t.Fatalf("replica %d: %v %s", i, err, r.Error)
+	}
+	var ids []string
+	for _, h := range r.Result.Hits {
+		ids = append(ids, h.ID)
+	}
+	return ids, r.Result.NextCursor
+}
+
 // startFleet runs n replicas of `serve` from examples/replicas with the
 // same configuration and environment.
 func startFleet(t *testing.T, bin string, n int, env []string, key string) *fleet {
@@ -251,6 +286,22 @@ func TestReplicas(t *testing.T) {
 
 	t.Run("session suppression across replicas", func(t *testing.T) {
 		checkSessionAcross(t, f, "sess-"+randomHex(t, 6))
+	})
+
+	t.Run("cursor continues on another replica", func(t *testing.T) {
+		first, next := f.page(t, 0, "")
+		if len(first) == 0 || next == "" {
+			t.Fatalf("page 1 from replica 0: %v, cursor %q", first, next)
+		}
+		second, _ := f.page(t, 1, next)
+		if len(second) == 0 {
+			t.Fatal("page 2 from replica 1 with replica 0's cursor: no hits")
+		}
+		for _, h := range second {
+			if slices.Contains(first, h) {
+				t.Fatalf("page 2 %v repeats page 1 %v", second, first)
+			}
+		}
 	})
 
 	t.Run("rate limit across replicas", func(t *testing.T) {
