@@ -252,6 +252,8 @@ func (s *Store) do(ctx context.Context, op string, f func(ctx context.Context) e
 		err = nil
 	case ctx.Err() != nil:
 		outcome = retry.Neutral // the caller gave up: nothing learnt about the store
+	case timeout < s.timeout && cctx.Err() != nil:
+		outcome = retry.Neutral // cut short by the request's budget, not the store's timeout
 	default:
 		outcome = retry.Failed
 	}
