@@ -171,7 +171,7 @@ var layers = map[string][]string{
 	"cmd/rcp-sidecar": {"std", "adapters", "adapters/elasticsearch", "adapters/memory", "adapters/opensearch",
 		"adapters/qdrant", "adapters/resilient", "adapters/resilient/standby", "capability", "cmd/rcp-sidecar/demo",
 		"embedding", "federation", "internal/access", "internal/config", "internal/telemetry", "rcp", "rcp/server",
-		"reranker", "internal/session", "internal/feedback", "internal/statestore",
+		"reranker", "internal/session", "internal/feedback", "internal/statestore", "rankmath",
 		"retrieval", "mcpserver", "github.com/spf13/cobra", "golang.org/x/net/netutil", "github.com/modelcontextprotocol/go-sdk/"},
 	"cmd/rcp-sidecar/demo": {"std"},
 	"deploy/healthcheck":   {"std"},
@@ -183,14 +183,15 @@ var layers = map[string][]string{
 		"adapters/qdrant/qdranttest", "capability", "rcp", "rcp/server", "retrieval", "github.com/qdrant/"},
 
 	// Documentation and test-only packages.
-	"deploy":               {},
-	"integration/fault":    {},
-	"integration/interop":  {},
-	"integration/itest":    {"std"},
-	"integration/mcp":      {},
-	"integration/qdrant":   {},
-	"integration/replicas": {},
-	"internal/archtest":    {},
+	"deploy":                 {},
+	"integration/fault":      {},
+	"integration/interop":    {},
+	"integration/itest":      {"std"},
+	"integration/mcp":        {},
+	"integration/qdrant":     {},
+	"integration/replicas":   {},
+	"integration/anyreplica": {},
+	"internal/archtest":      {},
 }
 
 // TestLayering checks every module package's direct imports against its

@@ -48,7 +48,8 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/*
 rcp-sidecar.config is the configuration file: .Values.config, with
-server.cursor_keys read from RCP_CURSOR_KEY unless it sets its own.
+server.cursor_keys read from RCP_CURSOR_KEY unless it sets its own, and
+state.url set from .Values.state.url when that is given.
 */}}
 {{- define "rcp-sidecar.config" -}}
 {{- $cfg := deepCopy .Values.config }}
@@ -57,6 +58,11 @@ server.cursor_keys read from RCP_CURSOR_KEY unless it sets its own.
 {{- $_ := set $server "cursor_keys" (list (dict "env" "RCP_CURSOR_KEY")) }}
 {{- end }}
 {{- $_ := set $cfg "server" $server }}
+{{- if .Values.state.url }}
+{{- $state := deepCopy (default dict $cfg.state) }}
+{{- $_ := set $state "url" .Values.state.url }}
+{{- $_ := set $cfg "state" $state }}
+{{- end }}
 {{- toYaml $cfg }}
 {{- end }}
 
@@ -179,20 +185,6 @@ checksum/secrets: {{ toYaml .Values.secrets | sha256sum }}
 {{- with .Values.podAnnotations }}
 {{ toYaml . }}
 {{- end }}
-{{- end }}
-
-{{/*
-rcp-sidecar.config is the configuration file: .Values.config, with
-state.url set from .Values.state.url when that is given.
-*/}}
-{{- define "rcp-sidecar.config" -}}
-{{- $cfg := deepCopy .Values.config }}
-{{- if .Values.state.url }}
-{{- $state := deepCopy (default dict $cfg.state) }}
-{{- $_ := set $state "url" .Values.state.url }}
-{{- $_ := set $cfg "state" $state }}
-{{- end }}
-{{- toYaml $cfg }}
 {{- end }}
 
 {{/*
