@@ -241,7 +241,7 @@ func (s *Store) do(ctx context.Context, op string, f func(ctx context.Context) e
 	}
 	start := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
-	err := f(cctx)
+	err := guarded(cctx, f)
 	cancel()
 	if b != nil {
 		b.spend(time.Since(start))
@@ -266,6 +266,18 @@ func (s *Store) do(ctx context.Context, op string, f func(ctx context.Context) e
 		return s.fallback(ctx, op, fmt.Errorf("statestore: %s: %w", op, err))
 	}
 	return nil
+}
+
+// guarded runs f, turning a panic on a reply of an unexpected shape (a
+// misbehaving server: the limiter's script result is type-asserted) into
+// a failed call rather than a failed request.
+func guarded(ctx context.Context, f func(ctx context.Context) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("unexpected reply: %v", r)
+		}
+	}()
+	return f(ctx)
 }
 
 // fallback counts a call not served and returns err.
