@@ -2,8 +2,8 @@
 # Starts a Valkey (or Redis) server for the shared state store's tests on a
 # free 127.0.0.1 port, without persistence, waits until it answers PING,
 # and writes integration/.work/valkey.env with RCP_VALKEY_URL
-# (redis://127.0.0.1:PORT/0), RCP_VALKEY_PID (for tests that freeze the
-# server) and RCP_VALKEY_SERVER (the binary, for tests that start their own).
+# (redis://127.0.0.1:PORT/0) and RCP_VALKEY_SERVER (the binary, for tests
+# that start a server of their own to freeze or kill it).
 #
 # Env: RCP_VALKEY_INSTANCE (default "valkey": names the env, pid and data
 #      files, so that a second server can run beside the first).
@@ -52,8 +52,7 @@ main() {
 		cat "$node/server.log" >&2 || true
 		exit 1
 	fi
-	printf 'export RCP_VALKEY_URL=%s\nexport RCP_VALKEY_PID=%s\nexport RCP_VALKEY_SERVER=%s\n' \
-		"redis://127.0.0.1:$port/0" "$(cat "$node/server.pid")" "$server" >"$envfile"
+	printf 'export RCP_VALKEY_URL=%s\nexport RCP_VALKEY_SERVER=%s\n' "redis://127.0.0.1:$port/0" "$server" >"$envfile"
 	log "ready at 127.0.0.1:$port (env in $envfile)"
 }
 

@@ -7,6 +7,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 work="$(cd "$here/.." && pwd)/.work"
 name="${RCP_VALKEY_INSTANCE:-valkey}"
 nodefile="$work/$name.node"
+envfile="$work/$name.env"
 
 if [[ -s "$nodefile" ]]; then
 	node="$(cat "$nodefile")"
