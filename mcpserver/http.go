@@ -3,10 +3,8 @@ package mcpserver
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -18,8 +16,8 @@ import (
 // Identity is an authenticated HTTP caller, as the access layer in front
 // of the handler established it.
 type Identity struct {
-	// ID binds MCP sessions: a session created by one identity is refused
-	// to every other.
+	// ID names the caller (its key's id): each request is served under
+	// the identity it carries, with the tools its scope allows.
 	ID string
 	// Caller is what the identity may do.
 	Caller Caller
@@ -38,30 +36,20 @@ type HTTPOptions struct {
 	// access policy may change at run time); a tool call that reaches the
 	// handler without an identity while it is true is refused. nil: never.
 	Required func() bool
-	// SessionTimeout closes a session idle this long (0: 10 minutes).
-	SessionTimeout time.Duration
-	// MaxSessions caps the open sessions per identity (0: 64); a client
-	// over it is answered 429 with -32011.
-	MaxSessions int
 }
 
 const carryKey = "rcp-sidecar.carry"
 
-// bindKey marks a context whose calls must carry an identity.
-type bindKey struct{}
-
-// Handler serves MCP over Streamable HTTP (stateful sessions: progress
-// and cancellation work both ways). Mount it behind the access layer.
+// Handler serves MCP over Streamable HTTP without sessions: every request
+// stands alone, on whichever process (replica) receives it, and nothing
+// of a client is kept between its requests. A tool call's progress
+// notifications go on the call's own response stream, and a call ends
+// when that stream closes. Mount it behind the access layer, whose limits
+// bound each request as they bound RCP's.
 func (s *Service) Handler(o HTTPOptions) http.Handler {
-	if o.SessionTimeout <= 0 {
-		o.SessionTimeout = 10 * time.Minute
-	}
-	if o.MaxSessions <= 0 {
-		o.MaxSessions = 64
-	}
 	h := &httpHandler{s: s, o: o, servers: map[string]*mcp.Server{}}
 	h.sdk = mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{
-		SessionTimeout: o.SessionTimeout, Logger: s.logger(),
+		Stateless: true, PropagateRequestCancellation: true, Logger: s.logger(),
 		// DNS-rebinding protection refuses a loopback listener's request
 		// whose Host is not loopback (a browser tricked into calling a
 		// local server). With keys required such a request carries no
@@ -78,10 +66,16 @@ type httpHandler struct {
 	sdk *mcp.StreamableHTTPHandler
 	mu  sync.Mutex
 	// servers holds one MCP server per identity, its scope and the set of
-	// ready engines.
+	// ready engines: what a request is served with, not a session.
 	servers map[string]*mcp.Server
-	// open counts initialized sessions per identity.
-	open sync.Map // id → *atomic.Int64
+}
+
+// call is what a request hands to its tool calls: the caller (nil when
+// unidentified) and the request's context, whose end (the client closed
+// the stream) ends the call.
+type call struct {
+	id  *Identity
+	ctx context.Context
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -89,45 +83,37 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.o.Identify != nil {
 		id = h.o.Identify(r)
 	}
-	if id != nil {
-		// The SDK binds a session to TokenInfo.UserID and hands TokenInfo
-		// to every call of the request: the identity travels with it.
-		if r.Header.Get("Authorization") == "" {
-			r.Header.Set("Authorization", "Bearer -") // X-API-Key callers: verified already
-		}
-		info := &auth.TokenInfo{UserID: id.ID, Expiration: time.Now().Add(24 * time.Hour),
-			Extra: map[string]any{carryKey: id}}
-		verify := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) { return info, nil }
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && h.count(id.ID).Load() >= int64(h.o.MaxSessions) {
-			tooMany(w)
-			return
-		}
-		auth.RequireBearerToken(verify, nil)(h.sdk).ServeHTTP(w, r)
-		return
+	// The SDK hands TokenInfo to every call of the request: the caller
+	// and the request's lifetime travel with it. The access layer in front
+	// verified the credential already (a bearer key, X-API-Key, or none).
+	if id == nil || r.Header.Get("Authorization") == "" {
+		r.Header.Set("Authorization", "Bearer -")
 	}
-	h.sdk.ServeHTTP(w, r)
+	userID := ""
+	if id != nil {
+		userID = id.ID
+	}
+	info := &auth.TokenInfo{UserID: userID, Expiration: time.Now().Add(24 * time.Hour),
+		Extra: map[string]any{carryKey: &call{id: id, ctx: r.Context()}}}
+	verify := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) { return info, nil }
+	auth.RequireBearerToken(verify, nil)(h.sdk).ServeHTTP(w, r)
 }
 
-func (h *httpHandler) count(id string) *atomic.Int64 {
-	c, _ := h.open.LoadOrStore(id, new(atomic.Int64))
-	return c.(*atomic.Int64)
-}
-
-// tooMany answers a new session over the cap.
-func tooMany(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Retry-After", "1")
-	w.WriteHeader(http.StatusTooManyRequests)
-	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":` + strconv.Itoa(int(rcp.CodeRateLimited)) +
-		`,"message":"too many open MCP sessions for this key","data":{"retryable":true,"retryAfterMs":1000}}}`))
+// callOf is the call a request's TokenInfo carries, nil without one.
+func callOf(ti *auth.TokenInfo) *call {
+	if ti == nil {
+		return nil
+	}
+	c, _ := ti.Extra[carryKey].(*call)
+	return c
 }
 
 // server is the SDK's getServer: the identity's server for the engines up
 // now, built once and reused.
 func (h *httpHandler) server(r *http.Request) *mcp.Server {
 	var id *Identity
-	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
-		id, _ = ti.Extra[carryKey].(*Identity)
+	if cl := callOf(auth.TokenInfoFromContext(r.Context())); cl != nil {
+		id = cl.id
 	}
 	var c Caller
 	key := ""
@@ -158,24 +144,23 @@ func (h *httpHandler) server(r *http.Request) *mcp.Server {
 	if srv, ok := h.servers[key]; ok {
 		return srv
 	}
-	count := h.count("")
-	if id != nil {
-		count = h.count(id.ID)
-	}
-	srv := h.s.build(c, h.o.Required, func(ss *mcp.ServerSession) {
-		count.Add(1)
-		go func() { _ = ss.Wait(); count.Add(-1) }()
-	})
+	srv := h.s.build(c, h.o.Required)
 	h.servers[key] = srv
 	return srv
 }
 
-// bind returns ctx carrying the identity of the request req belongs to.
-// Over authenticated HTTP, a call without one is refused.
+// bind returns ctx carrying the identity of the request req belongs to,
+// and ending when that request does (over HTTP: the client closed the
+// call's stream). Over authenticated HTTP, a call without one is refused.
 func bind(ctx context.Context, req *mcp.CallToolRequest, required func() bool) (context.Context, error) {
 	var id *Identity
-	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
-		id, _ = req.Extra.TokenInfo.Extra[carryKey].(*Identity)
+	if req != nil && req.Extra != nil {
+		if cl := callOf(req.Extra.TokenInfo); cl != nil {
+			id = cl.id
+			var cancel context.CancelCauseFunc
+			ctx, cancel = context.WithCancelCause(ctx)
+			context.AfterFunc(cl.ctx, func() { cancel(context.Cause(cl.ctx)) })
+		}
 	}
 	if id == nil || id.Carry == nil {
 		if required != nil && required() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -36,5 +37,40 @@ func TestUnidentifiedCallRefusedOnceRequired(t *testing.T) {
 	res, sc := call(t, cs, "search", map[string]any{"query": "sun"})
 	if code, _ := rcpError(t, res, sc); code != int(rcp.CodeUnauthorized) {
 		t.Fatalf("unidentified call under a policy that requires callers: code %d", code)
+	}
+}
+
+// TestHTTPProgressAndClosedStream: over Streamable HTTP, which keeps no
+// sessions, a call's progress reaches the client on the call's own
+// stream, and a client that gives up on the call (its stream closes)
+// ends the engine call — with the sessionless protocol and with the
+// initialize-handshake ones.
+func TestHTTPProgressAndClosedStream(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25", "2025-06-18", "2025-03-26"} {
+		t.Run("protocol "+version, func(t *testing.T) {
+			e := engine(t, corpus(2, 10), false, testFields)
+			b := &blocking{Backend: e, entered: make(chan struct{}), ended: make(chan error, 1)}
+			svc := service(t, mcpserver.Options{Engines: []mcpserver.Engine{{Name: "docs", Backend: b}}})
+			srv := httptest.NewServer(svc.Handler(mcpserver.HTTPOptions{}))
+			defer srv.Close()
+			got := make(chan string, 8)
+			cl := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+					if !strings.Contains(r.Params.Message, "recall") {
+						return
+					}
+					select {
+					case got <- r.Params.Message:
+					default:
+					}
+				}})
+			cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1},
+				&mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			cancelMidCall(t, cs, b, got)
+		})
 	}
 }

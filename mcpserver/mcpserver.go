@@ -41,7 +41,8 @@ type Engine struct {
 	// served as the engine's resource; nil serves none.
 	Explain func() any
 	// Ready reports whether the engine is up; nil means always. An engine
-	// that is not up has no tools in the sessions that start meanwhile.
+	// that is not up has no tools in the sessions (over HTTP: the
+	// requests) that start meanwhile.
 	Ready func() bool
 	// MaxQueryChars bounds the query in the input schema (0: unbounded).
 	MaxQueryChars int
@@ -139,15 +140,11 @@ func (s *Service) toolName(base, engine string) string {
 
 // Server returns a new MCP server with the tools and resources c may use,
 // for a transport without authentication (stdio: the spawner decides).
-func (s *Service) Server(c Caller) *mcp.Server { return s.build(c, nil, nil) }
+func (s *Service) Server(c Caller) *mcp.Server { return s.build(c, nil) }
 
-// build is Server; required refuses calls that carry no identity, and
-// onInit, when set, sees every session once it is initialized.
-func (s *Service) build(c Caller, required func() bool, onInit func(*mcp.ServerSession)) *mcp.Server {
+// build is Server; required refuses calls that carry no identity.
+func (s *Service) build(c Caller, required func() bool) *mcp.Server {
 	opts := &mcp.ServerOptions{Logger: s.logger(), Instructions: s.instructions(), HasTools: true}
-	if onInit != nil {
-		opts.InitializedHandler = func(_ context.Context, req *mcp.InitializedRequest) { onInit(req.Session) }
-	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: s.o.Name, Version: s.o.Version}, opts)
 	var allowed int
 	for i := range s.o.Engines {

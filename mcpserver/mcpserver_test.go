@@ -523,7 +523,22 @@ func TestProgressAndCancellation(t *testing.T) {
 		default:
 		}
 	}})
+	cancelMidCall(t, cs, b, got)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(progress) == 0 || !strings.Contains(progress[0], "recall") {
+		t.Fatalf("progress: %v", progress)
+	}
+}
+
+// cancelMidCall calls search on cs with a progress token, waits for the
+// blocking engine call and a progress notification (got), then cancels
+// the client call and checks that the engine call ended with a context
+// error and the client call with an error.
+func cancelMidCall[T any](t *testing.T, cs *mcp.ClientSession, b *blocking, got <-chan T) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan error, 1)
 	go func() {
 		p := &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "sun"}}
@@ -548,11 +563,6 @@ func TestProgressAndCancellation(t *testing.T) {
 	}
 	if err := <-done; err == nil {
 		t.Fatal("cancelled call returned no error")
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(progress) == 0 || !strings.Contains(progress[0], "recall") {
-		t.Fatalf("progress: %v", progress)
 	}
 }
 

@@ -27,9 +27,11 @@ type Options struct {
 	Embedder adapters.Embedder
 	// Logger receives engine-side error text, never sent to clients (§15).
 	Logger *slog.Logger
-	// CursorKeys authenticate pagination cursors and pinned indexVersion
-	// tokens: the first seals, every one opens (key rotation). Random
-	// when empty: tokens then open only in this process.
+	// CursorKeys root the keys that authenticate pagination cursors and
+	// pinned indexVersion tokens (derived with a label of the engine's
+	// own, so the same keys may root other uses): the first seals, every
+	// one opens (key rotation). Random when empty: tokens then open only
+	// in this process.
 	CursorKeys [][]byte
 	// Tenancy is the backend's multi-tenancy policy (index isolation and
 	// the checks on tenants' writes).
@@ -110,7 +112,7 @@ func NewEngine(ctx context.Context, a adapters.Adapter, opts Options) (*Engine, 
 
 func (e *Engine) initKey() error {
 	if len(e.opts.CursorKeys) > 0 {
-		e.keys = rankmath.CursorKeys(e.opts.CursorKeys)
+		e.keys = rankmath.CursorKeys(e.opts.CursorKeys).Derive("rcp-sidecar engine cursor")
 		return nil
 	}
 	ks, err := rankmath.RandomCursorKeys()

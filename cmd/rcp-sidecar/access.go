@@ -59,7 +59,7 @@ func (a *app) accessHandler(g *access.Guard) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withMCP(m.Path, mcpHandler(svc, m, g), h), nil
+	return withMCP(m.Path, mcpHandler(svc, g), h), nil
 }
 
 // guarded puts g's middleware in front of h; a nil g leaves h as it is.
@@ -87,7 +87,7 @@ func newGuard(ac config.Access, a *app) (*access.Guard, error) {
 		o.Limiter = st // keys' rate limits are global across the replicas
 	}
 	if a.cursor != nil {
-		o.CursorKeys = a.cursor.Derive(accessCursorLabel)
+		o.CursorKeys = a.cursor
 	}
 	return access.New(o)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/embedding"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/telemetry"
-	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
@@ -33,7 +32,7 @@ type app struct {
 	extras extrasState
 	// cursor roots every cursor key (cursorkeys.go); nil: each engine
 	// and guard keeps a random one.
-	cursor rankmath.CursorKeys
+	cursor [][]byte
 }
 
 // newBareApp loads the configuration and its logger (the --log-level flag

@@ -1,35 +1,29 @@
 package main
 
 import (
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
-	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
-)
-
-// Labels of the keys derived from server.cursor_keys: the engines'
-// cursors and the access layer's per-key wrapping never share a key.
-const (
-	engineCursorLabel = "rcp-sidecar engine cursor"
-	accessCursorLabel = "rcp-sidecar access cursor"
 )
 
 // cursorKeys are server.cursor_keys decoded, or one random key when none
-// are configured (cursors then open only in this process).
-func cursorKeys(cfg *config.Config) (rankmath.CursorKeys, error) {
+// are configured (cursors then open only in this process). The engines
+// and the access layer each derive their own keys from them.
+func cursorKeys(cfg *config.Config) ([][]byte, error) {
 	ks, err := cfg.Server.CursorKeyBytes()
 	if err != nil {
 		return nil, err
 	}
 	if len(ks) > 0 {
-		return rankmath.CursorKeys(ks), nil
+		return ks, nil
 	}
-	rk, err := rankmath.RandomCursorKeys()
-	if err != nil {
+	k := make([]byte, config.MinCursorKeyBytes)
+	if _, err := rand.Read(k); err != nil {
 		return nil, fmt.Errorf("cursor key: %w", err)
 	}
-	return rk, nil
+	return [][]byte{k}, nil
 }
 
 // logCursorKeys says once, at start, whether cursors reach other

@@ -291,7 +291,7 @@ func (fa *fedApp) handler(scope func(id string, b server.Backend) (server.Backen
 		if err != nil {
 			return nil, err
 		}
-		h := mcpHandler(svc, m, fa.guard)
+		h := mcpHandler(svc, fa.guard)
 		mux.Handle(m.Path, h)
 		mux.Handle(m.Path+"/", h)
 	}

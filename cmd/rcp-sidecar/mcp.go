@@ -205,10 +205,10 @@ func policyMaxQueryChars(cfg *config.Config, backend string) int {
 	return 0
 }
 
-// mcpHandler is the MCP server over Streamable HTTP, each caller's
-// session scoped to its key by the access middleware in front of it.
-func mcpHandler(svc *mcpserver.Service, m config.MCP, g *access.Guard) http.Handler {
-	o := mcpserver.HTTPOptions{SessionTimeout: m.SessionTimeout, MaxSessions: m.MaxSessions}
+// mcpHandler is the MCP server over Streamable HTTP, each request scoped
+// to its key by the access middleware in front of it.
+func mcpHandler(svc *mcpserver.Service, g *access.Guard) http.Handler {
+	var o mcpserver.HTTPOptions
 	if g != nil {
 		o.Required = g.Authenticating
 		o.Identify = func(r *http.Request) *mcpserver.Identity {

@@ -101,7 +101,7 @@ func openBackend(ctx context.Context, b *config.Backend, o openOptions) (_ *open
 		}
 	}()
 	if o.obs != nil && o.obs.cursor != nil {
-		op.opts.CursorKeys = o.obs.cursor.Derive(engineCursorLabel)
+		op.opts.CursorKeys = o.obs.cursor
 	}
 	if o.obs != nil { // reranker, session, feedback (extras.go)
 		if err = o.obs.applyExtras(ctx, &op.opts, b.Name); err != nil {

@@ -37,13 +37,18 @@ func randomHexKey(t *testing.T) string {
 // tenant) and, when withCursorKeys, server.cursor_keys from the
 // environment.
 func replicaConfig(corpus string, withCursorKeys bool) string {
-	s := fmt.Sprintf(`backends:
-  - {name: docs, engine: memory, settings: {corpus: %q}, policy: {max_k: 100}}
+	return configFor(fmt.Sprintf("{name: docs, engine: memory, settings: {corpus: %q}, policy: {max_k: 100}}", corpus), withCursorKeys)
+}
+
+// configFor is replicaConfig over another backend (a YAML flow mapping).
+func configFor(backend string, withCursorKeys bool) string {
+	s := `backends:
+  - ` + backend + `
 access:
   keys:
     - {id: acme, env: TEST_ACME_KEY, filter: {field: tenant, op: eq, value: acme}}
     - {id: globex, env: TEST_GLOBEX_KEY, filter: {field: tenant, op: eq, value: globex}}
-`, corpus)
+`
 	if withCursorKeys {
 		s += "server:\n  cursor_keys:\n    - {env: TEST_CURSOR_KEY}\n"
 	}
@@ -54,7 +59,8 @@ type page struct {
 	Hits []struct {
 		ID string `json:"id"`
 	} `json:"hits"`
-	NextCursor string `json:"nextCursor"`
+	NextCursor   string `json:"nextCursor"`
+	IndexVersion string `json:"indexVersion"`
 }
 
 func (p page) ids() []string {

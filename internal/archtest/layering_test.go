@@ -184,13 +184,13 @@ var layers = map[string][]string{
 
 	// Documentation and test-only packages.
 	"deploy":                 {},
+	"integration/anyreplica": {},
 	"integration/fault":      {},
 	"integration/interop":    {},
 	"integration/itest":      {"std"},
 	"integration/mcp":        {},
 	"integration/qdrant":     {},
 	"integration/replicas":   {},
-	"integration/anyreplica": {},
 	"internal/archtest":      {},
 }
 

@@ -36,10 +36,24 @@ func checkKeys(prefix string, raw any, t reflect.Type) error {
 	return nil
 }
 
+// retiredKeys are keys that older versions accepted, each with what
+// replaced it; a file that still sets one is refused with that message
+// rather than "unknown key".
+var retiredKeys = map[string]string{
+	"server.mcp.max_sessions": "removed: MCP over Streamable HTTP keeps no sessions (every request stands alone, " +
+		"on any replica), so there is nothing to cap; a client's footprint is its requests in flight, bounded by " +
+		"access.max_inflight_per_key, access.max_inflight and its key's rate. Delete this key",
+	"server.mcp.session_timeout": "removed: MCP over Streamable HTTP keeps no sessions, so none idles; " +
+		"a request is bounded by server.deadline. Delete this key",
+}
+
 func checkStruct(prefix string, m map[string]any, t reflect.Type) error {
 	for _, k := range sortedKeys(m) {
 		f, ok := fieldFor(t, k)
 		if !ok {
+			if why, retired := retiredKeys[prefix+k]; retired {
+				return fmt.Errorf("%s%s: %s", prefix, k, why)
+			}
 			return fmt.Errorf("unknown key %q", prefix+k)
 		}
 		if f == nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // MCP configures the Model Context Protocol server (server.mcp): the
@@ -24,16 +23,11 @@ type MCP struct {
 	// MaxWriteBatch bounds documents per index_add and ids per
 	// index_delete call.
 	MaxWriteBatch int `mapstructure:"max_write_batch" json:"max_write_batch"`
-	// SessionTimeout closes an idle HTTP session.
-	SessionTimeout time.Duration `mapstructure:"session_timeout" json:"session_timeout"`
-	// MaxSessions caps open HTTP sessions per API key.
-	MaxSessions int `mapstructure:"max_sessions" json:"max_sessions"`
 }
 
 // DefaultMCP returns the defaults of server.mcp.
 func DefaultMCP() MCP {
-	return MCP{Path: "/mcp", TokenBudget: 4000, MaxSchemaFields: 48, MaxWriteBatch: 100,
-		SessionTimeout: 10 * time.Minute, MaxSessions: 64}
+	return MCP{Path: "/mcp", TokenBudget: 4000, MaxSchemaFields: 48, MaxWriteBatch: 100}
 }
 
 func (m *MCP) validate(basePath string) error {
@@ -52,10 +46,6 @@ func (m *MCP) validate(basePath string) error {
 		return errors.New("server.mcp.max_schema_fields: must be at least 1")
 	case m.MaxWriteBatch < 1:
 		return errors.New("server.mcp.max_write_batch: must be at least 1")
-	case m.SessionTimeout <= 0:
-		return errors.New("server.mcp.session_timeout: must be positive")
-	case m.MaxSessions < 1:
-		return errors.New("server.mcp.max_sessions: must be at least 1")
 	}
 	return nil
 }
