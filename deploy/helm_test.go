@@ -551,3 +551,78 @@ func checkProbes(t *testing.T, c map[string]any, listen string, loopback bool) {
 		}
 	}
 }
+
+// TestHelmState: several standalone replicas (replicas > 1 or autoscaling)
+// with sessions or per-key rate limits need the store they share; without
+// state.url the chart refuses to render and says why, unless
+// state.allowPerReplica accepts per-replica state. state.url becomes the
+// configuration's state.url, which the sidecar's own loader accepts.
+func TestHelmState(t *testing.T) {
+	ht := needHelmTools(t)
+	const (
+		sessions = `config.session={}`
+		rated    = `config.access={"keys":[{"id":"app","env":"RCP_APP_KEY","rate":{"rps":20,"burst":20}}]}`
+	)
+	tests := []struct {
+		name    string
+		setJSON []string
+		set     []string
+		fail    string // "" renders
+		url     string // the rendered config's state.url
+	}{
+		{"defaults: nothing per replica", nil, nil, "", ""},
+		{"sessions, autoscaling, no store", []string{sessions}, nil, "retrieve sessions", ""},
+		{"rate limits, 3 replicas, no store", []string{rated}, []string{"autoscaling.enabled=false", "replicas=3"}, "per-key rate limits", ""},
+		{"sessions and rate limits, no store", []string{sessions, rated}, nil, "retrieve sessions (sessionId suppression) and per-key rate limits", ""},
+		{"sessions with a store", []string{sessions, rated}, []string{"state.url=redis://valkey.search.svc:6379/0"}, "", "redis://valkey.search.svc:6379/0"},
+		{"store in the config itself", []string{sessions, `config.state={"url":"rediss://cache:6380"}`}, nil, "", "rediss://cache:6380"},
+		{"one replica needs no store", []string{sessions, rated}, []string{"autoscaling.enabled=false", "replicas=1"}, "", ""},
+		{"per replica accepted", []string{sessions}, []string{"state.allowPerReplica=true"}, "", ""},
+		{"sidecar mode: each pod its own", []string{sessions}, []string{"mode=sidecar"}, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"template", "rel", chartDir, "--namespace", "search", "--kube-version", ht.versions[0]}
+			for _, s := range tc.setJSON {
+				args = append(args, "--set-json", s)
+			}
+			for _, s := range tc.set {
+				args = append(args, "--set", s)
+			}
+			out, err := runErr(t, nil, ht.helm, args...)
+			if tc.fail != "" {
+				if err == nil || !strings.Contains(string(out), tc.fail) || !strings.Contains(string(out), "state.url") {
+					t.Fatalf("rendered (err %v), want a failure naming %q and state.url:\n%.600s", err, tc.fail, out)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("helm template: %v\n%s", err, out)
+			}
+			objs := rendered(t, out)
+			deps := objs["Deployment"]
+			if len(deps) != 1 {
+				t.Fatalf("%d Deployments, want 1", len(deps))
+			}
+			pod := m(m(m(deps[0]["spec"])["template"])["spec"])
+			c, _ := rcpContainer(t, pod)
+			clearRCPEnv(t)
+			for _, e := range s(c["env"]) {
+				setContainerEnv(t, m(e), objs["Secret"])
+			}
+			t.Setenv("RCP_ES_API_KEY", "stub-api-key")
+			t.Setenv("RCP_APP_KEY", "stub-app-key-0123456789")
+			cfg, err := config.Parse([]byte(configMapConfig(t, objs, pod, c)), registry())
+			if err != nil {
+				t.Fatalf("rendered config.yaml: %v", err)
+			}
+			got := ""
+			if cfg.State != nil {
+				got = cfg.State.URL
+			}
+			if got != tc.url {
+				t.Fatalf("config state.url %q, want %q", got, tc.url)
+			}
+		})
+	}
+}

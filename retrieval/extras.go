@@ -40,10 +40,21 @@ type Reranker interface {
 }
 
 // SessionStore remembers, per namespace and session id, the keys of the
-// hits a session was served (internal/session's Store).
+// hits a session was served (internal/session's Tiered). fallback reports
+// that the store shared by the replicas did not answer, and the replica
+// answered from what it served itself.
 type SessionStore interface {
-	Seen(ns, id string, keys []string) []bool
-	Record(ns, id string, keys []string)
+	Seen(ctx context.Context, ns, id string, keys []string) (seen []bool, fallback bool)
+	Record(ctx context.Context, ns, id string, keys []string) (fallback bool)
+}
+
+// sessionFallbackNote says, once per retrieve, that suppression covered
+// only what this replica served.
+func (r *retrieval) sessionFallback() {
+	if !r.sessionLocal {
+		r.sessionLocal = true
+		r.note("session: the shared state store did not answer; suppression covers only the hits this replica served")
+	}
 }
 
 // FeedbackEvent is one validated feedback call, tagged with its caller.
@@ -265,7 +276,10 @@ func (e *Engine) dedupSession(ctx context.Context, r *retrieval, rk *ranking) {
 			owner = append(owner, i)
 		}
 	}
-	seen := e.opts.Sessions.Seen(ns, r.p.SessionID, keys)
+	seen, fallback := e.opts.Sessions.Seen(ctx, ns, r.p.SessionID, keys)
+	if fallback {
+		r.sessionFallback()
+	}
 	drop := make([]bool, len(rk.items))
 	dropped := 0
 	for k, s := range seen {
@@ -299,7 +313,9 @@ func (e *Engine) recordSession(ctx context.Context, r *retrieval, page []item) {
 	for i := range page {
 		keys = sessionKeys(r, &page[i], keys)
 	}
-	e.opts.Sessions.Record(e.sessionNS(ctx, r), r.p.SessionID, keys)
+	if e.opts.Sessions.Record(ctx, e.sessionNS(ctx, r), r.p.SessionID, keys) {
+		r.sessionFallback()
+	}
 }
 
 // gateSession bounds sessionId (§15.5); a server that does not advertise

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
@@ -60,6 +61,7 @@ type extras struct {
 	rr       *shortFirst
 	maxCand  int
 	sessions bool
+	shared   session.Shared // with sessions: the store replicas share
 	sink     *recordingSink
 }
 
@@ -72,7 +74,7 @@ func newExtrasEngine(t *testing.T, x extras) *retrieval.Engine {
 		opts.Policy.Reranker = &capability.RerankerFacts{Method: "cross-encoder", Models: []string{"short-first"}, MaxCandidates: x.maxCand, Proof: "test"}
 	}
 	if x.sessions {
-		opts.Sessions = session.New(session.Options{})
+		opts.Sessions = session.NewTiered(session.New(session.Options{}), x.shared, "")
 		opts.Policy.Session = &capability.SessionFacts{Dedup: true, TTLSeconds: 1800}
 	}
 	if x.sink != nil {
@@ -352,5 +354,46 @@ func TestFeedback(t *testing.T) {
 	}
 	if last := sink.evs[1]; last.Caller != "key-a" || last.Tenant != "acme" {
 		t.Errorf("event tagged caller %q tenant %q, want key-a/acme", last.Caller, last.Tenant)
+	}
+}
+
+// downShared is a fake shared session store (named as one) that never
+// answers: what the replica sees while the real store is down.
+type downShared struct{}
+
+func (downShared) Seen(context.Context, string, string, []string, time.Duration) ([]bool, error) {
+	return nil, errors.New("fake: store down")
+}
+
+func (downShared) Add(context.Context, string, string, []string, time.Duration, int, int) error {
+	return errors.New("fake: store down")
+}
+
+// TestSessionSharedDown: with the shared store down, a session still
+// suppresses what this replica served (its own store is written through),
+// and each answer says once in usage.notes that suppression covered this
+// replica alone.
+func TestSessionSharedDown(t *testing.T) {
+	e := newExtrasEngine(t, extras{sessions: true, shared: downShared{}})
+	ctx := context.WithValue(context.Background(), callerKey{}, "alice")
+	full := hitIDs(retrieveOK(t, e, ctx, `{"query":"solar electricity","k":4}`).Hits)
+	first := retrieveOK(t, e, ctx, `{"query":"solar electricity","k":2,"sessionId":"s1"}`)
+	second := retrieveOK(t, e, ctx, `{"query":"solar electricity","k":2,"sessionId":"s1"}`)
+	if !slices.Equal(hitIDs(first.Hits), full[:2]) || !slices.Equal(hitIDs(second.Hits), full[2:4]) {
+		t.Fatalf("pages %v then %v, want %v then %v", hitIDs(first.Hits), hitIDs(second.Hits), full[:2], full[2:4])
+	}
+	for i, res := range []*rcp.RetrieveResult{first, second} {
+		n := 0
+		for _, note := range res.Usage.Notes {
+			if strings.HasPrefix(note, "session: the shared state store did not answer") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("answer %d notes %v: want the fallback said once", i, res.Usage.Notes)
+		}
+	}
+	if plain := retrieveOK(t, e, ctx, `{"query":"solar electricity","k":2}`); len(plain.Usage.Notes) != 0 {
+		t.Fatalf("a retrieve without sessionId notes %v, want none", plain.Usage.Notes)
 	}
 }

@@ -51,6 +51,8 @@ type retrieval struct {
 	// nativeRerank: the single stage reranks in the engine's search
 	// (SearchRequest.Rerank).
 	nativeRerank bool
+	// sessionLocal: the session store answered from this replica alone.
+	sessionLocal bool
 }
 
 func (r *retrieval) note(format string, args ...any) {

@@ -60,12 +60,12 @@ func (r *Adapter) do(ctx context.Context, op string, timeout time.Duration, retr
 // its request's adapters.CallGroup), bounded by timeout and by Abort, its
 // outcome recorded.
 func (r *Adapter) once(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
-	trial, wait, ok := r.br.allow(adapters.CallGroupOf(ctx))
+	trial, wait, ok := r.br.Allow(callGroup(adapters.CallGroupOf(ctx)))
 	if !ok {
 		return &Error{Code: rcp.CodeBackendUnavailable, RetryAfter: wait, msg: "circuit open"}
 	}
 	if r.stopCtx.Err() != nil {
-		r.br.record(trial, neutral)
+		r.br.Record(trial, retrypkg.Neutral)
 		return &Error{Code: rcp.CodeBackendUnavailable, msg: "shutting down"}
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
@@ -93,26 +93,26 @@ func translate(ctx, tctx context.Context, err error) error {
 }
 
 func (r *Adapter) recordOutcome(ctx context.Context, trial uint64, err error) {
-	before := r.br.current()
-	r.br.record(trial, r.outcome(ctx, err))
-	if after := r.br.current(); after != before {
+	before := r.br.State()
+	r.br.Record(trial, r.outcome(ctx, err))
+	if after := r.br.State(); after != before {
 		r.log.Warn("circuit breaker "+after, "backend", r.opts.Name, "from", before)
 	}
 }
 
 // outcome classifies an attempt for the breaker: the caller giving up
 // says nothing about the engine, nor does a shutdown.
-func (r *Adapter) outcome(ctx context.Context, err error) outcome {
+func (r *Adapter) outcome(ctx context.Context, err error) retrypkg.Outcome {
 	var e *Error
 	switch {
 	case err == nil:
-		return healthy
+		return retrypkg.Healthy
 	case ctx.Err() != nil, errors.As(err, &e) && e.Code == rcp.CodeBackendUnavailable:
-		return neutral
+		return retrypkg.Neutral
 	case retryableCode(r.ErrorCode(err)):
-		return failed
+		return retrypkg.Failed
 	}
-	return healthy
+	return retrypkg.Healthy
 }
 
 // retryable reports whether another attempt may succeed: the request is

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	retrypkg "github.com/rcp-sidecar/rcp-sidecar/internal/retry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -97,7 +98,7 @@ func (o Options) withDefaults() Options {
 type Adapter struct {
 	inner adapters.Adapter
 	opts  Options
-	br    *breaker
+	br    *retrypkg.Breaker
 	log   *slog.Logger
 
 	stopCtx context.Context
@@ -111,7 +112,7 @@ type Adapter struct {
 // New decorates a.
 func New(a adapters.Adapter, opts Options) *Adapter {
 	opts = opts.withDefaults()
-	r := &Adapter{inner: a, opts: opts, br: newBreaker(opts.FailureThreshold, opts.OpenFor)}
+	r := &Adapter{inner: a, opts: opts, br: retrypkg.NewBreaker(opts.FailureThreshold, opts.OpenFor)}
 	r.log = opts.Logger.With("component", "resilience")
 	r.stopCtx, r.stop = context.WithCancelCause(context.Background())
 	return r
@@ -128,7 +129,7 @@ func (r *Adapter) AsAdapter() adapters.Adapter {
 }
 
 // State is the breaker state: "closed", "open" or "half-open".
-func (r *Adapter) State() string { return r.br.current() }
+func (r *Adapter) State() string { return r.br.State() }
 
 // Abort ends every engine call in flight and refuses new ones with -32010:
 // the end of a graceful shutdown's grace period.

@@ -63,6 +63,11 @@ func newGuard(ac config.Access, a *app) (*access.Guard, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st, err := a.stateStore(); err != nil {
+		return nil, err
+	} else if st != nil {
+		o.Limiter = st // keys' rate limits are global across the replicas
+	}
 	if a.cursor != nil {
 		o.CursorKeys = a.cursor
 	}

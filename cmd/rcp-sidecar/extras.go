@@ -36,8 +36,9 @@ func callerOf(ctx context.Context) string {
 }
 
 // applyExtras gives the Engine of backend the configured reranker (when
-// its start-up check passed), a session store of its own and a feedback
-// sink, and the facts capability.Derive advertises them from.
+// its start-up check passed), a session store of its own (over the shared
+// state store when one is configured) and a feedback sink, and the facts
+// capability.Derive advertises them from.
 func (a *app) applyExtras(ctx context.Context, o *retrieval.Options, backend string) error {
 	o.Caller = callerOf
 	if rr, facts := a.reranker(ctx); facts != nil {
@@ -48,7 +49,12 @@ func (a *app) applyExtras(ctx context.Context, o *retrieval.Options, backend str
 	}
 	if s := a.cfg.Session; s != nil {
 		d := s.WithDefaults()
-		o.Sessions = session.New(session.Options{TTL: time.Duration(d.TTLSeconds) * time.Second, MaxSessions: d.MaxSessions, MaxKeys: d.MaxIDs})
+		shared, err := a.sharedSessions()
+		if err != nil {
+			return err
+		}
+		local := session.New(session.Options{TTL: time.Duration(d.TTLSeconds) * time.Second, MaxSessions: d.MaxSessions, MaxKeys: d.MaxIDs})
+		o.Sessions = session.NewTiered(local, shared, backend)
 		o.Policy.Session = &capability.SessionFacts{Dedup: d.DedupOn(), TTLSeconds: d.TTLSeconds, MaxSessions: d.MaxSessions, MaxIDs: d.MaxIDs}
 	}
 	if f := a.cfg.Feedback; f != nil && f.Enabled {

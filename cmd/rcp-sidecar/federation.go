@@ -127,7 +127,7 @@ func (fa *fedApp) secure(ln net.Listener) (net.Listener, http.Handler, error) {
 		fa.log.Info("access control on", "keys", len(ac.Keys), "jwt", ac.JWT != nil, "max_inflight", ac.MaxInflight,
 			"max_inflight_per_key", ac.MaxInflightPerKey, "tls", ac.TLS.Enabled())
 	}
-	return ln, g.Middleware(h), nil
+	return ln, withStateBudget(fa.cfg, g.Middleware(h)), nil
 }
 
 // identity names this sidecar on _meta.federation.path: unique per host

@@ -244,7 +244,7 @@ func (rs *resilience) readyHTTP(ctx context.Context, ln net.Listener) (net.Liste
 		h, err := rs.a.accessHandler(g)
 		return h, nil, err
 	})
-	return tln, g.Middleware(rs.gate.Handler()), err
+	return tln, withStateBudget(rs.a.cfg, g.Middleware(rs.gate.Handler())), err
 }
 
 // serveHTTP serves until ctx ends (or the real server cannot be built),

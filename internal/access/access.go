@@ -19,6 +19,8 @@ package access
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -94,6 +96,18 @@ type Options struct {
 	// AllowedOrigins are the browser origins HostCheck admits besides a
 	// request's own ("*": any); the RCP server's CORS origins.
 	AllowedOrigins []string
+	// Limiter, when set, holds every key's rate limit in the store the
+	// replicas of a deployment share, so that a key's rate is one global
+	// rate. A call it does not serve falls back to the key's bucket in
+	// this replica, said in the retrieve's usage.notes. nil: per replica.
+	Limiter Limiter
+}
+
+// Limiter is a rate limit shared by the replicas of a deployment
+// (internal/statestore's Store): GCRA over rps and burst, keyed by an
+// opaque hash of the caller. err means the shared store did not answer.
+type Limiter interface {
+	Allow(ctx context.Context, key string, rps float64, burst int) (wait time.Duration, ok bool, err error)
 }
 
 // Guard enforces Options over HTTP (Middleware) and on backends (Backend).
@@ -108,6 +122,7 @@ type Guard struct {
 	isolated      []string
 	secret        rankmath.CursorKeys
 	origins       []string
+	limiter       Limiter
 
 	// mu serialises Backend and Reload; backends are the scoped backends
 	// handed out, whose scopes a new policy must compile on.
@@ -141,7 +156,10 @@ type Principal struct {
 	prefix  string
 	tenant  string
 	bucket  *bucket
-	sem     chan struct{} // the key's own concurrency limit; nil: none
+	// limitKey names the principal's rate limit in a shared Limiter: a
+	// hash of its identity, never a secret.
+	limitKey string
+	sem      chan struct{} // the key's own concurrency limit; nil: none
 	// cursorKeys are the key's own: derived from the guard's, per key.
 	cursorKeys rankmath.CursorKeys
 	// scopes caches the compiled tenant scope per engine (*tenant).
@@ -161,7 +179,7 @@ func New(o Options) (*Guard, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	g.secret = rankmath.CursorKeys(o.CursorKeys)
+	g.secret, g.limiter = rankmath.CursorKeys(o.CursorKeys), o.Limiter
 	if len(g.secret) == 0 {
 		ks, err := rankmath.RandomCursorKeys()
 		if err != nil {
@@ -226,8 +244,8 @@ func (pol *policy) key(id string) *Principal {
 // finish under the old policy, the next ones run under the new. o's
 // static scopes are compiled on every backend handed out by Backend
 // first; when any fails, nothing changes and the error says why.
-// DefaultEngine, MaxBodyBytes, Logger, CursorKeys, IndexIsolated and
-// AllowedOrigins keep their values from New.
+// DefaultEngine, MaxBodyBytes, Logger, CursorKeys, IndexIsolated,
+// AllowedOrigins and Limiter keep their values from New.
 func (g *Guard) Reload(o Options) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -248,6 +266,7 @@ func newPrincipal(k Key, secret rankmath.CursorKeys) *Principal {
 	return &Principal{
 		id: k.ID, digest: k.Digest, engines: slices.Clone(k.Engines), write: k.Write, admin: k.Admin,
 		filter: nullToNil(k.Filter), prefix: k.IDPrefix, tenant: k.Tenant, bucket: newBucket(k.RPS, k.Burst), cursorKeys: secret.Derive("rcp-sidecar cursor\x00" + k.ID),
+		limitKey: limitKey("key", k.ID),
 	}
 }
 
@@ -268,10 +287,39 @@ func (p *Principal) Allows(engine string) bool {
 	return engine == "" || len(p.engines) == 0 || slices.Contains(p.engines, engine)
 }
 
+// limitKey is the name of a principal's rate limit in a shared Limiter:
+// the hex SHA-256 of its kind and identity.
+func limitKey(kind, identity string) string {
+	sum := sha256.Sum256([]byte("rcp-sidecar rate " + kind + "\x00" + identity))
+	return hex.EncodeToString(sum[:])
+}
+
 // state is what the middleware puts in a request's context.
 type state struct {
 	p     *Principal
+	lim   Limiter      // the guard's shared limiter; nil: none
 	calls atomic.Int32 // backend calls in this HTTP request (batch members)
+	// limitLocal: a rate limit of this request was applied by this
+	// replica alone, the shared limiter not answering.
+	limitLocal atomic.Bool
+}
+
+// take charges one request to p's rate limit: the shared limiter's when
+// there is one and it answers, p's own bucket otherwise.
+func (st *state) take(ctx context.Context) (wait time.Duration, ok bool) {
+	b := st.p.bucket
+	if b == nil {
+		return 0, true
+	}
+	if st.lim != nil {
+		rps, burst := b.limits()
+		wait, ok, err := st.lim.Allow(ctx, st.p.limitKey, rps, burst)
+		if err == nil {
+			return wait, ok
+		}
+		st.limitLocal.Store(true)
+	}
+	return b.take(time.Now())
 }
 
 type stateKey struct{}
@@ -280,8 +328,8 @@ type stateKey struct{}
 // aggregator) already charged to the rate limit.
 type chargedKey struct{}
 
-func withState(ctx context.Context, p *Principal) context.Context {
-	return context.WithValue(ctx, stateKey{}, &state{p: p})
+func withState(ctx context.Context, p *Principal, lim Limiter) context.Context {
+	return context.WithValue(ctx, stateKey{}, &state{p: p, lim: lim})
 }
 
 func stateFrom(ctx context.Context) *state {

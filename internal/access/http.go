@@ -2,6 +2,7 @@ package access
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -12,7 +13,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/jsonrpc"
@@ -46,11 +46,12 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 		pol := g.pol.Load()
 		var p *Principal
 		if pol.authenticating() {
+			var ctx context.Context
 			var ok bool
-			if p, ok = g.admit(w, r, pol); !ok {
+			if p, ctx, ok = g.admit(w, r, pol); !ok {
 				return
 			}
-			r = r.WithContext(withState(r.Context(), p))
+			r = r.WithContext(ctx)
 		}
 		if pol.sem != nil || p != nil && p.sem != nil {
 			if _, ok := g.readBody(w, r); !ok {
@@ -147,31 +148,33 @@ func (g *Guard) acquire(w http.ResponseWriter, r *http.Request, pol *policy, p *
 }
 
 // admit authenticates r and applies the key's engine scope and rate limit,
-// answering the rejection itself. A token that verifies but may not read
-// is 403, like a key outside its engine scope.
-func (g *Guard) admit(w http.ResponseWriter, r *http.Request, pol *policy) (*Principal, bool) {
+// answering the rejection itself; the context returned carries the
+// caller. A token that verifies but may not read is 403, like a key
+// outside its engine scope.
+func (g *Guard) admit(w http.ResponseWriter, r *http.Request, pol *policy) (*Principal, context.Context, bool) {
 	p, reason := g.authenticate(r, pol)
 	if p == nil {
 		if reason == reasonScope {
 			g.refused(slog.LevelInfo, "scope", "rejected request: token lacks the read scope", "path", r.URL.Path)
 			deny(w, http.StatusForbidden)
-			return nil, false
+			return nil, nil, false
 		}
 		g.refused(slog.LevelInfo, "credentials", "rejected request: missing or unknown credentials", "remote", r.RemoteAddr, "path", r.URL.Path, "reason", reason)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="rcp"`)
 		deny(w, http.StatusUnauthorized)
-		return nil, false
+		return nil, nil, false
 	}
 	if !p.Allows(g.engineOf(r.URL.Path)) {
 		g.refused(slog.LevelInfo, "scope", "rejected request: engine outside the key's scope", "key", p.id, "path", r.URL.Path)
 		deny(w, http.StatusForbidden)
-		return nil, false
+		return nil, nil, false
 	}
-	if wait, ok := p.bucket.take(time.Now()); !ok {
+	ctx := withState(r.Context(), p, g.limiter)
+	if wait, ok := stateFrom(ctx).take(ctx); !ok {
 		shed(w, retryAfterMs(wait), "rate limit exceeded")
-		return nil, false
+		return nil, nil, false
 	}
-	return p, true
+	return p, ctx, true
 }
 
 // authenticate finds the key presented in Authorization: Bearer or

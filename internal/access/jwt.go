@@ -330,7 +330,8 @@ func (v *verifier) cached(sc scope) *Principal {
 // scope, so a cursor never opens for another tenant or subject.
 func (v *verifier) build(sc scope, key string) *Principal {
 	p := &Principal{id: "jwt:" + sc.sub, engines: sc.engines, write: sc.write, admin: sc.admin,
-		bucket: newBucket(v.cfg.RPS, v.cfg.Burst), cursorKeys: v.secret.Derive("rcp-sidecar cursor token\x00" + key), token: true}
+		bucket: newBucket(v.cfg.RPS, v.cfg.Burst), cursorKeys: v.secret.Derive("rcp-sidecar cursor token\x00" + key), token: true,
+		limitKey: limitKey("token", key)}
 	if v.perKey > 0 {
 		p.sem = make(chan struct{}, v.perKey)
 	}

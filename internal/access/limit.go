@@ -44,6 +44,11 @@ func (b *bucket) take(now time.Time) (wait time.Duration, ok bool) {
 	return 0, true
 }
 
+// limits returns the bucket's rate and burst.
+func (b *bucket) limits() (rps float64, burst int) {
+	return float64(b.lim.Limit()), b.lim.Burst()
+}
+
 // tryAcquire takes a slot of the global concurrency limit without
 // waiting; the returned release must be called once. A nil semaphore
 // always admits.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -211,7 +210,7 @@ func (s *scoped) enter(ctx context.Context) (*Principal, context.Context, error)
 		return nil, ctx, rcp.NewError(rcp.CodeUnauthorized, "unauthorized")
 	}
 	if ctx.Value(chargedKey{}) == nil {
-		if err := st.charge(); err != nil {
+		if err := st.charge(ctx); err != nil {
 			return nil, ctx, err
 		}
 		ctx = context.WithValue(ctx, chargedKey{}, true)
@@ -224,11 +223,11 @@ func (s *scoped) enter(ctx context.Context) (*Principal, context.Context, error)
 
 // charge lets the first backend call of an HTTP request through (the
 // middleware took its token) and takes a token for every further one.
-func (st *state) charge() error {
+func (st *state) charge(ctx context.Context) error {
 	if st.calls.Add(1) == 1 {
 		return nil
 	}
-	if wait, ok := st.p.bucket.take(time.Now()); !ok {
+	if wait, ok := st.take(ctx); !ok {
 		return rcp.Retryable(rcp.CodeRateLimited, retryAfterMs(wait), "rate limit exceeded")
 	}
 	return nil

@@ -18,7 +18,8 @@ import (
 func (s *scoped) Retrieve(ctx context.Context, p *rcp.RetrieveParams) (*rcp.RetrieveResult, error) {
 	pr, ctx, err := s.enter(ctx)
 	if err != nil || pr == nil {
-		return s.passRetrieve(ctx, p, err)
+		res, err := s.passRetrieve(ctx, p, err)
+		return limitNote(ctx, res), err
 	}
 	t, err := s.scopeOf(pr)
 	if err != nil {
@@ -42,7 +43,26 @@ func (s *scoped) Retrieve(ctx context.Context, p *rcp.RetrieveParams) (*rcp.Retr
 		return nil, rcp.NewError(rcp.CodeInternalError, "cursor could not be sealed").WithCause(err)
 	}
 	out.Hits = pr.unprefixHits(res.Hits)
-	return &out, nil
+	return limitNote(ctx, &out), nil
+}
+
+// limitNote tells, in usage.notes, that the caller's rate limit was
+// applied by this replica alone: the shared limiter did not answer, so
+// the key's rate held per replica, not across them. res is copied, never
+// changed in place.
+func limitNote(ctx context.Context, res *rcp.RetrieveResult) *rcp.RetrieveResult {
+	st := stateFrom(ctx)
+	if res == nil || st == nil || !st.limitLocal.Load() {
+		return res
+	}
+	out := *res
+	u := rcp.Usage{}
+	if res.Usage != nil {
+		u = *res.Usage
+	}
+	u.Notes = append(slices.Clip(u.Notes), "rate limit: the shared state store did not answer; this key's limit was applied by this replica alone")
+	out.Usage = &u
+	return &out
 }
 
 func (s *scoped) passRetrieve(ctx context.Context, p *rcp.RetrieveParams, err error) (*rcp.RetrieveResult, error) {

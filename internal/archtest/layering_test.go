@@ -145,7 +145,11 @@ var layers = map[string][]string{
 	"reranker":                   {"std", "internal/fetch", "internal/retry", "rcp"},
 	"reranker/rerankertest":      {"std"},
 	"internal/session":           {"std"},
-	"internal/feedback":          {"std", "internal/fetch", "rcp", "retrieval", "go.opentelemetry.io/"},
+	// The shared state store (Valkey/Redis) behind session.Shared and
+	// access.Limiter.
+	"internal/statestore": {"std", "internal/retry", "github.com/redis/go-redis/v9", "github.com/go-redis/redis_rate/v10",
+		"go.opentelemetry.io/"},
+	"internal/feedback": {"std", "internal/fetch", "rcp", "retrieval", "go.opentelemetry.io/"},
 	// The one retry loop (backoff, hint, budget) for every retried call.
 	"internal/retry": {"std"},
 	"internal/fetch": {"std"},
@@ -168,7 +172,7 @@ var layers = map[string][]string{
 	"cmd/rcp-sidecar": {"std", "adapters", "adapters/elasticsearch", "adapters/memory", "adapters/opensearch",
 		"adapters/qdrant", "adapters/resilient", "adapters/resilient/standby", "capability", "cmd/rcp-sidecar/demo",
 		"embedding", "federation", "internal/access", "internal/config", "internal/telemetry", "rcp", "rcp/server",
-		"reranker", "internal/session", "internal/feedback",
+		"reranker", "internal/session", "internal/feedback", "internal/statestore", "rankmath",
 		"retrieval", "mcpserver", "github.com/spf13/cobra", "golang.org/x/net/netutil", "github.com/modelcontextprotocol/go-sdk/"},
 	"cmd/rcp-sidecar/demo": {"std"},
 	"deploy/healthcheck":   {"std"},
@@ -188,6 +192,7 @@ var layers = map[string][]string{
 	"integration/itest":      {"std"},
 	"integration/mcp":        {},
 	"integration/qdrant":     {},
+	"integration/replicas":   {},
 	"internal/archtest":      {},
 }
 

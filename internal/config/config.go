@@ -28,6 +28,9 @@ type Config struct {
 	Reranker *Reranker `mapstructure:"reranker" json:"reranker,omitempty"`
 	Session  *Session  `mapstructure:"session" json:"session,omitempty"`
 	Feedback *Feedback `mapstructure:"feedback" json:"feedback,omitempty"`
+	// State names the store the replicas of a deployment share (state.go);
+	// absent means each replica keeps its sessions and limits in memory.
+	State *State `mapstructure:"state" json:"state,omitempty"`
 }
 
 // Server holds transport and dispatch settings.

@@ -31,6 +31,9 @@ func (c *Config) Validate() error {
 	if len(c.Backends) == 0 {
 		return errors.New("backends: at least one backend is required")
 	}
+	if err := c.validateState(); err != nil {
+		return err
+	}
 	if err := c.validateExtras(); err != nil {
 		return err
 	}

@@ -48,7 +48,8 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/*
 rcp-sidecar.config is the configuration file: .Values.config, with
-server.cursor_keys read from RCP_CURSOR_KEY unless it sets its own.
+server.cursor_keys read from RCP_CURSOR_KEY unless it sets its own, and
+state.url set from .Values.state.url when that is given.
 */}}
 {{- define "rcp-sidecar.config" -}}
 {{- $cfg := deepCopy .Values.config }}
@@ -57,6 +58,11 @@ server.cursor_keys read from RCP_CURSOR_KEY unless it sets its own.
 {{- $_ := set $server "cursor_keys" (list (dict "env" "RCP_CURSOR_KEY")) }}
 {{- end }}
 {{- $_ := set $cfg "server" $server }}
+{{- if .Values.state.url }}
+{{- $state := deepCopy (default dict $cfg.state) }}
+{{- $_ := set $state "url" .Values.state.url }}
+{{- $_ := set $cfg "state" $state }}
+{{- end }}
 {{- toYaml $cfg }}
 {{- end }}
 
@@ -178,5 +184,38 @@ checksum/secrets: {{ toYaml .Values.secrets | sha256sum }}
 {{- end }}
 {{- with .Values.podAnnotations }}
 {{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+rcp-sidecar.perReplicaState names what several standalone replicas would
+each keep for themselves — sessions, rate limits — when the configuration
+uses them but names no shared state store; "" when nothing is affected.
+*/}}
+{{- define "rcp-sidecar.perReplicaState" -}}
+{{- $v := .Values }}
+{{- $many := and (eq $v.mode "standalone") (or (gt (int $v.replicas) 1) (and $v.autoscaling.enabled (gt (int $v.autoscaling.maxReplicas) 1))) }}
+{{- $store := or $v.state.url (and $v.config (hasKey $v.config "state")) }}
+{{- if and $many (not $store) (not $v.existingConfigMap) }}
+{{- $what := list }}
+{{- if and $v.config (hasKey $v.config "session") }}{{ $what = append $what "retrieve sessions (sessionId suppression)" }}{{ end }}
+{{- $rated := false }}
+{{- $access := default dict (and $v.config $v.config.access) }}
+{{- range (default list $access.keys) }}{{ if and .rate .rate.rps }}{{ $rated = true }}{{ end }}{{ end }}
+{{- if and $access.jwt $access.jwt.rate $access.jwt.rate.rps }}{{ $rated = true }}{{ end }}
+{{- if $rated }}{{ $what = append $what "per-key rate limits" }}{{ end }}
+{{- join " and " $what }}
+{{- end }}
+{{- end }}
+
+{{/*
+rcp-sidecar.checkState fails the render when several replicas would each
+keep sessions or rate limits of their own, unless state.allowPerReplica
+accepts it (NOTES.txt then says what degrades).
+*/}}
+{{- define "rcp-sidecar.checkState" -}}
+{{- $affected := include "rcp-sidecar.perReplicaState" . }}
+{{- if and $affected (not .Values.state.allowPerReplica) }}
+{{- fail (printf "several replicas (replicas > 1 or autoscaling) keep %s per replica without a shared state store: suppression would not cross replicas and each key would get its rate once per replica. Set state.url to a Valkey/Redis server the replicas share, or state.allowPerReplica=true to accept per-replica state." $affected) }}
 {{- end }}
 {{- end }}
