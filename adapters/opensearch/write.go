@@ -9,6 +9,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -34,7 +35,7 @@ func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 	for i, d := range docs {
 		actions[i] = dsl.BulkAction{Op: "index", ID: d.ID, Doc: sourceOf(s, d)}
 	}
-	_, err := a.bulk(ctx, index, actions)
+	_, err := a.bulk(ctx, index, actions, queriedField(s, &adapters.SearchRequest{}))
 	return err
 }
 
@@ -92,8 +93,10 @@ func (a *adapter) Delete(ctx context.Context, ids []string) (int, error) {
 }
 
 // bulk sends one _bulk request to index and returns the items; the first
-// failed item (other than a delete of a missing id) is the error.
-func (a *adapter) bulk(ctx context.Context, index string, actions []dsl.BulkAction) ([]dsl.BulkItemResult, error) {
+// failed item (other than a delete of a missing id) is the error. owned
+// are the fields the sidecar wrote (the vector field): a document
+// refused on one of them is the sidecar's fault, not the client's.
+func (a *adapter) bulk(ctx context.Context, index string, actions []dsl.BulkAction, owned ...string) ([]dsl.BulkItemResult, error) {
 	if len(actions) == 0 {
 		return nil, nil
 	}
@@ -106,7 +109,7 @@ func (a *adapter) bulk(ctx context.Context, index string, actions []dsl.BulkActi
 	if err != nil {
 		return nil, err
 	}
-	return bulkItems(res.Body, path)
+	return bulkItems(res.Body, path, owned...)
 }
 
 func refresh(r string) string {
@@ -118,7 +121,7 @@ func refresh(r string) string {
 
 // bulkItems decodes a _bulk response and reports the first item error; a
 // document past a mapping limit is the -32602 naming it.
-func bulkItems(raw []byte, op string) ([]dsl.BulkItemResult, error) {
+func bulkItems(raw []byte, op string, owned ...string) ([]dsl.BulkItemResult, error) {
 	var br dsl.BulkResponse
 	if err := json.Unmarshal(raw, &br); err != nil {
 		return nil, fmt.Errorf("opensearch: decode bulk: %w", err)
@@ -131,7 +134,8 @@ func bulkItems(raw []byte, op string) ([]dsl.BulkItemResult, error) {
 		if it.Error == nil || first != nil {
 			continue
 		}
-		first = &Error{Op: op + " item " + it.ID, Status: it.Status, Cause: it.Error}
+		first = &Error{Op: op + " item " + it.ID, Status: it.Status, Cause: it.Error,
+			Field: eserrors.DocumentField(i, it.Error, owned...)}
 		if setting, ok := dsl.MappingLimit(it.Error); ok {
 			// items are in document order
 			first = adapters.MappingLimitError(i, setting)
