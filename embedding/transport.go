@@ -232,10 +232,10 @@ func (o *OpenAI) vector(i int, f []float64) ([]float32, *rcp.Error) {
 	for j, x := range f {
 		v[j] = float32(x)
 		switch {
-		case math.IsNaN(float64(v[j])) || math.IsInf(float64(v[j]), 0):
-			return nil, badResponse(fmt.Errorf("embedding %d has a non-finite value at %d", i, j))
 		case int8s && (x != math.Trunc(x) || x < -128 || x > 127):
 			return nil, badResponse(fmt.Errorf("embedding %d has %g at %d, not an int8 integer in [-128, 127]: the server did not answer the int8 request", i, x, j))
+		case math.IsNaN(float64(v[j])) || math.IsInf(float64(v[j]), 0):
+			return nil, badResponse(fmt.Errorf("embedding %d has a non-finite value at %d", i, j))
 		}
 	}
 	return v, nil
