@@ -114,3 +114,16 @@ func Compare(hits []adapters.Candidate, q []float32, docs [][]float32, sim Exact
 	}
 	return ag
 }
+
+// Int8Vectors returns n deterministic int8 vectors (integers in
+// [-128, 127] carried as float32): the clustered Vectors scaled by 40 and
+// rounded, as an int8 embedding model quantises its floats.
+func Int8Vectors(seed uint64, n, dims, clusters int) [][]float32 {
+	out := Vectors(seed, n, dims, clusters, 0.4, false)
+	for _, v := range out {
+		for j, x := range v {
+			v[j] = float32(max(-128, min(127, math.Round(float64(x)*40))))
+		}
+	}
+	return out
+}

@@ -1,0 +1,112 @@
+package opensearch
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/livetest"
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
+
+// Corpus of TestLiveByteVectors: seeded int8 vectors (livetest.Int8Vectors).
+const (
+	byteSeed    = 37
+	byteDocs    = 300
+	byteDims    = 16
+	byteQueries = 8
+)
+
+// TestLiveByteVectors proves, for every space of a lucene knn_vector of
+// data_type byte, that an int8 query vector is sent as integers and that
+// the hits and scores are the exact top 10 of an oracle computed in Go
+// over the indexed integers (cosine, dot product, 1/(1+d²): the k-NN
+// plugin scores byte vectors with the float formulas of the space), with
+// the label and floor of capability.ModeScale.
+// Repro: RCP_REQUIRE_ENGINES=1 go test -run TestLiveByteVectors ./adapters/opensearch/
+func TestLiveByteVectors(t *testing.T) {
+	docs := livetest.Int8Vectors(byteSeed, byteDocs, byteDims, 12)
+	queries := livetest.Int8Vectors(byteSeed+1, byteQueries, byteDims, 12)
+	for _, tc := range []struct {
+		space string
+		exact livetest.Exact
+		scale rcp.ScoreScale
+		floor *float64
+		// tol bounds |score − exact| relative to max(1, |exact|): _score
+		// is a float32.
+		tol float64
+	}{
+		{"cosinesimil", livetest.Cosine, rcp.ScaleCosine, new(-1.0), 1e-6},
+		{"innerproduct", livetest.Dot, rcp.ScaleDot, nil, 1e-6},
+		{"l2", livetest.L2Score, rcp.ScaleUnbounded, new(0.0), 1e-6},
+	} {
+		t.Run(tc.space, func(t *testing.T) {
+			a := liveByteIndex(t, tc.space, docs)
+			s := a.current()
+			if vf := s.ev.VectorFields; len(vf) != 1 || vf[0].Element != capability.ElementInt8 {
+				t.Fatalf("vector fields %+v, want one int8 field", vf)
+			}
+			for qi, q := range queries {
+				req := &adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "v", Vector: q, K: 10, CandidateK: byteDocs}
+				p, err := a.Plan(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := a.Search(context.Background(), p)
+				if err != nil {
+					t.Fatalf("query %d: %v (%s)", qi, err, p.Body)
+				}
+				scale, floor := c.Scale, c.Floor
+				if scale == "" {
+					scale, floor = p.Scale, p.Floor
+				}
+				if scale != tc.scale || fmt.Sprint(deref(floor)) != fmt.Sprint(deref(tc.floor)) {
+					t.Errorf("label %s floor %v, want %s %v", scale, deref(floor), tc.scale, deref(tc.floor))
+				}
+				ag := livetest.Compare(c.Hits, q, docs, tc.exact, tc.tol)
+				if len(c.Hits) != 10 || !ag.Order || ag.MaxRel > tc.tol {
+					t.Errorf("query %d (seed %d): %d hits, exact order %t, max relative |score−exact| %.3g (tol %.3g)", qi, byteSeed+1, len(c.Hits), ag.Order, ag.MaxRel, tc.tol)
+				}
+			}
+		})
+	}
+}
+
+func deref(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}
+
+// liveByteIndex creates a one-shard index whose "v" field is a lucene
+// knn_vector of data_type byte on space, loads docs (ids livetest.DocID)
+// and returns the probed adapter.
+func liveByteIndex(t *testing.T, space string, docs [][]float32) *adapter {
+	t.Helper()
+	base := liveURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	name := newLiveKNNIndex(ctx, t, base, map[string]any{"properties": map[string]any{
+		"text": map[string]any{"type": "text"},
+		"v": map[string]any{"type": "knn_vector", "dimension": byteDims, "data_type": "byte",
+			"method": map[string]any{"name": "hnsw", "engine": "lucene", "space_type": space}}}})
+	a := openWritable(ctx, t, base, name, nil)
+	if _, err := a.Probe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ds := make([]adapters.Document, len(docs))
+	for i, v := range docs {
+		ds[i] = adapters.Document{ID: livetest.DocID(i), Text: "doc", Vector: v}
+	}
+	if err := a.(adapters.Writer).Upsert(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Probe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return a.(*adapter)
+}
