@@ -2,7 +2,6 @@ package opensearch
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -35,51 +34,20 @@ func TestLiveByteVectors(t *testing.T) {
 		exact livetest.Exact
 		scale rcp.ScoreScale
 		floor *float64
-		// tol bounds |score − exact| relative to max(1, |exact|): _score
-		// is a float32.
-		tol float64
+		tol   livetest.Tolerance // _score is a float32
 	}{
-		{"cosinesimil", livetest.Cosine, rcp.ScaleCosine, new(-1.0), 1e-6},
-		{"innerproduct", livetest.Dot, rcp.ScaleDot, nil, 1e-6},
-		{"l2", livetest.L2Score, rcp.ScaleUnbounded, new(0.0), 1e-6},
+		{"cosinesimil", livetest.Cosine, rcp.ScaleCosine, new(-1.0), livetest.Tolerance{Value: 1e-6}},
+		{"innerproduct", livetest.Dot, rcp.ScaleDot, nil, livetest.Tolerance{Value: 1e-6, Relative: true}},
+		{"l2", livetest.L2Score, rcp.ScaleUnbounded, new(0.0), livetest.Tolerance{Value: 1e-6}},
 	} {
 		t.Run(tc.space, func(t *testing.T) {
 			a := liveByteIndex(t, tc.space, docs)
-			s := a.current()
-			if vf := s.ev.VectorFields; len(vf) != 1 || vf[0].Element != capability.ElementInt8 {
+			if vf := a.current().ev.VectorFields; len(vf) != 1 || vf[0].Element != capability.ElementInt8 {
 				t.Fatalf("vector fields %+v, want one int8 field", vf)
 			}
-			for qi, q := range queries {
-				req := &adapters.SearchRequest{Stage: adapters.StageDense, VectorField: "v", Vector: q, K: 10, CandidateK: byteDocs}
-				p, err := a.Plan(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				c, err := a.Search(context.Background(), p)
-				if err != nil {
-					t.Fatalf("query %d: %v (%s)", qi, err, p.Body)
-				}
-				scale, floor := c.Scale, c.Floor
-				if scale == "" {
-					scale, floor = p.Scale, p.Floor
-				}
-				if scale != tc.scale || fmt.Sprint(deref(floor)) != fmt.Sprint(deref(tc.floor)) {
-					t.Errorf("label %s floor %v, want %s %v", scale, deref(floor), tc.scale, deref(tc.floor))
-				}
-				ag := livetest.Compare(c.Hits, q, docs, tc.exact, tc.tol)
-				if len(c.Hits) != 10 || !ag.Order || ag.MaxRel > tc.tol {
-					t.Errorf("query %d (seed %d): %d hits, exact order %t, max relative |score−exact| %.3g (tol %.3g)", qi, byteSeed+1, len(c.Hits), ag.Order, ag.MaxRel, tc.tol)
-				}
-			}
+			livetest.ByteQueries(t, a, "v", docs, queries, tc.exact, tc.tol, tc.scale, tc.floor)
 		})
 	}
-}
-
-func deref(f *float64) any {
-	if f == nil {
-		return nil
-	}
-	return *f
 }
 
 // liveByteIndex creates a one-shard index whose "v" field is a lucene
