@@ -8,14 +8,6 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
-// Corpus of TestLiveByteVectors: seeded int8 vectors (livetest.Int8Vectors).
-const (
-	byteSeed    = 37
-	byteDocs    = 300
-	byteDims    = 16
-	byteQueries = 8
-)
-
 // TestLiveByteVectors proves, for every similarity of an element_type
 // byte field, that an int8 query vector is sent as integers and that the
 // hits and scores are the exact top 10 of an oracle computed in Go over
@@ -24,8 +16,7 @@ const (
 // label and floor of capability.ModeScale.
 // Repro: RCP_REQUIRE_ENGINES=1 go test -run TestLiveByteVectors ./adapters/elasticsearch/
 func TestLiveByteVectors(t *testing.T) {
-	docs := livetest.Int8Vectors(byteSeed, byteDocs, byteDims, 12)
-	queries := livetest.Int8Vectors(byteSeed+1, byteQueries, byteDims, 12)
+	docs, queries := livetest.ByteCorpus()
 	for _, tc := range []struct {
 		sim   string
 		exact livetest.Exact
@@ -60,6 +51,6 @@ func TestLiveByteVectors(t *testing.T) {
 // probed adapter.
 func liveByteIndex(t *testing.T, sim string, docs [][]float32) *adapter {
 	t.Helper()
-	return liveVecIndex(t, "rcp-byte-"+sim, map[string]any{"type": "dense_vector", "element_type": "byte", "dims": byteDims,
+	return liveVecIndex(t, "rcp-byte-"+sim, map[string]any{"type": "dense_vector", "element_type": "byte", "dims": livetest.ByteDims,
 		"similarity": sim, "index": true, "index_options": map[string]any{"type": "hnsw"}}, docs)
 }

@@ -11,14 +11,6 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
-// Corpus of TestLiveByteVectors: seeded int8 vectors (livetest.Int8Vectors).
-const (
-	byteSeed    = 37
-	byteDocs    = 300
-	byteDims    = 16
-	byteQueries = 8
-)
-
 // TestLiveByteVectors proves, for every space of a lucene knn_vector of
 // data_type byte, that an int8 query vector is sent as integers and that
 // the hits and scores are the exact top 10 of an oracle computed in Go
@@ -27,8 +19,7 @@ const (
 // the label and floor of capability.ModeScale.
 // Repro: RCP_REQUIRE_ENGINES=1 go test -run TestLiveByteVectors ./adapters/opensearch/
 func TestLiveByteVectors(t *testing.T) {
-	docs := livetest.Int8Vectors(byteSeed, byteDocs, byteDims, 12)
-	queries := livetest.Int8Vectors(byteSeed+1, byteQueries, byteDims, 12)
+	docs, queries := livetest.ByteCorpus()
 	for _, tc := range []struct {
 		space string
 		exact livetest.Exact
@@ -60,7 +51,7 @@ func liveByteIndex(t *testing.T, space string, docs [][]float32) *adapter {
 	defer cancel()
 	name := newLiveKNNIndex(ctx, t, base, map[string]any{"properties": map[string]any{
 		"text": map[string]any{"type": "text"},
-		"v": map[string]any{"type": "knn_vector", "dimension": byteDims, "data_type": "byte",
+		"v": map[string]any{"type": "knn_vector", "dimension": livetest.ByteDims, "data_type": "byte",
 			"method": map[string]any{"name": "hnsw", "engine": "lucene", "space_type": space}}}})
 	a := openWritable(ctx, t, base, name, nil)
 	if _, err := a.Probe(ctx); err != nil {

@@ -182,3 +182,12 @@ func deref(f *float64) any {
 	}
 	return *f
 }
+
+// ByteDims is the dimension of ByteCorpus.
+const ByteDims = 16
+
+// ByteCorpus is the corpus of the engines' live byte-vector tests: 300
+// int8 documents and 8 int8 queries (Int8Vectors, seeds 37 and 38).
+func ByteCorpus() (docs, queries [][]float32) {
+	return Int8Vectors(37, 300, ByteDims, 12), Int8Vectors(38, 8, ByteDims, 12)
+}
