@@ -247,7 +247,7 @@ func (e *Engine) embedDocuments(ctx context.Context, docs []adapters.Document) e
 		return err
 	}
 	for i := range docs {
-		docs[i].Vector = vs[i]
+		docs[i].Vector, docs[i].VectorField = vs[i], e.dense.Name
 	}
 	return nil
 }

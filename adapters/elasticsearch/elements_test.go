@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 )
 
@@ -29,5 +30,20 @@ func TestVectorFieldElements(t *testing.T) {
 	}
 	if len(ev.Notes) != 1 || !strings.Contains(ev.Notes[0], "bits") || !strings.Contains(ev.Notes[0], "element_type bit needs binary") {
 		t.Errorf("notes %q, want one saying why the bit field is left out", ev.Notes)
+	}
+}
+
+// TestSourceVectorField: a document's vector goes to the field the Engine
+// names (the dense field), else to the first vector field.
+func TestSourceVectorField(t *testing.T) {
+	st := &probeState{ev: &capability.Evidence{VectorFields: []capability.VectorField{{Name: "a"}, {Name: "b"}}}}
+	a := &adapter{cfg: DefaultConfig()}
+	named := a.source(st, adapters.Document{ID: "1", Vector: []float32{1}, VectorField: "b"})
+	first := a.source(st, adapters.Document{ID: "2", Vector: []float32{1}})
+	if _, ok := named["b"]; !ok || named["a"] != nil {
+		t.Errorf("named field: source %v, want the vector in b", named)
+	}
+	if _, ok := first["a"]; !ok {
+		t.Errorf("no field named: source %v, want the vector in a", first)
 	}
 }

@@ -40,7 +40,7 @@ func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 		}
 		actions[i] = dsl.BulkAction{Op: "index", ID: d.ID, Doc: a.source(st, d)}
 	}
-	_, err = a.bulk(ctx, index, actions, writtenVector(st))
+	_, err = a.bulk(ctx, index, actions, adapters.VectorFieldsOf(docs, writtenVector(st, adapters.Document{}))...)
 	return err
 }
 
@@ -109,15 +109,18 @@ func (a *adapter) source(st *probeState, d adapters.Document) map[string]any {
 	if st.content != "" && d.Text != "" {
 		doc[st.content] = d.Text
 	}
-	if vf := writtenVector(st); len(d.Vector) > 0 && vf != "" {
+	if vf := writtenVector(st, d); len(d.Vector) > 0 && vf != "" {
 		doc[vf] = d.Vector
 	}
 	return doc
 }
 
-// writtenVector is the field documents' vectors are written to, "" when
-// there is none.
-func writtenVector(st *probeState) string {
+// writtenVector is the field d's vector is written to: the one the
+// Engine names, else the first vector field; "" when there is none.
+func writtenVector(st *probeState, d adapters.Document) string {
+	if d.VectorField != "" {
+		return d.VectorField
+	}
 	if len(st.ev.VectorFields) == 0 {
 		return ""
 	}

@@ -35,8 +35,17 @@ func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 	for i, d := range docs {
 		actions[i] = dsl.BulkAction{Op: "index", ID: d.ID, Doc: sourceOf(s, d)}
 	}
-	_, err := a.bulk(ctx, index, actions, queriedField(s, &adapters.SearchRequest{}))
+	_, err := a.bulk(ctx, index, actions, adapters.VectorFieldsOf(docs, writtenVector(s, adapters.Document{}))...)
 	return err
+}
+
+// writtenVector is the field d's vector is written to: the one the
+// Engine names, else the first vector field; "" when there is none.
+func writtenVector(s *schema, d adapters.Document) string {
+	if d.VectorField != "" {
+		return d.VectorField
+	}
+	return queriedField(s, &adapters.SearchRequest{})
 }
 
 // sourceOf builds a document's _source: metadata, the content field and
@@ -47,10 +56,8 @@ func sourceOf(s *schema, d adapters.Document) map[string]any {
 		src[k] = v
 	}
 	src[contentField(s)] = d.Text
-	if len(d.Vector) > 0 {
-		if vf := queriedField(s, &adapters.SearchRequest{}); vf != "" {
-			src[vf] = d.Vector
-		}
+	if vf := writtenVector(s, d); len(d.Vector) > 0 && vf != "" {
+		src[vf] = d.Vector
 	}
 	return src
 }
