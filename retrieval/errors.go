@@ -72,7 +72,8 @@ func classified(code rcp.Code, err error) *rcp.Error {
 	if code == rcp.CodeInvalidParams && field == "" {
 		code = rcp.CodeInternalError
 	}
-	retry := code.Retryable()
+	// A refusal is deterministic: the same request is refused again.
+	retry := code.Retryable() && !isRej
 	data := &rcp.ErrorData{Retryable: &retry}
 	var ra adapters.RetryAfterer
 	if errors.As(err, &ra) {

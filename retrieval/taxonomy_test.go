@@ -230,7 +230,8 @@ func (r refusing) ErrorCode(error) rcp.Code { return rcp.CodeInvalidParams }
 
 // TestRefusalBlame: an engine refusing a client value is -32602 naming
 // it; refusing what the sidecar built is -32603 with the adapter's safe
-// reason in data.detail and a message that says whose fault it was.
+// reason in data.detail and a message that says whose fault it was;
+// neither is retryable (the same request is refused again).
 func TestRefusalBlame(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -247,7 +248,7 @@ func TestRefusalBlame(t *testing.T) {
 			_, err := e.Retrieve(context.Background(), params(t, `{"query":"solar","k":1}`))
 			wantErr(t, err, tc.code, "", tc.field)
 			re := err.(*rcp.Error)
-			if re.Message != tc.message || re.Data == nil || re.Data.Detail != tc.err.reason {
+			if re.Message != tc.message || re.Data == nil || re.Data.Detail != tc.err.reason || re.AdvisesRetry() {
 				t.Errorf("error = %q, data %+v; want message %q and detail %q", re.Message, re.Data, tc.message, tc.err.reason)
 			}
 			if strings.Contains(re.Message+re.Data.Detail, "secret") {
