@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
@@ -232,4 +233,24 @@ type Document struct {
 	Text   string
 	Meta   map[string]any
 	Vector []float32
+	// VectorField is the field Vector belongs in: the one dense retrieval
+	// searches (capability.DenseField, whose dimension and element type
+	// are the embedder's). "" means the adapter's first vector field.
+	VectorField string
+}
+
+// VectorFieldsOf lists, once each in order, the fields docs' vectors are
+// written to: each document's VectorField, else def; "" is left out.
+func VectorFieldsOf(docs []Document, def string) []string {
+	var out []string
+	for _, d := range docs {
+		vf := d.VectorField
+		if vf == "" {
+			vf = def
+		}
+		if vf != "" && len(d.Vector) > 0 && !slices.Contains(out, vf) {
+			out = append(out, vf)
+		}
+	}
+	return out
 }

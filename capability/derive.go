@@ -76,15 +76,22 @@ func (d *deriver) logCap() {
 
 // DenseField returns the vector field dense retrieval uses: the first one
 // the query can be embedded for, either by the engine (QueryInference) or
-// by the configured embedder with matching dimension. Nil if none.
+// by the configured embedder with matching dimension and element type (an
+// int8 field needs int8 vectors, which a float embedder cannot give
+// without changing every score). Nil if none.
 func DenseField(ev *Evidence, p Policy) *VectorField {
 	for i := range ev.VectorFields {
 		vf := &ev.VectorFields[i]
-		if ev.QueryInference || (p.EmbedDim > 0 && p.EmbedDim == vf.Dims) {
+		if ev.QueryInference || embeddable(vf, p) {
 			return vf
 		}
 	}
 	return nil
+}
+
+// embeddable reports whether the configured embedder's vectors fit vf.
+func embeddable(vf *VectorField, p Policy) bool {
+	return p.EmbedDim > 0 && p.EmbedDim == vf.Dims && p.EmbedElement.OrFloat() == vf.Element.OrFloat()
 }
 
 // ModeScale returns the score scale and floor of a retrieval mode (§6.1),
@@ -174,7 +181,7 @@ func (d *deriver) sparseMode() bool {
 
 func (d *deriver) denseMode() bool {
 	if vf := DenseField(d.ev, d.p); vf != nil {
-		how := fmt.Sprintf("embedder %d-d", d.p.EmbedDim)
+		how := fmt.Sprintf("embedder %d-d %s", d.p.EmbedDim, d.p.EmbedElement.OrFloat())
 		if d.ev.QueryInference {
 			how = "engine-side query inference"
 		}
@@ -186,19 +193,38 @@ func (d *deriver) denseMode() bool {
 		d.note("retrieve.modes.dense", false, "no vector field on the target")
 	case d.p.EmbedDim == 0:
 		vf := &d.ev.VectorFields[0]
-		d.note("retrieve.modes.dense", false, "vector field %s (%s) but no embedder configured", vf.Name, describeVF(vf))
+		d.note("retrieve.modes.dense", false, "vector field %s (%s) but no embedder configured%s", vf.Name, describeVF(vf), elementAdvice(vf, d.p))
 	default:
 		vf := &d.ev.VectorFields[0]
-		d.note("retrieve.modes.dense", false, "vector field %s (%s) but the embedder is %d-d", vf.Name, describeVF(vf), d.p.EmbedDim)
+		d.note("retrieve.modes.dense", false, "vector field %s (%s) but the embedder produces %d-d %s vectors%s",
+			vf.Name, describeVF(vf), d.p.EmbedDim, d.p.EmbedElement.OrFloat(), elementAdvice(vf, d.p))
 	}
 	return false
 }
 
-func describeVF(vf *VectorField) string {
-	if vf.ApproxScores {
-		return fmt.Sprintf("%d-d %s, approximate scores: quantised index, labelled unbounded", vf.Dims, vf.Similarity)
+// elementAdvice says what to configure when vf's element type is not the
+// embedder's ("" when they agree).
+func elementAdvice(vf *VectorField, p Policy) string {
+	switch el := vf.Element.OrFloat(); {
+	case el == p.EmbedElement.OrFloat():
+		return ""
+	case el == ElementInt8:
+		return ": configure an embedder that returns int8 embeddings of the same model the index was built with (embedder.element_type: int8)"
+	case el == ElementFloat:
+		return ": configure an embedder that returns float embeddings (embedder.element_type: float)"
 	}
-	return fmt.Sprintf("%d-d %s", vf.Dims, vf.Similarity)
+	return fmt.Sprintf(": the sidecar has no embedder for %s vectors", vf.Element)
+}
+
+func describeVF(vf *VectorField) string {
+	el := ""
+	if vf.Element.OrFloat() != ElementFloat {
+		el = ", " + string(vf.Element) + " elements"
+	}
+	if vf.ApproxScores {
+		return fmt.Sprintf("%d-d %s%s, approximate scores: quantised index, labelled unbounded", vf.Dims, vf.Similarity, el)
+	}
+	return fmt.Sprintf("%d-d %s%s", vf.Dims, vf.Similarity, el)
 }
 
 func (d *deriver) hybridMode(sparse, dense bool) {

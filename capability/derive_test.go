@@ -348,3 +348,42 @@ func TestDeriveRerankSources(t *testing.T) {
 		})
 	}
 }
+
+// TestDeriveElementTypes: a vector field is searched only with an
+// embedder of its element type, on any engine; otherwise dense (and so
+// hybrid) is not advertised and the reason says what to configure.
+func TestDeriveElementTypes(t *testing.T) {
+	int8Field := func() *Evidence {
+		ev := fullEvidence()
+		ev.VectorFields[0].Element = ElementInt8
+		return ev
+	}
+	for _, tc := range []struct {
+		name   string
+		ev     *Evidence
+		p      Policy
+		dense  bool
+		advice string
+	}{
+		{"float field, float embedder", fullEvidence(), Policy{EmbedDim: 4}, true, ""},
+		{"float field, explicit float embedder", fullEvidence(), Policy{EmbedDim: 4, EmbedElement: ElementFloat}, true, ""},
+		{"int8 field, int8 embedder", int8Field(), Policy{EmbedDim: 4, EmbedElement: ElementInt8}, true, ""},
+		{"int8 field, float embedder", int8Field(), Policy{EmbedDim: 4}, false, "embedder.element_type: int8"},
+		{"int8 field, no embedder", int8Field(), Policy{}, false, "embedder.element_type: int8"},
+		{"float field, int8 embedder", fullEvidence(), Policy{EmbedDim: 4, EmbedElement: ElementInt8}, false, "embedder.element_type: float"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			caps, rs := Derive(tc.ev, tc.p)
+			modes := caps.Retrieve.Modes
+			if slices.Contains(modes, rcp.ModeDense) != tc.dense || slices.Contains(modes, rcp.ModeHybrid) != tc.dense {
+				t.Errorf("modes %v, want dense and hybrid = %t", modes, tc.dense)
+			}
+			if got := DenseField(tc.ev, tc.p) != nil; got != tc.dense {
+				t.Errorf("DenseField found = %t, want %t", got, tc.dense)
+			}
+			if r := reason(t, rs, "retrieve.modes.dense"); !strings.Contains(r.Why, tc.advice) {
+				t.Errorf("dense reason %q lacks %q", r.Why, tc.advice)
+			}
+		})
+	}
+}

@@ -27,6 +27,10 @@ type VectorField struct {
 	Name       string     `json:"name"`
 	Dims       int        `json:"dims"`
 	Similarity Similarity `json:"similarity"`
+	// Element is the type of the stored components ("" means
+	// ElementFloat): only an embedder of the same element type can
+	// search the field (DenseField).
+	Element Element `json:"element,omitempty"`
 	// Indexed reports whether approximate kNN search is possible on it.
 	Indexed bool `json:"indexed"`
 	// ApproxScores: the engine scores this field on quantised (compressed)
@@ -119,4 +123,30 @@ type Evidence struct {
 	NativeRerankStage bool `json:"nativeRerankStage,omitempty"`
 	// Notes are facts the operator should know (conflicts, narrowing).
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Element is the type of a vector's components: what a vector field
+// stores and what an embedder produces. Dense retrieval on a field needs
+// an embedder of the field's element type (DenseField).
+type Element string
+
+// Elements. The empty Element means ElementFloat.
+const (
+	// ElementFloat: 32-bit floats.
+	ElementFloat Element = "float"
+	// ElementInt8: signed bytes, integers in [-128, 127] (Elasticsearch
+	// element_type byte, OpenSearch data_type byte).
+	ElementInt8 Element = "int8"
+	// ElementBinary: packed bits, dims/8 signed bytes (Elasticsearch
+	// element_type bit, OpenSearch data_type binary). No embedder of the
+	// sidecar produces it.
+	ElementBinary Element = "binary"
+)
+
+// OrFloat is e, or ElementFloat when e is empty.
+func (e Element) OrFloat() Element {
+	if e == "" {
+		return ElementFloat
+	}
+	return e
 }

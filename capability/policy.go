@@ -34,6 +34,9 @@ type Policy struct {
 	Operators []filterlang.Op
 	// EmbedDim is the dimension of the configured embedder (0: none).
 	EmbedDim int
+	// EmbedElement is the element type of the embedder's vectors ("" means
+	// ElementFloat).
+	EmbedElement Element
 	// EmbedIdentity names the embedding model (embed.identity, §15.7).
 	EmbedIdentity string
 	// EmbedBatchLimit is embed.batchLimit (default 128 when embedding).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/fetch"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -62,6 +63,13 @@ type OpenAIOptions struct {
 	SendInputType bool
 	// Identity overrides the embed.identity reported (default Model).
 	Identity string
+	// Element is the type of the vectors asked for: capability.ElementFloat
+	// (the default) or capability.ElementInt8, which asks the server for
+	// int8 embeddings ("encoding_format": "int8", and Cohere's
+	// "embedding_types": ["int8"]) and refuses any answer whose every value
+	// is not an integer in [-128, 127]. Int8 vectors search Elasticsearch
+	// byte and OpenSearch byte vector fields.
+	Element capability.Element
 	// BackoffBase and BackoffMax shape the exponential backoff with full
 	// jitter between retries (defaults 200ms and 5s).
 	BackoffBase, BackoffMax time.Duration
@@ -76,7 +84,10 @@ type OpenAI struct {
 	dim      atomic.Int64
 }
 
-var _ adapters.Embedder = (*OpenAI)(nil)
+var (
+	_ adapters.Embedder  = (*OpenAI)(nil)
+	_ adapters.Elementer = (*OpenAI)(nil)
+)
 
 // NewOpenAI validates opts, applies defaults and returns a client. It does
 // no I/O; call Probe to check the server and learn an unset dimension.
@@ -100,6 +111,8 @@ func validate(opts OpenAIOptions) error {
 		return errors.New("embedding: Model is required")
 	case opts.Dimension < 0 || opts.BatchSize < 0 || opts.Timeout < 0:
 		return errors.New("embedding: Dimension, BatchSize and Timeout must not be negative")
+	case opts.Element != "" && opts.Element != capability.ElementFloat && opts.Element != capability.ElementInt8:
+		return fmt.Errorf("embedding: Element %q must be %q or %q", opts.Element, capability.ElementFloat, capability.ElementInt8)
 	}
 	return nil
 }
@@ -112,6 +125,7 @@ func withDefaults(o OpenAIOptions) OpenAIOptions {
 	o.BackoffBase = orDefault(o.BackoffBase, DefaultBackoffBase)
 	o.BackoffMax = orDefault(o.BackoffMax, DefaultBackoffMax)
 	o.Identity = orDefault(o.Identity, o.Model)
+	o.Element = o.Element.OrFloat()
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Transport: pooledTransport()}
 	}
@@ -152,11 +166,16 @@ func (o *OpenAI) Dimension() int { return int(o.dim.Load()) }
 // Identity names the model, for embed.identity (§15.7).
 func (o *OpenAI) Identity() string { return o.opts.Identity }
 
+// Element is the type of the returned vectors' components
+// (adapters.Elementer).
+func (o *OpenAI) Element() capability.Element { return o.opts.Element }
+
 // BatchLimit is the number of inputs sent per request (embed.batchLimit).
 func (o *OpenAI) BatchLimit() int { return o.opts.BatchSize }
 
-// Probe embeds one short text to check that the server answers and, when
-// no Dimension was configured, to learn it.
+// Probe embeds one short text to check that the server answers, that it
+// answers int8 requests with int8 values, and, when no Dimension was
+// configured, to learn it.
 func (o *OpenAI) Probe(ctx context.Context) error {
 	_, err := o.Embed(ctx, []string{"probe"}, KindQuery)
 	return err

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/retry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -24,6 +25,9 @@ type embedRequest struct {
 	Model          string   `json:"model"`
 	Input          []string `json:"input"`
 	EncodingFormat string   `json:"encoding_format"`
+	// EmbeddingTypes is Cohere's name for the same request, sent beside
+	// encoding_format for int8 (servers ignore the field they do not use).
+	EmbeddingTypes []string `json:"embedding_types,omitempty"`
 	InputType      string   `json:"input_type,omitempty"`
 }
 
@@ -121,6 +125,9 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string, kind string) ([
 
 func (o *OpenAI) requestBody(texts []string, kind string) ([]byte, error) {
 	req := embedRequest{Model: o.opts.Model, Input: texts, EncodingFormat: "float"}
+	if o.opts.Element == capability.ElementInt8 {
+		req.EncodingFormat, req.EmbeddingTypes = "int8", []string{"int8"}
+	}
 	if o.opts.SendInputType {
 		req.InputType = kind
 	}
@@ -213,15 +220,21 @@ func (o *OpenAI) decode(raw []byte, n int) ([][]float32, *rcp.Error) {
 	return out, nil
 }
 
-// vector converts one embedding, enforcing the dimension and finiteness.
+// vector converts one embedding, enforcing the dimension, finiteness
+// and, for int8, that every value is an integer in [-128, 127] (checked
+// on the value as sent, before any rounding to float32).
 func (o *OpenAI) vector(i int, f []float64) ([]float32, *rcp.Error) {
 	if err := o.checkDim(i, len(f)); err != nil {
 		return nil, err
 	}
+	int8s := o.opts.Element == capability.ElementInt8
 	v := make([]float32, len(f))
 	for j, x := range f {
 		v[j] = float32(x)
-		if math.IsNaN(float64(v[j])) || math.IsInf(float64(v[j]), 0) {
+		switch {
+		case int8s && (x != math.Trunc(x) || x < -128 || x > 127):
+			return nil, badResponse(fmt.Errorf("embedding %d has %g at %d, not an int8 integer in [-128, 127]: the server did not answer the int8 request", i, x, j))
+		case math.IsNaN(float64(v[j])) || math.IsInf(float64(v[j]), 0):
 			return nil, badResponse(fmt.Errorf("embedding %d has a non-finite value at %d", i, j))
 		}
 	}

@@ -127,10 +127,10 @@ func (e *Engine) initKey() error {
 // actually configured: dense is advertised only when it can be served.
 func embedPolicy(p capability.Policy, emb adapters.Embedder) capability.Policy {
 	if emb == nil {
-		p.EmbedDim, p.EmbedIdentity = 0, ""
+		p.EmbedDim, p.EmbedIdentity, p.EmbedElement = 0, "", ""
 		return p
 	}
-	p.EmbedDim = emb.Dimension()
+	p.EmbedDim, p.EmbedElement = emb.Dimension(), adapters.ElementOf(emb)
 	if p.EmbedIdentity == "" {
 		p.EmbedIdentity = emb.Identity()
 	}

@@ -55,8 +55,25 @@ func ctxError(ctx context.Context, err error) *rcp.Error {
 
 // classified builds the client-facing error for an adapter failure:
 // data.retryable from §12.2 and retryAfterMs when the error carries one.
+//
+// Who is at fault decides between -32602 and -32603 (§12): -32602 only
+// when the engine refused a client value the sidecar passed through
+// unchanged, named in data.field (adapters.Rejection.ClientField). An
+// engine refusing a request the sidecar built is a server-side failure:
+// -32603 with the engine's reason, made safe by the adapter, in
+// data.detail. No -32602 leaves here without a real field.
 func classified(code rcp.Code, err error) *rcp.Error {
-	retry := code.Retryable()
+	var rej adapters.Rejection
+	isRej := errors.As(err, &rej) && rej.Refused()
+	field := ""
+	if isRej {
+		field = rej.ClientField()
+	}
+	if code == rcp.CodeInvalidParams && field == "" {
+		code = rcp.CodeInternalError
+	}
+	// A refusal is deterministic: the same request is refused again.
+	retry := code.Retryable() && !isRej
 	data := &rcp.ErrorData{Retryable: &retry}
 	var ra adapters.RetryAfterer
 	if errors.As(err, &ra) {
@@ -64,20 +81,26 @@ func classified(code rcp.Code, err error) *rcp.Error {
 			data.RetryAfterMs = &ms
 		}
 	}
-	// §12: -32602 names a field and -32005 an option. The engine's own
-	// text is never sent, so the most precise honest names are the params
-	// as a whole and the backend feature the request needed.
 	switch code {
 	case rcp.CodeInvalidParams:
-		data.Field = "params"
+		data.Field = field
 	case rcp.CodeOptionUnsupported:
+		// The engine's own text is never sent: the most precise honest
+		// name is the backend feature the request needed.
 		data.Option = "backend"
 	}
-	out := &rcp.Error{Code: code, Message: genericMessage(code), Data: data}
+	if isRej && (code == rcp.CodeInvalidParams || code == rcp.CodeInternalError) {
+		data.Detail = rej.Reason()
+	}
+	msg := genericMessage(code, field)
+	if isRej && code == rcp.CodeInternalError {
+		msg = rejectedMessage
+	}
+	out := &rcp.Error{Code: code, Message: msg, Data: data}
 	return out.WithCause(err)
 }
 
-func genericMessage(code rcp.Code) string {
+func genericMessage(code rcp.Code, field string) string {
 	switch code {
 	case rcp.CodeBackendUnavailable:
 		return "backend unavailable"
@@ -88,7 +111,7 @@ func genericMessage(code rcp.Code) string {
 	case rcp.CodeTimeout:
 		return "backend timed out"
 	case rcp.CodeInvalidParams:
-		return "backend rejected the request"
+		return "the backend rejected the value of " + field
 	case rcp.CodeNotFound:
 		return "backend target not found"
 	case rcp.CodeConflict:
@@ -100,6 +123,10 @@ func genericMessage(code rcp.Code) string {
 	}
 	return "backend error"
 }
+
+// rejectedMessage is the message of an engine refusing a request the
+// sidecar built.
+const rejectedMessage = "the backend rejected a request the sidecar built"
 
 func levelFor(code rcp.Code) slog.Level {
 	if code == rcp.CodeInternalError {

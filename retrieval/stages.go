@@ -2,7 +2,6 @@ package retrieval
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -182,8 +181,8 @@ func (e *Engine) queryVector(ctx context.Context, text string) (_ []float32, err
 	if err != nil {
 		return nil, err
 	}
-	if len(vs) != 1 || len(vs[0]) != e.policy.EmbedDim {
-		return nil, fmt.Errorf("embedder returned %d vectors for 1 query (want %d-d)", len(vs), e.policy.EmbedDim)
+	if err := checkVectors(vs, 1, e.policy); err != nil {
+		return nil, err
 	}
 	return vs[0], nil
 }

@@ -185,26 +185,75 @@ func (c classifiedAs) ErrorCode(error) rcp.Code { return c.code }
 
 var errSecret = errors.New("secret-host:9200 parsing_exception")
 
-// TestAdapterCodesCarryData: adapter-classified -32602 and -32005 still
-// name a field / option (§12), and the engine text is never sent.
+// TestAdapterCodesCarryData: adapter-classified -32005 names an option
+// (§12); an adapter's -32602 that names no client field is a server-side
+// failure (-32603), never -32602 on the params as a whole; the engine
+// text is never sent.
 func TestAdapterCodesCarryData(t *testing.T) {
 	for _, tc := range []struct {
-		code          rcp.Code
+		code, want    rcp.Code
 		field, option string
 	}{
-		{rcp.CodeInvalidParams, "params", ""},
-		{rcp.CodeOptionUnsupported, "", "backend"},
-		{0, "", ""},
+		{rcp.CodeInvalidParams, rcp.CodeInternalError, "", ""},
+		{rcp.CodeOptionUnsupported, rcp.CodeOptionUnsupported, "", "backend"},
+		{0, rcp.CodeInternalError, "", ""},
 	} {
 		e, _ := newEngine(t, setup{wrap: func(a adapters.Adapter) adapters.Adapter { return classifiedAs{a, tc.code} }})
 		_, err := e.Retrieve(context.Background(), params(t, `{"query":"solar","k":1}`))
-		want := tc.code
-		if want == 0 {
-			want = rcp.CodeInternalError
-		}
-		wantErr(t, err, want, tc.option, tc.field)
+		wantErr(t, err, tc.want, tc.option, tc.field)
 		if strings.Contains(err.Error(), "secret") && strings.Contains(err.(*rcp.Error).Message, "secret") {
 			t.Errorf("engine text in message: %v", err)
 		}
+	}
+}
+
+// refusal is a FAKE engine refusal (adapters.Rejection): the engine
+// refused either a client value (field) or what the sidecar built.
+type refusal struct{ field, reason string }
+
+func (r refusal) Error() string       { return "engine refused: secret-host:9200 " + r.reason }
+func (r refusal) Refused() bool       { return true }
+func (r refusal) ClientField() string { return r.field }
+func (r refusal) Reason() string      { return r.reason }
+
+// refusing fails every search with err, classified as -32602.
+type refusing struct {
+	adapters.Adapter
+	err error
+}
+
+func (r refusing) Search(context.Context, *adapters.Plan) (*adapters.Candidates, error) {
+	return nil, r.err
+}
+
+func (r refusing) ErrorCode(error) rcp.Code { return rcp.CodeInvalidParams }
+
+// TestRefusalBlame: an engine refusing a client value is -32602 naming
+// it; refusing what the sidecar built is -32603 with the adapter's safe
+// reason in data.detail and a message that says whose fault it was;
+// neither is retryable (the same request is refused again).
+func TestRefusalBlame(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		err     refusal
+		code    rcp.Code
+		field   string
+		message string
+	}{
+		{"client's filter value", refusal{"filter", "number_format_exception: For input string: '…'"}, rcp.CodeInvalidParams, "filter", "the backend rejected the value of filter"},
+		{"sidecar's query vector", refusal{"", "illegal_argument_exception: element_type [byte] vectors only support non-decimal values"}, rcp.CodeInternalError, "", "the backend rejected a request the sidecar built"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := newEngine(t, setup{wrap: func(a adapters.Adapter) adapters.Adapter { return refusing{a, tc.err} }})
+			_, err := e.Retrieve(context.Background(), params(t, `{"query":"solar","k":1}`))
+			wantErr(t, err, tc.code, "", tc.field)
+			re := err.(*rcp.Error)
+			if re.Message != tc.message || re.Data == nil || re.Data.Detail != tc.err.reason || re.AdvisesRetry() {
+				t.Errorf("error = %q, data %+v; want message %q and detail %q", re.Message, re.Data, tc.message, tc.err.reason)
+			}
+			if strings.Contains(re.Message+re.Data.Detail, "secret") {
+				t.Errorf("engine text sent: %+v", re)
+			}
+		})
 	}
 }

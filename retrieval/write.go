@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/rankmath"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -108,7 +109,7 @@ func (e *Engine) embedAll(ctx context.Context, texts []string, kind string) (_ [
 		if err != nil {
 			return nil, err
 		}
-		if err := checkVectors(vs, len(batch), e.policy.EmbedDim); err != nil {
+		if err := checkVectors(vs, len(batch), e.policy); err != nil {
 			return nil, err
 		}
 		out = append(out, vs...)
@@ -116,13 +117,19 @@ func (e *Engine) embedAll(ctx context.Context, texts []string, kind string) (_ [
 	return out, nil
 }
 
-func checkVectors(vs [][]float32, n, dim int) error {
+// checkVectors holds the embedder to its contract: n vectors of the
+// policy's dimension whose components are values of its element type (an
+// engine would refuse anything else in a request the sidecar built).
+func checkVectors(vs [][]float32, n int, p capability.Policy) error {
 	if len(vs) != n {
 		return fmt.Errorf("embedder returned %d vectors for %d inputs", len(vs), n)
 	}
 	for _, v := range vs {
-		if len(v) != dim {
-			return fmt.Errorf("embedder returned a %d-d vector, want %d", len(v), dim)
+		if len(v) != p.EmbedDim {
+			return fmt.Errorf("embedder returned a %d-d vector, want %d", len(v), p.EmbedDim)
+		}
+		if err := adapters.CheckElements(v, p.EmbedElement.OrFloat()); err != nil {
+			return fmt.Errorf("embedder returned a vector that is not %s: %w", p.EmbedElement.OrFloat(), err)
 		}
 	}
 	return nil
@@ -240,7 +247,7 @@ func (e *Engine) embedDocuments(ctx context.Context, docs []adapters.Document) e
 		return err
 	}
 	for i := range docs {
-		docs[i].Vector = vs[i]
+		docs[i].Vector, docs[i].VectorField = vs[i], e.dense.Name
 	}
 	return nil
 }

@@ -197,3 +197,38 @@ func BenchmarkMemoryRetrieve(b *testing.B) {
 }
 
 func capabilityEmbedLimit(n int) capability.Policy { return capability.Policy{EmbedBatchLimit: n} }
+
+// upsertRecorder records the documents index/add hands the adapter.
+type upsertRecorder struct {
+	adapters.Adapter
+	w    adapters.Writer
+	docs []adapters.Document
+}
+
+func (u *upsertRecorder) Upsert(ctx context.Context, docs []adapters.Document) error {
+	u.docs = append(u.docs, docs...)
+	return u.w.Upsert(ctx, docs)
+}
+
+func (u *upsertRecorder) Delete(ctx context.Context, ids []string) (int, error) {
+	return u.w.Delete(ctx, ids)
+}
+
+// TestIndexAddNamesVectorField: the Engine tells the adapter which field
+// an embedded document vector belongs in, the dense field (the one whose
+// dimension and element type are the embedder's), not whichever vector
+// field the adapter lists first.
+func TestIndexAddNamesVectorField(t *testing.T) {
+	var rec *upsertRecorder
+	e, _ := newEngine(t, setup{emb: true, writable: true, wrap: func(a adapters.Adapter) adapters.Adapter {
+		rec = &upsertRecorder{Adapter: a, w: a.(adapters.Writer)}
+		return rec
+	}})
+	if _, err := e.IndexAdd(context.Background(), &rcp.IndexAddParams{Documents: []rcp.Document{{ID: "v1", Text: "wind"}}}); err != nil {
+		t.Fatal(err)
+	}
+	dense := capability.DenseField(e.Evidence(), capability.Policy{EmbedDim: dim})
+	if dense == nil || len(rec.docs) != 1 || rec.docs[0].VectorField != dense.Name || len(rec.docs[0].Vector) != dim {
+		t.Fatalf("upserted %+v, want the vector named for dense field %+v", rec.docs, dense)
+	}
+}

@@ -118,7 +118,11 @@ func engineOptions(s Schema, v variant) retrieval.Options {
 	}
 	p := capability.Policy{MaxK: 100, DefaultCandidateK: 100, Writable: true, Streaming: true,
 		Fields: names, Operators: filterlang.AllOps, EmbedDim: 8, EmbedIdentity: FakeIdentity}
-	return retrieval.Options{Name: "adaptertest", Version: "full", Policy: p, Embedder: Embedder(), CursorKeys: [][]byte{key}}
+	emb := Embedder()
+	if s.Vector.Element == capability.ElementInt8 {
+		emb = Int8Embedder()
+	}
+	return retrieval.Options{Name: "adaptertest", Version: "full", Policy: p, Embedder: emb, CursorKeys: [][]byte{key}}
 }
 
 // env is one harness + adapter + Engine + in-memory client.
@@ -143,6 +147,9 @@ func newEnv(t testing.TB, mk HarnessMaker, v variant) *env {
 	}
 	t.Cleanup(h.Close)
 	e := &env{schema: DefaultSchema(), h: h, traits: traitsOf(h)}
+	if _, ok := h.(int8Harness); ok {
+		e.schema = Int8Schema()
+	}
 	if e.a, err = h.MakeAdapter(ctx, e.schema); err != nil {
 		t.Fatalf("MakeAdapter: %v", err)
 	}

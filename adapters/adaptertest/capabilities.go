@@ -513,4 +513,7 @@ func checkVectorEvidence(t *testing.T, ev *capability.Evidence, want VectorSpec)
 	if got.Dims != want.Dims || got.Similarity != want.Similarity {
 		t.Errorf("vector field %q: %d-d %s, want %d-d %s", got.Name, got.Dims, got.Similarity, want.Dims, want.Similarity)
 	}
+	if got.Element.OrFloat() != want.Element.OrFloat() {
+		t.Errorf("vector field %q: element %q, want %q", got.Name, got.Element, want.Element.OrFloat())
+	}
 }

@@ -2,6 +2,7 @@ package adaptertest
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
@@ -22,6 +23,9 @@ type VectorSpec struct {
 	Name       string
 	Dims       int
 	Similarity capability.Similarity
+	// Element is the type the field stores: "" (float) or
+	// capability.ElementInt8 (a byte vector field).
+	Element capability.Element
 }
 
 // Schema is the engine-neutral description of the conformance target. Each
@@ -58,6 +62,29 @@ func DefaultSchema() Schema {
 		Vector: VectorSpec{Name: "embedding", Dims: 8, Similarity: capability.SimCosine},
 		Docs:   Corpus(),
 	}
+}
+
+// Int8Schema is DefaultSchema over a byte (int8) vector field: every
+// corpus vector is multiplied by 10, which makes each an exact integer
+// vector in [-128, 127] (the corpus has at most one decimal, |v| ≤ 5) with
+// the same cosine to any query as the float one, so the cosine oracles
+// of the suite hold unchanged.
+func Int8Schema() Schema {
+	s := DefaultSchema()
+	s.Vector.Element = capability.ElementInt8
+	for i := range s.Docs {
+		s.Docs[i].Vector = int8Vector(s.Docs[i].Vector)
+	}
+	return s
+}
+
+// int8Vector is v multiplied by 10, rounded and clamped to [-128, 127].
+func int8Vector(v []float32) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(max(-128, min(127, math.Round(float64(x)*10))))
+	}
+	return out
 }
 
 // FieldTypes returns the filterable fields as name → type.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
 )
 
 // FakeIdentity is the embed.identity of the fake embedder.
@@ -115,3 +116,25 @@ func (e *fakeEmbedder) Dimension() int { return 8 }
 
 // Identity is FakeIdentity.
 func (e *fakeEmbedder) Identity() string { return FakeIdentity }
+
+// Int8Embedder returns the FAKE embedder of Embedder with every vector
+// multiplied by 10 and rounded to an integer in [-128, 127] (Int8Schema's
+// corpus vectors for "vec:<id>" and Unique terms), reporting element
+// type int8: the embedder of a byte vector field.
+func Int8Embedder() adapters.Embedder { return int8Embedder{Embedder().(*fakeEmbedder)} }
+
+type int8Embedder struct{ *fakeEmbedder }
+
+var _ adapters.Elementer = int8Embedder{}
+
+// Embed returns the fake embedder's vectors as int8 integers.
+func (e int8Embedder) Embed(ctx context.Context, texts []string, kind string) ([][]float32, error) {
+	vs, err := e.fakeEmbedder.Embed(ctx, texts, kind)
+	for i := range vs {
+		vs[i] = int8Vector(vs[i])
+	}
+	return vs, err
+}
+
+// Element is int8.
+func (int8Embedder) Element() capability.Element { return capability.ElementInt8 }

@@ -13,7 +13,8 @@
 // # Capabilities
 //
 //   - sparse: at least one searchable text field (or the configured ones).
-//   - dense: an indexed float/byte dense_vector field; the query is embedded
+//   - dense: an indexed float dense_vector field, or a byte one for an int8
+//     embedder (bit fields are left out with a note); the query is embedded
 //     by the sidecar's embedder (dims must match, decided by Derive).
 //   - NativeRRF: only when the rank-rrf module is installed and the licence
 //     is enterprise or trial; otherwise the sidecar fuses.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/adaptertest"
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 
@@ -138,9 +139,13 @@ func schemaMapping(s adaptertest.Schema) map[string]any {
 			props[f.Name] = p
 		}
 	}
-	props[s.Vector.Name] = map[string]any{"type": "dense_vector", "dims": s.Vector.Dims,
+	vec := map[string]any{"type": "dense_vector", "dims": s.Vector.Dims,
 		"similarity": esSimilarity[string(s.Vector.Similarity)], "index": true,
 		"index_options": map[string]any{"type": "hnsw"}}
+	if s.Vector.Element == capability.ElementInt8 {
+		vec["element_type"] = "byte"
+	}
+	props[s.Vector.Name] = vec
 	return map[string]any{
 		"settings": map[string]any{"number_of_shards": 1, "number_of_replicas": 0},
 		"mappings": map[string]any{"dynamic": "strict", "properties": props},
@@ -197,6 +202,12 @@ func (h *harness) Traits() adaptertest.Traits { return adaptertest.Traits{ScoreT
 func TestConformance(t *testing.T) {
 	liveURL(t)
 	adaptertest.RunConformanceTests(t, newHarness)
+}
+
+// TestByteVectors runs the suite on a dense_vector field of element_type
+// byte, searched with an int8 embedder.
+func TestByteVectors(t *testing.T) {
+	adaptertest.RunByteVectorTests(t, newHarness)
 }
 
 func BenchmarkConformance(b *testing.B) {

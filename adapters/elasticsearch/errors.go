@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -25,17 +26,12 @@ var (
 		"node_disconnected_exception", "node_closed_exception", "connect_transport_exception", "index_closed_exception",
 		// an expired or closed point in time: the pinned snapshot is gone (§7.7.1)
 		"search_context_missing_exception"}
-	// Bad values met while a shard runs a well-formed query (a filter
-	// value the field cannot parse, a page past the window, too many
-	// clauses): client input, but only under a shard-level failure.
-	inputTypes = []string{"query_shard_exception", "number_format_exception", "illegal_argument_exception",
-		"too_many_clauses", "too_many_nested_clauses", "parse_exception", "date_time_parse_exception"}
+	// A client's bad value (eserrors.ClientField) is met while a shard
+	// runs a well-formed query: only under a shard-level failure.
 	shardTypes = []string{"search_phase_execution_exception", "query_shard_exception"}
-	// Documents the mapping rejects (bulk items): client input anywhere.
+	// Documents the mapping rejects (bulk items): the client's meta,
+	// unless the field refused is one the sidecar writes (itemError).
 	docTypes = []string{"mapper_parsing_exception", "document_parsing_exception"}
-	// Malformed request bodies: the adapter's own bug, never the client's,
-	// because every body is built from typed structs.
-	bodyTypes = []string{"parsing_exception", "x_content_parse_exception", "json_parse_exception", "json_e_o_f_exception"}
 )
 
 // ErrorCode implements adapters.Adapter. Never returns 0.
@@ -87,17 +83,39 @@ func classifyError(e *Error) rcp.Code {
 		return rcp.CodeUnauthorized
 	case slices.Contains(types, "version_conflict_engine_exception"):
 		return rcp.CodeConflict
-	case has(docTypes), slices.Contains(shardTypes, e.Type()) && has(inputTypes):
+	case e.ClientField() != "":
 		return rcp.CodeInvalidParams
-	case has(bodyTypes), e.Cause != nil:
-		// A request body the engine could not parse is the adapter's bug
-		// (bodies are typed), never the client's.
-		if e.Status/100 == 4 && e.Status != 404 && e.Status != 405 && e.Status != 429 && e.Status != 413 {
-			return rcp.CodeInternalError
-		}
+	case e.Cause != nil && e.Refused():
+		// The engine refused a request the adapter built from typed
+		// structs (a body it could not parse, a query vector the field
+		// cannot take): a server-side failure, never the client's params.
+		return rcp.CodeInternalError
 	}
 	return classifyStatus(e.Status)
 }
+
+// Refused implements adapters.Rejection: the status is a refusal of the
+// request itself (4xx other than not found, method, rate limit and size).
+func (e *Error) Refused() bool {
+	return eserrors.Refused(e.Status)
+}
+
+// ClientField implements adapters.Rejection: the params path of the
+// client value the engine refused, "" when the sidecar built what it
+// refused (eserrors.ClientField).
+func (e *Error) ClientField() string {
+	if e.Field != "" || e.Cause == nil || !e.Refused() {
+		return e.Field
+	}
+	if !slices.Contains(shardTypes, e.Type()) {
+		return ""
+	}
+	return eserrors.ClientField(e.Cause)
+}
+
+// Reason implements adapters.Rejection: the engine's reason, made safe
+// for error.data.detail (eserrors.Reason).
+func (e *Error) Reason() string { return eserrors.Reason(e.Cause) }
 
 func classifyStatus(status int) rcp.Code {
 	switch status {
@@ -162,3 +180,5 @@ func (e *Error) Detail() string {
 
 // asError is errors.As for *Error (shared by tests and the harness).
 func asError(err error, target **Error) bool { return errors.As(err, target) }
+
+var _ adapters.Rejection = (*Error)(nil)

@@ -31,7 +31,9 @@ func TestErrorCodeFakes(t *testing.T) {
 		{"security 403", 403, `{"error":{"type":"security_exception","reason":"action [indices:data/read/search] is unauthorized for user [u]"},"status":403}`, rcp.CodeUnauthorized},
 		{"licence 403", 403, `{"error":{"type":"security_exception","reason":"current license is non-compliant for [Reciprocal Rank Fusion (RRF)]"},"status":403}`, rcp.CodeOptionUnsupported},
 		{"no shards", 503, `{"error":{"type":"no_shard_available_action_exception","reason":"No shard available"},"status":503}`, rcp.CodeBackendUnavailable},
-		{"bulk mapping", 400, `{"error":{"type":"document_parsing_exception","reason":"failed to parse field [year]"},"status":400}`, rcp.CodeInvalidParams},
+		// A document refusal names the client's documents[i].meta only as a
+		// bulk item (itemError knows i); at request level it is ours.
+		{"request-level document refusal", 400, `{"error":{"type":"document_parsing_exception","reason":"failed to parse field [year]"},"status":400}`, rcp.CodeInternalError},
 		{"conflict", 409, `{"error":{"type":"version_conflict_engine_exception","reason":"document already exists"},"status":409}`, rcp.CodeConflict},
 		{"proxy html 502", 502, `<html>bad gateway</html>`, rcp.CodeBackendUnavailable},
 		{"proxy 504", 504, ``, rcp.CodeTimeout},

@@ -43,7 +43,7 @@ func TestErrorCodeRecorded(t *testing.T) {
 		{"bad-date", rcp.CodeInvalidParams},
 		{"bad-number", rcp.CodeInvalidParams},
 		{"window", rcp.CodeInvalidParams},
-		{"knn-dims", rcp.CodeInvalidParams},
+		{"knn-dims", rcp.CodeInternalError}, // the sidecar's query vector
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
 			e := recordedError(t, tc.fixture)

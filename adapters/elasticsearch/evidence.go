@@ -94,8 +94,10 @@ func (a *adapter) contentField(fields map[string]field, text []capability.TextFi
 }
 
 // vectorFields lists usable dense_vector fields (the configured one
-// first). Non-indexed and bit vectors are reported and left out: kNN
-// needs an index, and RCP query vectors are floats.
+// first), each with its element type: float, or byte (int8, served only
+// to an int8 embedder: capability.DenseField). Non-indexed and bit
+// vectors are reported and left out: kNN needs an index, and no embedder
+// of the sidecar produces packed bits.
 func (a *adapter) vectorFields(fields map[string]field, st *probeState, ev *capability.Evidence) []capability.VectorField {
 	var out []capability.VectorField
 	for _, name := range sortedKeys(fields) {
@@ -103,12 +105,13 @@ func (a *adapter) vectorFields(fields map[string]field, st *probeState, ev *capa
 		if f.Type != "dense_vector" {
 			continue
 		}
-		if !f.Indexed || f.Element == "bit" || f.Dims == 0 {
-			ev.Notes = append(ev.Notes, fmt.Sprintf("vector field %s (index=%t, element_type=%s, dims=%d) cannot serve kNN here; not offered", name, f.Indexed, f.Element, f.Dims))
+		el, ok := elementOf(f.Element)
+		if !f.Indexed || !ok || f.Dims == 0 {
+			ev.Notes = append(ev.Notes, fmt.Sprintf("vector field %s (index=%t, element_type=%s, dims=%d) cannot serve kNN here%s; not offered", name, f.Indexed, f.Element, f.Dims, unservedWhy(f.Element, ok)))
 			continue
 		}
 		st.vectors[name] = f
-		vf := capability.VectorField{Name: name, Dims: f.Dims, Similarity: similarity(f.Similarity), Indexed: true,
+		vf := capability.VectorField{Name: name, Dims: f.Dims, Similarity: similarity(f.Similarity), Element: el, Indexed: true,
 			Detail: map[string]string{"element_type": f.Element, "similarity": f.Similarity}}
 		if note := describeVectorIndex(&vf, st.vindex[name], ev.Version); note != "" {
 			ev.Notes = append(ev.Notes, note)
@@ -120,6 +123,31 @@ func (a *adapter) vectorFields(fields map[string]field, st *probeState, ev *capa
 		}
 	}
 	return out
+}
+
+// elementOf maps a dense_vector element_type to the vector element an
+// embedder must produce; ok is false for bit (packed binary) and unknown
+// types, which no embedder of the sidecar produces.
+func elementOf(elementType string) (capability.Element, bool) {
+	switch elementType {
+	case "float":
+		return capability.ElementFloat, true
+	case "byte":
+		return capability.ElementInt8, true
+	}
+	return "", false
+}
+
+// unservedWhy explains an element type no embedder can serve ("" for
+// one that can).
+func unservedWhy(elementType string, known bool) string {
+	switch {
+	case known:
+		return ""
+	case elementType == "bit":
+		return fmt.Sprintf(": element_type bit needs %s (packed bit) query vectors and the sidecar's embedders produce only float or int8 (embedder.element_type)", capability.ElementBinary)
+	}
+	return fmt.Sprintf(": element_type %s is not known to the sidecar", elementType)
 }
 
 // similarity names the native similarity the adapter reports after

@@ -63,6 +63,10 @@ type Error struct {
 	Cause *dsl.ErrorCause
 	// RetryAfter is the Retry-After header, when sent.
 	RetryAfter time.Duration
+	// Field, when set, is the params path of the client value the engine
+	// refused (a bulk item's documents[i].meta); otherwise ClientField
+	// reads it from the cause.
+	Field string
 }
 
 func newError(method, path string, r *response) *Error {

@@ -33,17 +33,23 @@ const (
 // returns the probed adapter.
 func liveQuantIndex(t *testing.T, typ, sim string, docs [][]float32) *adapter {
 	t.Helper()
+	return liveVecIndex(t, "rcp-quant-"+typ, map[string]any{"type": "dense_vector", "dims": quantDims, "similarity": sim,
+		"index": true, "index_options": map[string]any{"type": typ}}, docs)
+}
+
+// liveVecIndex creates a one-shard index with a text field and the
+// dense_vector field "vec" mapped as vec, loads docs (ids
+// livetest.DocID) and returns the probed adapter.
+func liveVecIndex(t *testing.T, prefix string, vec map[string]any, docs [][]float32) *adapter {
+	t.Helper()
 	base := liveURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	body := map[string]any{
 		"settings": map[string]any{"number_of_shards": 1, "number_of_replicas": 0},
-		"mappings": map[string]any{"properties": map[string]any{
-			"text": map[string]any{"type": "text"},
-			"vec": map[string]any{"type": "dense_vector", "dims": quantDims, "similarity": sim, "index": true,
-				"index_options": map[string]any{"type": typ}}}},
+		"mappings": map[string]any{"properties": map[string]any{"text": map[string]any{"type": "text"}, "vec": vec}},
 	}
-	name := newLiveIndex(ctx, t, base, "rcp-quant-"+typ, body)
+	name := newLiveIndex(ctx, t, base, prefix, body)
 	a := openWritable(ctx, t, base, name, nil)
 	ds := make([]adapters.Document, len(docs))
 	for i, v := range docs {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -39,7 +40,7 @@ func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 		}
 		actions[i] = dsl.BulkAction{Op: "index", ID: d.ID, Doc: a.source(st, d)}
 	}
-	_, err = a.bulk(ctx, index, actions)
+	_, err = a.bulk(ctx, index, actions, adapters.VectorFieldsOf(docs, writtenVector(st, adapters.Document{}))...)
 	return err
 }
 
@@ -108,15 +109,27 @@ func (a *adapter) source(st *probeState, d adapters.Document) map[string]any {
 	if st.content != "" && d.Text != "" {
 		doc[st.content] = d.Text
 	}
-	if len(d.Vector) > 0 && len(st.ev.VectorFields) > 0 {
-		doc[st.ev.VectorFields[0].Name] = d.Vector
+	if vf := writtenVector(st, d); len(d.Vector) > 0 && vf != "" {
+		doc[vf] = d.Vector
 	}
 	return doc
 }
 
+// writtenVector is the field d's vector is written to: the one the
+// Engine names, else the first vector field; "" when there is none.
+func writtenVector(st *probeState, d adapters.Document) string {
+	if d.VectorField != "" {
+		return d.VectorField
+	}
+	if len(st.ev.VectorFields) == 0 {
+		return ""
+	}
+	return st.ev.VectorFields[0].Name
+}
+
 // bulk sends actions to index and fails when any item failed (no partial
 // success is reported as success).
-func (a *adapter) bulk(ctx context.Context, index string, actions []dsl.BulkAction) (*dsl.BulkResponse, error) {
+func (a *adapter) bulk(ctx context.Context, index string, actions []dsl.BulkAction, owned ...string) (*dsl.BulkResponse, error) {
 	body, err := dsl.EncodeBulk(actions)
 	if err != nil {
 		return nil, err
@@ -130,7 +143,7 @@ func (a *adapter) bulk(ctx context.Context, index string, actions []dsl.BulkActi
 	if err := json.Unmarshal(res.Body, &br); err != nil {
 		return nil, fmt.Errorf("elasticsearch: decode bulk: %w", err)
 	}
-	return &br, itemError(&br)
+	return &br, itemError(&br, owned...)
 }
 
 func (a *adapter) refresh() string {
@@ -142,8 +155,10 @@ func (a *adapter) refresh() string {
 
 // itemError returns the first failed item as *Error, or, when the item's
 // document would grow the mapping past a limit, as the -32602 naming it
-// (items are in document order).
-func itemError(br *dsl.BulkResponse) error {
+// (items are in document order). A document the mapping refuses is the
+// client's (documents[i].meta) unless the refused field is one of owned,
+// which the sidecar wrote.
+func itemError(br *dsl.BulkResponse, owned ...string) error {
 	if !br.Errors {
 		return nil
 	}
@@ -155,7 +170,8 @@ func itemError(br *dsl.BulkResponse) error {
 		if setting, ok := dsl.MappingLimit(r.Error); ok {
 			return adapters.MappingLimitError(i, setting)
 		}
-		return &Error{Op: "bulk " + op + " " + r.ID, Status: r.Status, Cause: r.Error}
+		return &Error{Op: "bulk " + op + " " + r.ID, Status: r.Status, Cause: r.Error,
+			Field: eserrors.DocumentField(i, r.Error, owned...)}
 	}
 	return nil
 }

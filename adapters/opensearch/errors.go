@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -23,6 +24,10 @@ type Error struct {
 	Cause *dsl.ErrorCause
 	// RetryAfter is the Retry-After header, when sent.
 	RetryAfter time.Duration
+	// Field, when set, is the params path of the client value the engine
+	// refused (a bulk item's documents[i].meta); otherwise ClientField
+	// reads it from the cause.
+	Field string
 }
 
 // Error implements error.
@@ -128,12 +133,40 @@ var typeCodes = map[string]rcp.Code{
 // in the cause tree wins (outermost wrappers such as
 // search_phase_execution_exception carry no meaning of their own), else
 // the status decides.
+//
+// A refusal (-32602 by type or status) is the client's only when it names
+// a client value (ClientField); otherwise the sidecar built what the
+// engine refused, a server-side failure (-32603).
 func classifyError(e *Error) rcp.Code {
-	if c, ok := classifyTypes(e.Cause); ok {
-		return c
+	c, ok := classifyTypes(e.Cause)
+	if !ok {
+		c = classifyStatus(e.Status)
 	}
-	return classifyStatus(e.Status)
+	if c == rcp.CodeInvalidParams && e.ClientField() == "" {
+		return rcp.CodeInternalError
+	}
+	return c
 }
+
+// Refused implements adapters.Rejection: the status is a refusal of the
+// request itself (4xx other than not found, method, rate limit and size).
+func (e *Error) Refused() bool {
+	return eserrors.Refused(e.Status)
+}
+
+// ClientField implements adapters.Rejection: the params path of the
+// client value the engine refused, "" when the sidecar built what it
+// refused (eserrors.ClientField).
+func (e *Error) ClientField() string {
+	if e.Field != "" || !e.Refused() {
+		return e.Field
+	}
+	return eserrors.ClientField(e.Cause)
+}
+
+// Reason implements adapters.Rejection: the engine's reason, made safe
+// for error.data.detail (eserrors.Reason).
+func (e *Error) Reason() string { return eserrors.Reason(e.Cause) }
 
 // classifyTypes is the code of the highest-priority known type in c's
 // cause tree; ok is false when no type is known.
@@ -170,3 +203,5 @@ func classifyStatus(status int) rcp.Code {
 	}
 	return rcp.CodeInternalError
 }
+
+var _ adapters.Rejection = (*Error)(nil)

@@ -86,12 +86,15 @@ func TestErrorClassificationFake(t *testing.T) {
 		recording string
 	}{
 		{name: "index_not_found", recording: "index_not_found", code: rcp.CodeBackendUnavailable},
-		{name: "parsing_exception", recording: "parsing_exception", code: rcp.CodeInvalidParams},
+		// A body the engine cannot parse, a query vector of the wrong size, a k
+		// past the plugin's bound and a missing cluster setting are refusals
+		// of what the sidecar built: -32603, never -32602 on the client.
+		{name: "parsing_exception", recording: "parsing_exception", code: rcp.CodeInternalError},
 		{name: "date parse in shard failure", recording: "date_parse", code: rcp.CodeInvalidParams},
-		{name: "knn k too large", recording: "knn_k_too_large", code: rcp.CodeInvalidParams},
-		{name: "knn dimension", recording: "knn_dims", code: rcp.CodeInvalidParams},
-		{name: "json parse", recording: "json_parse", code: rcp.CodeInvalidParams},
-		{name: "mmr factories disabled", recording: "mmr_disabled", code: rcp.CodeInvalidParams},
+		{name: "knn k too large", recording: "knn_k_too_large", code: rcp.CodeInternalError},
+		{name: "knn dimension", recording: "knn_dims", code: rcp.CodeInternalError},
+		{name: "json parse", recording: "json_parse", code: rcp.CodeInternalError},
+		{name: "mmr factories disabled", recording: "mmr_disabled", code: rcp.CodeInternalError},
 		{name: "circuit breaker", reply: fakeReply{429, `{"error":{"type":"circuit_breaking_exception","reason":"[parent] Data too large","durability":"TRANSIENT"},"status":429}`, nil},
 			code: rcp.CodeRateLimited, retryMs: 1000},
 		{name: "rejected execution with Retry-After", reply: fakeReply{429, `{"error":{"root_cause":[{"type":"rejected_execution_exception","reason":"rejected execution of coordinating operation"}],"type":"rejected_execution_exception","reason":"rejected"},"status":429}`, map[string]string{"Retry-After": "7"}},

@@ -17,7 +17,8 @@
 //
 //   - sparse: at least one text field (multi_match over them, boosts from
 //     the configuration).
-//   - dense: a knn_vector field of data_type float; the query is embedded
+//   - dense: a knn_vector field of data_type float (or byte, for an int8
+//     embedder; binary fields are left out with a note); the query is embedded
 //     by the sidecar's embedder (dims must match, decided by Derive). The
 //     filter goes inside the knn clause, so it is applied during the
 //     approximate search (lucene and faiss engines) and k hits come back

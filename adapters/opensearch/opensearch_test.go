@@ -37,6 +37,13 @@ func TestConformance(t *testing.T) {
 	adaptertest.RunConformanceTests(t, newHarness)
 }
 
+// TestByteVectors runs the suite on a knn_vector field of data_type byte,
+// searched with an int8 embedder.
+func TestByteVectors(t *testing.T) {
+	liveURL(t)
+	adaptertest.RunByteVectorTests(t, newHarness)
+}
+
 func BenchmarkConformance(b *testing.B) {
 	liveURL(b)
 	adaptertest.RunBenchmarks(b, newHarness)
@@ -128,8 +135,12 @@ func indexBody(s adaptertest.Schema) map[string]any {
 			props[f.Name] = text
 		}
 	}
-	props[s.Vector.Name] = map[string]any{"type": "knn_vector", "dimension": s.Vector.Dims,
+	vec := map[string]any{"type": "knn_vector", "dimension": s.Vector.Dims,
 		"method": map[string]any{"name": "hnsw", "engine": "lucene", "space_type": spaces[s.Vector.Similarity]}}
+	if s.Vector.Element == capability.ElementInt8 {
+		vec["data_type"] = "byte"
+	}
+	props[s.Vector.Name] = vec
 	return map[string]any{
 		"settings": map[string]any{
 			"index": map[string]any{"knn": true, "number_of_shards": 1, "number_of_replicas": 0},

@@ -208,10 +208,12 @@ func (s *schema) fillFields(cfg *Config, f *fields, st settingsFacts) error {
 		return err
 	}
 	ev.TextFields = text
-	ev.VectorFields, err = vectorFields(cfg, f, st.KNN)
+	var vnotes []string
+	ev.VectorFields, vnotes, err = vectorFields(cfg, f, st.KNN)
 	if err != nil {
 		return err
 	}
+	ev.Notes = append(ev.Notes, vnotes...)
 	for i := range ev.VectorFields {
 		vf := &ev.VectorFields[i]
 		if note := describeQuantisation(vf, f.vectors[vf.Name], s.version, ev.Version); note != "" {
@@ -268,12 +270,15 @@ func textFields(cfg *Config, f *fields) ([]capability.TextField, error) {
 	return out, nil
 }
 
-// vectorFields lists float knn_vector fields; the configured one first.
-// A knn_vector mapping proves the k-NN plugin; without index.knn the knn
-// query fails ("not built for ANN search", verified on 3.5), so no field
-// is offered then. Fields of trained models (model_id) have no dimension
-// in the mapping and are skipped.
-func vectorFields(cfg *Config, f *fields, knn bool) ([]capability.VectorField, error) {
+// vectorFields lists knn_vector fields whose data_type an embedder can
+// produce (float, or byte for an int8 embedder: capability.DenseField);
+// the configured one first. Binary fields are left out with a note: no
+// embedder of the sidecar produces packed bits. A knn_vector mapping
+// proves the k-NN plugin; without index.knn the knn query fails ("not
+// built for ANN search", verified on 3.5), so no field is offered then.
+// Fields of trained models (model_id) have no dimension in the mapping
+// and are skipped.
+func vectorFields(cfg *Config, f *fields, knn bool) ([]capability.VectorField, []string, error) {
 	names := make([]string, 0, len(f.vectors))
 	for n := range f.vectors {
 		names = append(names, n)
@@ -281,21 +286,50 @@ func vectorFields(cfg *Config, f *fields, knn bool) ([]capability.VectorField, e
 	slices.Sort(names)
 	if cfg.VectorField != "" {
 		if _, ok := f.vectors[cfg.VectorField]; !ok {
-			return nil, fmt.Errorf("opensearch: vector_field: %q is not a knn_vector field of %q", cfg.VectorField, cfg.Index)
+			return nil, nil, fmt.Errorf("opensearch: vector_field: %q is not a knn_vector field of %q", cfg.VectorField, cfg.Index)
 		}
 		names = append([]string{cfg.VectorField}, slices.DeleteFunc(names, func(n string) bool { return n == cfg.VectorField })...)
 	}
 	var out []capability.VectorField
+	var notes []string
 	for _, n := range names {
 		vi := f.vectors[n]
-		if !knn || vi.DataType != "float" || vi.Dims == 0 {
+		if !knn || vi.Dims == 0 {
 			continue
 		}
-		out = append(out, capability.VectorField{Name: n, Dims: vi.Dims, Similarity: similarity(vi.Space),
+		el, ok := elementOf(vi.DataType)
+		if !ok {
+			notes = append(notes, fmt.Sprintf("vector field %q (data_type %s, dimension %d) cannot serve kNN here%s; not offered", n, vi.DataType, vi.Dims, unservedWhy(vi.DataType)))
+			continue
+		}
+		out = append(out, capability.VectorField{Name: n, Dims: vi.Dims, Similarity: similarity(vi.Space), Element: el,
 			Indexed: knn, Detail: map[string]string{"space_type": vi.Space, "engine": vi.Engine,
 				"method": vi.Method, "data_type": vi.DataType}})
 	}
-	return out, nil
+	return out, notes, nil
+}
+
+// elementOf maps a knn_vector data_type to the vector element an embedder
+// must produce; ok is false for binary (packed bits) and unknown types,
+// which no embedder of the sidecar produces. The k-NN plugin scores byte
+// vectors with the float formulas of their space_type (verified on 3.5,
+// lucene: cosinesimil, innerproduct, l2).
+func elementOf(dataType string) (capability.Element, bool) {
+	switch dataType {
+	case "float":
+		return capability.ElementFloat, true
+	case "byte":
+		return capability.ElementInt8, true
+	}
+	return "", false
+}
+
+// unservedWhy explains a data_type no embedder can serve.
+func unservedWhy(dataType string) string {
+	if dataType == "binary" {
+		return fmt.Sprintf(": data_type binary needs %s (packed bit) query vectors and the sidecar's embedders produce only float or int8 (embedder.element_type)", capability.ElementBinary)
+	}
+	return fmt.Sprintf(": data_type %s is not known to the sidecar", dataType)
 }
 
 // fillNative records native hybrid and MMR availability, honestly.

@@ -52,7 +52,7 @@ func TestBuildSchemaRecorded(t *testing.T) {
 	if diff := cmp.Diff([]capability.TextField{{Name: "text"}, {Name: "title"}}, ev.TextFields); diff != "" {
 		t.Errorf("text fields (-want +got):\n%s", diff)
 	}
-	wantVec := []capability.VectorField{{Name: "embedding", Dims: 8, Similarity: capability.SimCosine, Indexed: true,
+	wantVec := []capability.VectorField{{Name: "embedding", Dims: 8, Similarity: capability.SimCosine, Element: capability.ElementFloat, Indexed: true,
 		Detail: map[string]string{"space_type": "cosinesimil", "engine": "lucene", "method": "hnsw", "data_type": "float", "scores": "exact"}}}
 	if diff := cmp.Diff(wantVec, ev.VectorFields); diff != "" {
 		t.Errorf("vector fields (-want +got):\n%s", diff)
@@ -96,13 +96,13 @@ func TestBuildSchemaFaissMappings(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("vectors (-want +got):\n%s", diff)
 	}
-	// byte vectors are not offered for dense search (the embedder emits
-	// floats); the others are, with their similarity.
+	// byte vectors are offered as int8 (capability.DenseField serves them
+	// to an int8 embedder only); every field with its similarity.
 	var names []string
 	for _, vf := range s.ev.VectorFields {
-		names = append(names, vf.Name+":"+string(vf.Similarity))
+		names = append(names, vf.Name+":"+string(vf.Similarity)+":"+string(vf.Element))
 	}
-	if diff := cmp.Diff([]string{"v_default:l2", "v_ip:dot"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"v_bytes:l2:int8", "v_default:l2:float", "v_ip:dot:float"}, names); diff != "" {
 		t.Errorf("offered vector fields (-want +got):\n%s", diff)
 	}
 	if s.ev.Deterministic {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -34,8 +35,17 @@ func (a *adapter) Upsert(ctx context.Context, docs []adapters.Document) error {
 	for i, d := range docs {
 		actions[i] = dsl.BulkAction{Op: "index", ID: d.ID, Doc: sourceOf(s, d)}
 	}
-	_, err := a.bulk(ctx, index, actions)
+	_, err := a.bulk(ctx, index, actions, adapters.VectorFieldsOf(docs, writtenVector(s, adapters.Document{}))...)
 	return err
+}
+
+// writtenVector is the field d's vector is written to: the one the
+// Engine names, else the first vector field; "" when there is none.
+func writtenVector(s *schema, d adapters.Document) string {
+	if d.VectorField != "" {
+		return d.VectorField
+	}
+	return queriedField(s, &adapters.SearchRequest{})
 }
 
 // sourceOf builds a document's _source: metadata, the content field and
@@ -46,10 +56,8 @@ func sourceOf(s *schema, d adapters.Document) map[string]any {
 		src[k] = v
 	}
 	src[contentField(s)] = d.Text
-	if len(d.Vector) > 0 {
-		if vf := queriedField(s, &adapters.SearchRequest{}); vf != "" {
-			src[vf] = d.Vector
-		}
+	if vf := writtenVector(s, d); len(d.Vector) > 0 && vf != "" {
+		src[vf] = d.Vector
 	}
 	return src
 }
@@ -92,8 +100,10 @@ func (a *adapter) Delete(ctx context.Context, ids []string) (int, error) {
 }
 
 // bulk sends one _bulk request to index and returns the items; the first
-// failed item (other than a delete of a missing id) is the error.
-func (a *adapter) bulk(ctx context.Context, index string, actions []dsl.BulkAction) ([]dsl.BulkItemResult, error) {
+// failed item (other than a delete of a missing id) is the error. owned
+// are the fields the sidecar wrote (the vector field): a document
+// refused on one of them is the sidecar's fault, not the client's.
+func (a *adapter) bulk(ctx context.Context, index string, actions []dsl.BulkAction, owned ...string) ([]dsl.BulkItemResult, error) {
 	if len(actions) == 0 {
 		return nil, nil
 	}
@@ -106,7 +116,7 @@ func (a *adapter) bulk(ctx context.Context, index string, actions []dsl.BulkActi
 	if err != nil {
 		return nil, err
 	}
-	return bulkItems(res.Body, path)
+	return bulkItems(res.Body, path, owned...)
 }
 
 func refresh(r string) string {
@@ -118,7 +128,7 @@ func refresh(r string) string {
 
 // bulkItems decodes a _bulk response and reports the first item error; a
 // document past a mapping limit is the -32602 naming it.
-func bulkItems(raw []byte, op string) ([]dsl.BulkItemResult, error) {
+func bulkItems(raw []byte, op string, owned ...string) ([]dsl.BulkItemResult, error) {
 	var br dsl.BulkResponse
 	if err := json.Unmarshal(raw, &br); err != nil {
 		return nil, fmt.Errorf("opensearch: decode bulk: %w", err)
@@ -131,7 +141,8 @@ func bulkItems(raw []byte, op string) ([]dsl.BulkItemResult, error) {
 		if it.Error == nil || first != nil {
 			continue
 		}
-		first = &Error{Op: op + " item " + it.ID, Status: it.Status, Cause: it.Error}
+		first = &Error{Op: op + " item " + it.ID, Status: it.Status, Cause: it.Error,
+			Field: eserrors.DocumentField(i, it.Error, owned...)}
 		if setting, ok := dsl.MappingLimit(it.Error); ok {
 			// items are in document order
 			first = adapters.MappingLimitError(i, setting)

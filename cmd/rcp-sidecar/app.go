@@ -139,7 +139,9 @@ func engineOptions(p config.Policy, t config.Tenancy, emb adapters.Embedder, log
 }
 
 // openEmbedder returns nil (no embedder) when the section is absent.
-// A zero dimension is learned from one probe request.
+// A zero dimension is learned from one probe request; an int8 embedder is
+// always probed, so a server that does not answer int8 requests with
+// int8 values stops the start.
 func openEmbedder(ctx context.Context, e *config.Embedder) (adapters.Embedder, error) {
 	if e == nil {
 		return nil, nil
@@ -148,11 +150,12 @@ func openEmbedder(ctx context.Context, e *config.Embedder) (adapters.Embedder, e
 		BaseURL: e.URL, Model: e.Model, APIKey: e.APIKey.Reveal(), Dimension: e.Dimension,
 		BatchSize: e.BatchSize, Timeout: e.Timeout,
 		QueryPrefix: e.QueryPrefix, DocumentPrefix: e.DocumentPrefix, SendInputType: e.SendInputType,
+		Element: capability.Element(e.ElementType),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
-	if e.Dimension == 0 {
+	if e.Dimension == 0 || emb.Element() != capability.ElementFloat {
 		if err := emb.Probe(ctx); err != nil {
 			return nil, fmt.Errorf("embedder probe: %w", err)
 		}

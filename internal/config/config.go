@@ -107,6 +107,11 @@ type Embedder struct {
 	// SendInputType sends "input_type": "query"|"document" with each
 	// request, for servers that apply asymmetric prefixes themselves.
 	SendInputType bool `mapstructure:"send_input_type" json:"send_input_type,omitempty"`
+	// ElementType is the type of the embeddings asked for: "float" (the
+	// default) or "int8", which asks the server for int8 embeddings and
+	// refuses any value that is not an integer in [-128, 127]; int8
+	// embeddings search Elasticsearch and OpenSearch byte vector fields.
+	ElementType string `mapstructure:"element_type" json:"element_type,omitempty"`
 }
 
 // Backend is one engine target served by the sidecar.

@@ -66,6 +66,7 @@ func TestLoadCorpus(t *testing.T) {
 		{"bad_base_path.bad.yaml", "server.http.base_path"},
 		{"embedder_no_model.bad.yaml", "embedder.model: required"},
 		{"embedder_creds_in_url.bad.yaml", "embedder.url: credentials"},
+		{"embedder_bad_element.bad.yaml", `embedder.element_type: "uint8" must be "float" or "int8"`},
 		{"bad_operator.bad.yaml", `unknown operator "like"`},
 		{"bad_candidate_k.bad.yaml", "policy.default_candidate_k"},
 		{"bad_trust.bad.yaml", "policy.trust"},

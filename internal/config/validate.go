@@ -107,6 +107,8 @@ func (e *Embedder) validate() error {
 		return errors.New("embedder.batch_size: must be at least 1")
 	case e.Timeout <= 0:
 		return errors.New("embedder.timeout: must be positive")
+	case e.ElementType != "" && e.ElementType != "float" && e.ElementType != "int8":
+		return fmt.Errorf("embedder.element_type: %q must be \"float\" or \"int8\"", e.ElementType)
 	}
 	return nil
 }

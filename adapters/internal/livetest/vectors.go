@@ -2,12 +2,15 @@ package livetest
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // Exact is a similarity computed in Go, in float64 from the float32
@@ -113,4 +116,78 @@ func Compare(hits []adapters.Candidate, q []float32, docs [][]float32, sim Exact
 		}
 	}
 	return ag
+}
+
+// Int8Vectors returns n deterministic int8 vectors (integers in
+// [-128, 127] carried as float32): the clustered Vectors scaled by 40 and
+// rounded, as an int8 embedding model quantises its floats.
+func Int8Vectors(seed uint64, n, dims, clusters int) [][]float32 {
+	out := Vectors(seed, n, dims, clusters, 0.4, false)
+	for _, v := range out {
+		for j, x := range v {
+			v[j] = float32(max(-128, min(127, math.Round(float64(x)*40))))
+		}
+	}
+	return out
+}
+
+// Tolerance bounds |score − exact| in a ByteQueries check: absolute, or
+// relative to max(1, |exact|).
+type Tolerance struct {
+	Value    float64
+	Relative bool
+}
+
+// holds reports whether ag is within the tolerance.
+func (tol Tolerance) holds(ag Agreement) bool {
+	if tol.Relative {
+		return ag.MaxRel <= tol.Value
+	}
+	return ag.MaxErr <= tol.Value
+}
+
+// ByteQueries runs each query as a dense stage (top 10, every document a
+// candidate) on field of the probed adapter a, whose documents are docs
+// (ids DocID), and checks that the hits are the exact top 10 of sim in
+// exact order, within tol, with the score label and floor given.
+func ByteQueries(t *testing.T, a adapters.Adapter, field string, docs, queries [][]float32, sim Exact, tol Tolerance, scale rcp.ScoreScale, floor *float64) {
+	t.Helper()
+	for qi, q := range queries {
+		req := &adapters.SearchRequest{Stage: adapters.StageDense, VectorField: field, Vector: q, K: 10, CandidateK: len(docs)}
+		p, err := a.Plan(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := a.Search(context.Background(), p)
+		if err != nil {
+			t.Fatalf("query %d: %v (%s)", qi, err, p.Body)
+		}
+		gotScale, gotFloor := c.Scale, c.Floor
+		if gotScale == "" {
+			gotScale, gotFloor = p.Scale, p.Floor
+		}
+		if gotScale != scale || fmt.Sprint(deref(gotFloor)) != fmt.Sprint(deref(floor)) {
+			t.Errorf("label %s floor %v, want %s %v", gotScale, deref(gotFloor), scale, deref(floor))
+		}
+		ag := Compare(c.Hits, q, docs, sim, tol.Value)
+		if len(c.Hits) != 10 || !ag.Order || !tol.holds(ag) {
+			t.Errorf("query %d: %d hits, exact order %t, max |score−exact| %.3g (relative %.3g), tolerance %+v", qi, len(c.Hits), ag.Order, ag.MaxErr, ag.MaxRel, tol)
+		}
+	}
+}
+
+func deref(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}
+
+// ByteDims is the dimension of ByteCorpus.
+const ByteDims = 16
+
+// ByteCorpus is the corpus of the engines' live byte-vector tests: 300
+// int8 documents and 8 int8 queries (Int8Vectors, seeds 37 and 38).
+func ByteCorpus() (docs, queries [][]float32) {
+	return Int8Vectors(37, 300, ByteDims, 12), Int8Vectors(38, 8, ByteDims, 12)
 }
