@@ -324,9 +324,9 @@ func (d *deriver) filter() {
 	d.setFilter(fields, opset, perField, precision)
 }
 
-// PrecisionRule is how filters compare on a float field, as the
+// precisionRule is how filters compare on a float field, as the
 // capability's FieldPrecision declares it.
-const PrecisionRule = "a filter value and a stored value compare once rounded to the field's precision, so two values that round alike are equal; -0.0 equals 0"
+const precisionRule = "a filter value and a stored value compare once rounded to the field's precision, so two values that round alike are equal; -0.0 equals 0"
 
 // precisionList renders field precisions in name order.
 func precisionList(ps map[string]rcp.FieldPrecision) string {
@@ -376,7 +376,7 @@ func (d *deriver) setFilter(fields map[string]string, opset map[filterlang.Op]bo
 	why := fmt.Sprintf("%d of %d probed fields, operators %s", len(fields), len(d.ev.FilterFields), strings.Join(ops, ","))
 	if len(precision) > 0 {
 		fc.FieldPrecision = precision
-		why += fmt.Sprintf("; float fields stored as %s (%s)", precisionList(precision), PrecisionRule)
+		why += fmt.Sprintf("; float fields stored as %s (%s)", precisionList(precision), precisionRule)
 	}
 	d.caps.Filter = fc
 	d.note("filter", true, "%s", why)
