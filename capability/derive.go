@@ -2,6 +2,7 @@ package capability
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
@@ -331,6 +332,7 @@ func (d *deriver) filter() {
 	fields := map[string]string{}
 	perField := map[string][]filterlang.Op{}
 	opset := map[filterlang.Op]bool{}
+	precision := map[string]rcp.FieldPrecision{}
 	for _, f := range d.ev.FilterFields {
 		ops := FieldOps(f, d.p)
 		if len(ops) == 0 {
@@ -341,14 +343,35 @@ func (d *deriver) filter() {
 		}
 		fields[f.Name] = string(f.Type)
 		perField[f.Name] = ops
+		if f.Type == filterlang.TypeFloat && f.Precision.Stored != "" {
+			precision[f.Name] = f.Precision
+		}
 	}
-	d.setFilter(fields, opset, perField)
+	d.setFilter(fields, opset, perField, precision)
+}
+
+// precisionRule is how filters compare on a float field, as the
+// capability's FieldPrecision declares it.
+const precisionRule = "a filter value and a stored value compare once rounded to the field's precision, so two values that round alike are equal; -0.0 equals 0"
+
+// precisionList renders field precisions in name order.
+func precisionList(ps map[string]rcp.FieldPrecision) string {
+	names := make([]string, 0, len(ps))
+	for n := range ps {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + " " + ps[n].String()
+	}
+	return strings.Join(parts, ", ")
 }
 
 // setFilter advertises the fields and the union of their operators, and
 // lists under FieldOperators each field that serves fewer of them than
 // its type allows, so a client can tell without trying.
-func (d *deriver) setFilter(fields map[string]string, opset map[filterlang.Op]bool, perField map[string][]filterlang.Op) {
+func (d *deriver) setFilter(fields map[string]string, opset map[filterlang.Op]bool, perField map[string][]filterlang.Op, precision map[string]rcp.FieldPrecision) {
 	var ops []string
 	for _, op := range filterlang.AllOps {
 		if opset[op] {
@@ -376,8 +399,13 @@ func (d *deriver) setFilter(fields map[string]string, opset map[filterlang.Op]bo
 			}
 		}
 	}
+	why := fmt.Sprintf("%d of %d probed fields, operators %s", len(fields), len(d.ev.FilterFields), strings.Join(ops, ","))
+	if len(precision) > 0 {
+		fc.FieldPrecision = precision
+		why += fmt.Sprintf("; float fields stored as %s (%s)", precisionList(precision), precisionRule)
+	}
 	d.caps.Filter = fc
-	d.note("filter", true, "%d of %d probed fields, operators %s", len(fields), len(d.ev.FilterFields), strings.Join(ops, ","))
+	d.note("filter", true, "%s", why)
 }
 
 func (d *deriver) citations() {

@@ -387,3 +387,32 @@ func TestDeriveElementTypes(t *testing.T) {
 		})
 	}
 }
+
+// TestDeriveFieldPrecision: the filter capability declares the stored
+// precision of every advertised float field, next to its type, and the
+// reason names the fields that round; fields policy hides carry none.
+func TestDeriveFieldPrecision(t *testing.T) {
+	half := rcp.FieldPrecision{Stored: rcp.PrecisionHalfFloat}
+	scaled := rcp.FieldPrecision{Stored: rcp.PrecisionScaledFloat, ScalingFactor: 100}
+	dbl := rcp.FieldPrecision{Stored: rcp.PrecisionDouble}
+	ev := &Evidence{Engine: "x", TextFields: []TextField{{Name: "body"}},
+		FilterFields: []FilterField{
+			{Name: "h", Type: filterlang.TypeFloat, Precision: half},
+			{Name: "price", Type: filterlang.TypeFloat, Precision: scaled},
+			{Name: "d", Type: filterlang.TypeFloat, Precision: dbl},
+			{Name: "hidden", Type: filterlang.TypeFloat, Precision: half},
+			{Name: "year", Type: filterlang.TypeInt},
+		}}
+	caps, reasons := Derive(ev, Policy{MaxK: 10, Fields: []string{"h", "price", "d", "year"}})
+	if caps.Filter == nil {
+		t.Fatal("filter not advertised")
+	}
+	want := map[string]rcp.FieldPrecision{"h": half, "price": scaled, "d": dbl}
+	if !reflect.DeepEqual(caps.Filter.FieldPrecision, want) {
+		t.Errorf("field precision %v, want %v", caps.Filter.FieldPrecision, want)
+	}
+	why := reason(t, reasons, "filter").Why
+	if !strings.Contains(why, "h half_float, price scaled_float(scaling_factor=100)") || !strings.Contains(why, "round alike are equal") {
+		t.Errorf("filter reason %q does not state the precisions", why)
+	}
+}

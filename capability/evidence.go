@@ -3,7 +3,10 @@
 // unavailable, and nothing is advertised that cannot be served. Pure.
 package capability
 
-import "github.com/rcp-sidecar/rcp-sidecar/filterlang"
+import (
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+)
 
 // Similarity is a vector similarity as the engine computes it.
 type Similarity string
@@ -51,6 +54,9 @@ type FilterField struct {
 	// Ops lists the operators whose native semantics are exact for this
 	// field; nil means every operator §8 allows for Type.
 	Ops []filterlang.Op `json:"ops,omitempty"`
+	// Precision is how a float field stores its values; the capability
+	// declares it (rcp.FilterCap.FieldPrecision). Zero for other types.
+	Precision rcp.FieldPrecision `json:"precision,omitzero"`
 }
 
 // Evidence is what a probe proved about a live engine and one target

@@ -20,7 +20,7 @@ var (
 // catalog counts the engines. Nothing is advertised that no engine (or
 // the aggregator's own fusion) can serve: embed, index, streaming and
 // pagination are not federated. conflicts names the filter fields
-// dropped because engines disagree on their type.
+// dropped because engines disagree on their type or float precision.
 func unionCaps(es []Engine) (caps rcp.Capabilities, conflicts []string) {
 	caps.Catalog = &rcp.CatalogCap{Engines: len(es)}
 	var rs []*rcp.RetrieveCap
@@ -114,15 +114,18 @@ func commonDefault(rs []*rcp.RetrieveCap) rcp.Mode {
 	return d
 }
 
-// unionFilter merges filter fields with consistent types; a field whose
-// type differs between engines is dropped and reported. Operators are the
-// union, and so are a field's own operators (FieldOperators), listed when
-// narrower than the union its type allows.
+// unionFilter merges filter fields with consistent types and stored
+// precisions; a field whose type or float precision differs between
+// engines is dropped and reported, as a field mapped differently by the
+// indices behind an alias is. Operators are the union, and so are a
+// field's own operators (FieldOperators), listed when narrower than the
+// union its type allows.
 func unionFilter(fs []*rcp.FilterCap) (*rcp.FilterCap, []string) {
 	if len(fs) == 0 {
 		return nil, nil
 	}
 	types := map[string]string{}
+	precisions := map[string][]rcp.FieldPrecision{}
 	bad := map[string]bool{}
 	var ops []string
 	for _, f := range fs {
@@ -131,15 +134,27 @@ func unionFilter(fs []*rcp.FilterCap) (*rcp.FilterCap, []string) {
 				bad[name] = true
 			}
 			types[name] = t
+			if p, ok := f.FieldPrecision[name]; ok && !slices.Contains(precisions[name], p) {
+				precisions[name] = append(precisions[name], p)
+			}
 		}
 		ops = appendNew(ops, f.Operators...)
 	}
 	out := &rcp.FilterCap{Fields: map[string]string{}, Operators: ops}
 	var conflicts []string
 	for name, t := range types {
-		if bad[name] {
+		switch {
+		case bad[name]:
 			conflicts = append(conflicts, fmt.Sprintf("filter field %q has conflicting types across engines: %s", name, fieldTypes(fs, name)))
 			continue
+		case len(precisions[name]) > 1:
+			conflicts = append(conflicts, fmt.Sprintf("filter field %q is stored at different precisions across engines: %s", name, precisionNames(precisions[name])))
+			continue
+		case len(precisions[name]) == 1:
+			if out.FieldPrecision == nil {
+				out.FieldPrecision = map[string]rcp.FieldPrecision{}
+			}
+			out.FieldPrecision[name] = precisions[name][0]
 		}
 		out.Fields[name] = t
 	}
@@ -147,6 +162,15 @@ func unionFilter(fs []*rcp.FilterCap) (*rcp.FilterCap, []string) {
 	out.Operators = ordered(out.Operators, opOrder())
 	out.FieldOperators = unionFieldOps(fs, out)
 	return out, conflicts
+}
+
+func precisionNames(ps []rcp.FieldPrecision) []string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.String()
+	}
+	sort.Strings(names)
+	return names
 }
 
 // unionFieldOps lists the fields whose engines together serve fewer of

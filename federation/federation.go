@@ -157,7 +157,8 @@ func (a *Aggregator) Info() rcp.PeerInfo {
 func (a *Aggregator) Capabilities() rcp.Capabilities { return a.caps }
 
 // Conflicts lists the filter fields left out of the advertised set because
-// engines disagree on their type, one human-readable line each.
+// engines disagree on their type or float precision, one human-readable
+// line each.
 func (a *Aggregator) Conflicts() []string { return append([]string(nil), a.conflicts...) }
 
 // Identity is the name the aggregator appends to _meta.federation.path.

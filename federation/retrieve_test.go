@@ -288,11 +288,15 @@ func TestSkipsIncapableEngines(t *testing.T) {
 func TestCapabilities(t *testing.T) {
 	a := stub(nil, nil, nil)
 	a.Caps.Retrieve.Modes = []rcp.Mode{rcp.ModeSparse}
-	a.Caps.Filter = &rcp.FilterCap{Fields: map[string]string{"year": "int", "lang": "keyword"}, Operators: []string{"eq"}}
+	half := rcp.FieldPrecision{Stored: rcp.PrecisionHalfFloat}
+	dbl := rcp.FieldPrecision{Stored: rcp.PrecisionDouble}
+	a.Caps.Filter = &rcp.FilterCap{Fields: map[string]string{"year": "int", "lang": "keyword", "score": "float", "price": "float"}, Operators: []string{"eq"},
+		FieldPrecision: map[string]rcp.FieldPrecision{"score": half, "price": dbl}}
 	a.Caps.Embed = &rcp.EmbedCap{Dimension: 3, Identity: "x"}
 	b := stub(nil, nil, nil)
 	b.Caps.Retrieve.Modes = []rcp.Mode{rcp.ModeDense}
-	b.Caps.Filter = &rcp.FilterCap{Fields: map[string]string{"year": "keyword", "tag": "keyword"}, Operators: []string{"in", "eq"}}
+	b.Caps.Filter = &rcp.FilterCap{Fields: map[string]string{"year": "keyword", "tag": "keyword", "score": "float", "price": "float"}, Operators: []string{"in", "eq"},
+		FieldPrecision: map[string]rcp.FieldPrecision{"score": dbl, "price": dbl}}
 	agg := newAgg(t, []federation.Engine{{ID: "a", Backend: a}, {ID: "b", Backend: b}}, federation.Options{Name: "agg"})
 	res, err := rcptest.NewClient(t, agg).Initialize(context.Background())
 	if err != nil {
@@ -302,14 +306,15 @@ func TestCapabilities(t *testing.T) {
 	want := rcp.Capabilities{
 		Retrieve: &rcp.RetrieveCap{MaxK: 100, Modes: []rcp.Mode{rcp.ModeDense, rcp.ModeSparse}, Fusion: []rcp.FusionMethod{rcp.FusionRRF}, ScoreFloor: f64(0)},
 		// lang's one engine serves eq only; the union advertises in too.
-		Filter: &rcp.FilterCap{Fields: map[string]string{"lang": "keyword", "tag": "keyword"}, Operators: []string{"eq", "in"},
-			FieldOperators: map[string][]string{"lang": {"eq"}}},
+		// score is a half_float on one engine and a double on the other.
+		Filter: &rcp.FilterCap{Fields: map[string]string{"lang": "keyword", "tag": "keyword", "price": "float"}, Operators: []string{"eq", "in"},
+			FieldOperators: map[string][]string{"lang": {"eq"}}, FieldPrecision: map[string]rcp.FieldPrecision{"price": dbl}},
 		Catalog: &rcp.CatalogCap{Engines: 2},
 	}
 	if diff := gocmp.Diff(want, c); diff != "" {
 		t.Errorf("capabilities (-want +got):\n%s", diff)
 	}
-	if cs := agg.Conflicts(); len(cs) != 1 || !strings.Contains(cs[0], `"year"`) {
+	if cs := agg.Conflicts(); len(cs) != 2 || !strings.Contains(cs[0], `"score"`) || !strings.Contains(cs[1], `"year"`) {
 		t.Errorf("conflicts = %q", cs)
 	}
 }

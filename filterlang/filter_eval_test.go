@@ -2,6 +2,7 @@ package filterlang
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 )
@@ -66,6 +67,17 @@ func TestEvalFilter(t *testing.T) {
 		{"float NaN stored", `{"field":"f","op":"lt","value":1}`, map[string]any{"f": nan()}, false},
 		{"float array any", `{"field":"f","op":"gt","value":5}`, map[string]any{"f": []float64{1, 9}}, true},
 		{"float in", `{"field":"f","op":"in","value":[1.5,2.5]}`, map[string]any{"f": 2.5}, true},
+		// signed zeros are one number
+		{"float nin -0.0 excludes -0.0", `{"field":"f","op":"nin","value":[-0.0,-17.03]}`, map[string]any{"f": negZero()}, false},
+		{"float nin 0 excludes -0.0", `{"field":"f","op":"nin","value":[6.355,0]}`, map[string]any{"f": negZero()}, false},
+		{"float nin -0 excludes stored -0.0 text", `{"field":"f","op":"nin","value":[-0]}`, map[string]any{"f": json.Number("-0.0")}, false},
+		{"float eq 0 holds -0.0", `{"field":"f","op":"eq","value":0}`, map[string]any{"f": negZero()}, true},
+		{"float ne -0.0 excludes 0", `{"field":"f","op":"ne","value":-0.0}`, map[string]any{"f": 0.0}, false},
+		{"float in -0 holds float32 -0", `{"field":"f","op":"in","value":[-0]}`, map[string]any{"f": float32(negZero())}, true},
+		{"float gte 0 holds -0.0", `{"field":"f","op":"gte","value":0}`, map[string]any{"f": negZero()}, true},
+		{"float lte -0.0 holds 0", `{"field":"f","op":"lte","value":-0.0}`, map[string]any{"f": 0.0}, true},
+		{"float gt -0.0 excludes 0", `{"field":"f","op":"gt","value":-0.0}`, map[string]any{"f": 0.0}, false},
+		{"float lt 0 excludes -0.0", `{"field":"f","op":"lt","value":0}`, map[string]any{"f": negZero()}, false},
 		// bool
 		{"bool eq", `{"field":"b","op":"eq","value":false}`, map[string]any{"b": false}, true},
 		{"bool eq mismatch", `{"field":"b","op":"eq","value":true}`, map[string]any{"b": false}, false},
@@ -103,3 +115,5 @@ func TestEvalFilter(t *testing.T) {
 }
 
 func nan() float64 { var z float64; return z / z }
+
+func negZero() float64 { return math.Copysign(0, -1) }

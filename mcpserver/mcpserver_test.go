@@ -21,6 +21,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 var testFields = map[string]filterlang.FieldType{
@@ -614,5 +615,74 @@ func TestToolErrorDataIsTheWireData(t *testing.T) {
 		if code != int(err.Code) || fmt.Sprint(got) != fmt.Sprint(map[string]any(want)) && !(got == nil && len(want) == 0) {
 			t.Errorf("%v: tool error code %d data %v, wire data %v", err, code, got, want)
 		}
+	}
+}
+
+// halfBackend is an engine whose capability declares the float field
+// rating stored as a half_float, as an Elasticsearch or OpenSearch
+// mapping would.
+type halfBackend struct{ *retrieval.Engine }
+
+func (b halfBackend) Capabilities() rcp.Capabilities {
+	c := b.Engine.Capabilities()
+	f := *c.Filter
+	f.FieldPrecision = map[string]rcp.FieldPrecision{"rating": {Stored: rcp.PrecisionHalfFloat}}
+	c.Filter = &f
+	return c
+}
+
+// TestSearchToolDeclaresPrecision: the search tool's description and the
+// filter leaf of a float field state the precision the capability
+// declares, and that values rounding alike are equal where it rounds.
+func TestSearchToolDeclaresPrecision(t *testing.T) {
+	e := engine(t, corpus(3, 10), false, testFields)
+	for _, tc := range []struct {
+		name    string
+		backend server.Backend
+		desc    string
+		leaf    string
+	}{
+		{"double", e, "rating (float, stored as double)", "Stored precision: rating as double. -0.0 equals 0."},
+		{"half_float", halfBackend{e}, "rating (float, stored as half_float: values that round alike are equal)",
+			"Stored precision: rating as half_float. -0.0 equals 0. A value is compared once rounded to its field's precision, so values that round alike are equal."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := service(t, mcpserver.Options{Engines: []mcpserver.Engine{{Name: "docs", Backend: tc.backend}}})
+			tl := tool(t, connect(t, svc, mcpserver.Caller{}, nil), "search")
+			if !strings.Contains(tl.Description, tc.desc) {
+				t.Errorf("description lacks %q: %s", tc.desc, tl.Description)
+			}
+			b, _ := json.Marshal(tl.InputSchema)
+			var sch struct {
+				Defs struct {
+					Filter struct {
+						AnyOf []struct {
+							Description string
+							Properties  struct {
+								Field struct{ Enum []string }
+							}
+						}
+					}
+				} `json:"$defs"`
+			}
+			if err := json.Unmarshal(b, &sch); err != nil {
+				t.Fatal(err)
+			}
+			leaves := 0
+			for _, alt := range sch.Defs.Filter.AnyOf {
+				switch {
+				case slices.Contains(alt.Properties.Field.Enum, "rating"):
+					leaves++
+					if alt.Description != tc.leaf {
+						t.Errorf("leaf over %v: description %q, want %q", alt.Properties.Field.Enum, alt.Description, tc.leaf)
+					}
+				case alt.Description != "":
+					t.Errorf("leaf over %v has description %q", alt.Properties.Field.Enum, alt.Description)
+				}
+			}
+			if leaves == 0 {
+				t.Error("no filter leaf names rating")
+			}
+		})
 	}
 }

@@ -156,7 +156,7 @@ func filterSchema(f *rcp.FilterCap, plan fieldPlan) map[string]any {
 	}
 	var alts []any
 	for _, g := range leafGroups(f, plan.named) {
-		alts = append(alts, map[string]any{
+		leaf := map[string]any{
 			"type": "object",
 			"properties": map[string]any{
 				"field": map[string]any{"enum": g.fields},
@@ -165,7 +165,11 @@ func filterSchema(f *rcp.FilterCap, plan fieldPlan) map[string]any {
 			},
 			"required":             required(g.k),
 			"additionalProperties": false,
-		})
+		}
+		if d := precisionNote(f, g.fields); d != "" {
+			leaf["description"] = d
+		}
+		alts = append(alts, leaf)
 	}
 	if plan.omitted > 0 {
 		alts = append(alts, map[string]any{
@@ -188,6 +192,28 @@ func filterSchema(f *rcp.FilterCap, plan fieldPlan) map[string]any {
 		map[string]any{"type": "object", "properties": map[string]any{"not": ref}, "required": []string{"not"}, "additionalProperties": false},
 	)
 	return map[string]any{"filter": map[string]any{"anyOf": alts}}
+}
+
+// precisionNote says how fields store float values, "" when none of
+// them declares a precision: a value is compared once rounded to its
+// field's precision.
+func precisionNote(f *rcp.FilterCap, fields []string) string {
+	var parts []string
+	rounds := false
+	for _, n := range fields {
+		if p, ok := f.FieldPrecision[n]; ok {
+			parts = append(parts, n+" as "+p.String())
+			rounds = rounds || p.Rounds()
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	d := "Stored precision: " + strings.Join(parts, ", ") + ". -0.0 equals 0."
+	if rounds {
+		d += " A value is compared once rounded to its field's precision, so values that round alike are equal."
+	}
+	return d
 }
 
 // required lists a leaf's required members: exists may omit its value.

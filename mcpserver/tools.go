@@ -77,7 +77,7 @@ func (s *Service) searchDescription(e *Engine, caps rcp.Capabilities, plan field
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%s (%s)", n, f.Fields[n])
+			fmt.Fprintf(&b, "%s (%s)", n, fieldFacts(f, n))
 		}
 		b.WriteString(". ")
 		if plan.omitted > 0 {
@@ -88,6 +88,19 @@ func (s *Service) searchDescription(e *Engine, caps rcp.Capabilities, plan field
 		b.WriteString("For more hits, call again with the same arguments and cursor set to the result's nextCursor.")
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// fieldFacts is a filter field's type and, for a float field, the
+// precision it is stored at and what that means for equality.
+func fieldFacts(f *rcp.FilterCap, name string) string {
+	p, ok := f.FieldPrecision[name]
+	switch {
+	case !ok:
+		return f.Fields[name]
+	case p.Rounds():
+		return fmt.Sprintf("%s, stored as %s: values that round alike are equal", f.Fields[name], p)
+	}
+	return fmt.Sprintf("%s, stored as %s", f.Fields[name], p)
 }
 
 // search is the handler of a search tool over e.

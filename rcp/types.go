@@ -6,6 +6,7 @@ package rcp
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 )
 
 // ProtocolVersion is the highest RCP version this implementation speaks.
@@ -144,6 +145,46 @@ type FilterCap struct {
 	// extension key, §6.2). A field not listed serves every advertised
 	// operator its type allows.
 	FieldOperators map[string][]string `json:"x-sidecar-fieldOperators,omitempty"`
+	// FieldPrecision declares, for each float field, the precision the
+	// engine stores its values at (a vendor extension key, §6.2). A
+	// filter value and a document value are compared once both are
+	// rounded to it, so on a field that rounds (Rounds) two values that
+	// round alike are equal.
+	FieldPrecision map[string]FieldPrecision `json:"x-sidecar-fieldPrecision,omitempty"`
+}
+
+// Stored precisions of float fields (FieldPrecision.Stored).
+const (
+	// PrecisionDouble stores the IEEE 754 double the value reads as.
+	PrecisionDouble = "double"
+	// PrecisionFloat stores the nearest IEEE 754 single (float32).
+	PrecisionFloat = "float"
+	// PrecisionHalfFloat stores the nearest IEEE 754 half (binary16) of
+	// the nearest float32.
+	PrecisionHalfFloat = "half_float"
+	// PrecisionScaledFloat stores the integer round(x·ScalingFactor).
+	PrecisionScaledFloat = "scaled_float"
+)
+
+// FieldPrecision is how a float field stores its values. -0.0 and 0 are
+// one value at every precision.
+type FieldPrecision struct {
+	// Stored is one of the Precision* constants.
+	Stored string `json:"stored"`
+	// ScalingFactor is the factor of a scaled_float field.
+	ScalingFactor float64 `json:"scalingFactor,omitempty"`
+}
+
+// Rounds reports whether the field stores a value other than the double a
+// filter value reads as, so that distinct values can compare equal.
+func (p FieldPrecision) Rounds() bool { return p.Stored != "" && p.Stored != PrecisionDouble }
+
+// String names the precision: "half_float", "scaled_float(scaling_factor=100)".
+func (p FieldPrecision) String() string {
+	if p.Stored == PrecisionScaledFloat {
+		return fmt.Sprintf("%s(scaling_factor=%g)", p.Stored, p.ScalingFactor)
+	}
+	return p.Stored
 }
 
 // OpsOf returns the operators advertised for field: its FieldOperators

@@ -12,6 +12,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // Probe reports what the store can serve (see the package doc).
@@ -47,7 +48,12 @@ func (s *Store) filterFields() ([]capability.FilterField, []string) {
 	}
 	out := make([]capability.FilterField, 0, len(types))
 	for name, t := range types {
-		out = append(out, capability.FilterField{Name: name, Type: t})
+		ff := capability.FilterField{Name: name, Type: t}
+		if t == filterlang.TypeFloat {
+			// Numbers compare as float64, as the metadata holds them.
+			ff.Precision = rcp.FieldPrecision{Stored: rcp.PrecisionDouble}
+		}
+		out = append(out, ff)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, notes

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -235,6 +236,48 @@ func TestUniqueTermsOrder(t *testing.T) {
 	} {
 		if got := uniqueTerms(analyzer{}, tc.q); !slices.Equal(got, tc.want) {
 			t.Errorf("uniqueTerms(%.30q…) = %q", tc.q, got)
+		}
+	}
+}
+
+// TestSignedZeros: -0.0 and 0 are one number, in the metadata (as a
+// float64 or as JSON text) and in the filter, whether the plan is the
+// cached one or decoded from its body.
+func TestSignedZeros(t *testing.T) {
+	s := New(Options{Fields: map[string]filterlang.FieldType{"z": filterlang.TypeFloat}})
+	for id, z := range map[string]any{"neg": math.Copysign(0, -1), "negtext": json.Number("-0.0"), "pos": 0.0, "one": 1.5, "minus": -2.5} {
+		s.Add(adapters.Document{ID: id, Text: "cat", Meta: map[string]any{"z": z}})
+	}
+	s.Add(adapters.Document{ID: "none", Text: "cat"})
+	zeros := []string{"neg", "negtext", "pos"}
+	for _, tc := range []struct {
+		filter string
+		want   []string
+	}{
+		{`{"field":"z","op":"nin","value":[-0.0,-17.03]}`, []string{"minus", "none", "one"}},
+		{`{"field":"z","op":"nin","value":[6.355,0]}`, []string{"minus", "none", "one"}},
+		{`{"field":"z","op":"eq","value":-0}`, zeros},
+		{`{"field":"z","op":"ne","value":0}`, []string{"minus", "none", "one"}},
+		{`{"field":"z","op":"in","value":[0.0]}`, zeros},
+		{`{"field":"z","op":"gte","value":0}`, []string{"neg", "negtext", "one", "pos"}},
+		{`{"field":"z","op":"lte","value":-0.0}`, []string{"minus", "neg", "negtext", "pos"}},
+		{`{"field":"z","op":"gt","value":-0.0}`, []string{"one"}},
+		{`{"field":"z","op":"lt","value":0}`, []string{"minus"}},
+	} {
+		f, ferr := filterlang.ValidateFilter([]byte(tc.filter), map[string]filterlang.FieldType{"z": filterlang.TypeFloat}, filterlang.AllOps)
+		if ferr != nil {
+			t.Fatal(ferr)
+		}
+		req := lexical("cat")
+		req.Filter, req.K = f, 10
+		p, _ := s.Plan(&req)
+		decoded := *p
+		for name, plan := range map[string]*adapters.Plan{"cached": p, "decoded": &decoded} {
+			got := ids(mustSearch(t, s, plan))
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("%s (%s plan): %v, want %v", tc.filter, name, got, tc.want)
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 const recorded = "opensearch-3.5.0"
@@ -62,7 +63,7 @@ func TestBuildSchemaRecorded(t *testing.T) {
 	wantFilter := []capability.FilterField{
 		{Name: "author.name", Type: filterlang.TypeKeyword}, {Name: "lang", Type: filterlang.TypeKeyword},
 		{Name: "published", Type: filterlang.TypeBool}, {Name: "published_at", Type: filterlang.TypeDate},
-		{Name: "rating", Type: filterlang.TypeFloat}, {Name: "tags", Type: filterlang.TypeKeyword},
+		{Name: "rating", Type: filterlang.TypeFloat, Precision: rcp.FieldPrecision{Stored: rcp.PrecisionFloat}}, {Name: "tags", Type: filterlang.TypeKeyword},
 		{Name: "title", Type: filterlang.TypeText}, {Name: "year", Type: filterlang.TypeInt},
 	}
 	if diff := cmp.Diff(wantFilter, ev.FilterFields); diff != "" {

@@ -2,6 +2,7 @@ package qdrant
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -184,6 +185,10 @@ func equals(field string, t filterlang.FieldType, v any) (*qdrantgo.Condition, e
 		}
 		return qdrantgo.NewMatchInt(field, x), nil
 	case float64:
+		if x == 0 { // both zeros (see zeroBound)
+			lo, hi := negZero, 0.0
+			return qdrantgo.NewRange(field, &qdrantgo.Range{Gte: &lo, Lte: &hi}), nil
+		}
 		return qdrantgo.NewRange(field, &qdrantgo.Range{Gte: &x, Lte: &x}), nil
 	case time.Time:
 		if !wholeMicro(x) { // no stored instant is finer than a microsecond
@@ -264,6 +269,9 @@ func ordered(path string, c *filterlang.Cond) (*qdrantgo.Condition, error) {
 	if !ok {
 		return nil, fmt.Errorf("qdrant: %s needs a number or date for %q, got %T", c.Op, c.Field, c.Value)
 	}
+	if f == 0 && c.Type == filterlang.TypeFloat {
+		f = zeroBound(c.Op)
+	}
 	r := &qdrantgo.Range{}
 	switch c.Op {
 	case filterlang.OpGt:
@@ -278,6 +286,20 @@ func ordered(path string, c *filterlang.Cond) (*qdrantgo.Condition, error) {
 		return nil, fmt.Errorf("qdrant: unsupported operator %q", c.Op)
 	}
 	return qdrantgo.NewRange(path, r), nil
+}
+
+// negZero is -0.0 (the literal -0.0 is +0 in Go).
+var negZero = math.Copysign(0, -1)
+
+// zeroBound is the signed zero that makes a float range bound at zero
+// select both zeros or neither, as §8's numeric comparison does (-0.0
+// equals 0), whether the engine orders -0.0 below +0.0 or not: gt +0.0
+// and lt -0.0 exclude both, gte -0.0 and lte +0.0 include both.
+func zeroBound(op filterlang.Op) float64 {
+	if op == filterlang.OpGte || op == filterlang.OpLt {
+		return negZero
+	}
+	return 0
 }
 
 // wholeMicro reports whether t is a whole microsecond (the engine's

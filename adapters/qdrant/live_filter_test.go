@@ -406,3 +406,46 @@ func TestLiveTextField(t *testing.T) {
 		t.Errorf("contains on a text field: %v, want -32602", err)
 	}
 }
+
+// TestLiveSignedZeros: on a float payload field §8 compares numbers, so a
+// point holding -0.0 is matched like one holding 0 by every operator and
+// filter value, zero or not, of either sign; checked for every (operator,
+// value) pair against the oracle.
+func TestLiveSignedZeros(t *testing.T) {
+	neg := math.Copysign(0, -1)
+	held := []any{neg, 0.0, []any{neg, 2.5}, []any{0.0, -2.5}, 1.5, -2.5, 5e-324, -5e-324}
+	var docs []adapters.Document
+	for i, v := range held {
+		docs = append(docs, adapters.Document{ID: fmt.Sprintf("z%d", i), Text: "z", Vector: []float32{1, 0}, Meta: map[string]any{"z": v}})
+	}
+	docs = append(docs, adapters.Document{ID: "none", Text: "z", Vector: []float32{1, 0}})
+	// Many other values, so the planner reads zeros from the payload
+	// index rather than scanning every point.
+	for i := range 80 {
+		docs = append(docs, adapters.Document{ID: fmt.Sprintf("f%03d", i), Text: "z", Vector: []float32{1, 0}, Meta: map[string]any{"z": 100 + float64(i)}})
+	}
+	e := startLive(t, "", qdrantgo.Distance_Cosine, func(c *qdrant.Config) { c.SparseVector, c.SparseModel = "", "" }, nil)
+	index(t, e, "z", qdrantgo.FieldType_FieldTypeFloat)
+	if reprobe(t, e)["z"] != filterlang.TypeFloat {
+		t.Fatalf("z not advertised as float: %+v", e.ev.FilterFields)
+	}
+	if err := e.a.(adapters.Writer).Upsert(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	values := []float64{neg, 0, 5e-324, -5e-324, 1.5, -2.5}
+	for _, op := range filterlang.AllowedOps(filterlang.TypeFloat) {
+		for _, v := range values {
+			var value any = v
+			switch op {
+			case filterlang.OpExists:
+				value = true
+			case filterlang.OpIn, filterlang.OpNin:
+				value = []any{v, 7.0}
+			}
+			f := leafOf("z", filterlang.TypeFloat, op, value)
+			if got, want := e.filtered(t, f), oracle(docs, []string{"z"}, nil, f); !slices.Equal(got, want) {
+				t.Errorf("filter z %s %v: engine %v, oracle %v", op, value, got, want)
+			}
+		}
+	}
+}

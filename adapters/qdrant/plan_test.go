@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,6 +64,18 @@ func withMetaFields(a *adapter, fields ...string) *adapter {
 	return a
 }
 
+// signedZero has a zero value under every float operator: equality is
+// the closed range [-0.0, +0.0], bounds take the sign that selects both
+// zeros or neither.
+var signedZero = &filterlang.And{Children: []filterlang.Filter{
+	cond("rating", filterlang.TypeFloat, filterlang.OpNin, []any{math.Copysign(0, -1), 6.355}),
+	cond("rating", filterlang.TypeFloat, filterlang.OpEq, 0.0),
+	cond("rating", filterlang.TypeFloat, filterlang.OpGt, math.Copysign(0, -1)),
+	cond("rating", filterlang.TypeFloat, filterlang.OpGte, 0.0),
+	cond("rating", filterlang.TypeFloat, filterlang.OpLt, 0.0),
+	cond("rating", filterlang.TypeFloat, filterlang.OpLte, math.Copysign(0, -1)),
+}}
+
 func TestPlan(t *testing.T) {
 	lambda, minS := 0.7, 0.5
 	vec := []float32{0.1, 0.2, 0.3}
@@ -79,6 +92,8 @@ func TestPlan(t *testing.T) {
 			adapters.SearchRequest{Stage: adapters.StageDense, Vector: vec, K: 10, CandidateK: 50, MMRLambda: &lambda}},
 		{"dense_filter_every_op", planAdapter(v117, "embedding", qdrantgo.Distance_Dot),
 			adapters.SearchRequest{Stage: adapters.StageDense, Vector: vec, K: 10, CandidateK: 10, Filter: everyOp}},
+		{"dense_filter_signed_zero", planAdapter(v117, "embedding", qdrantgo.Distance_Dot),
+			adapters.SearchRequest{Stage: adapters.StageDense, Vector: vec, K: 10, CandidateK: 10, Filter: signedZero}},
 		{"sparse_bm25_page2", planAdapter(v117, "embedding", qdrantgo.Distance_Cosine),
 			adapters.SearchRequest{Stage: adapters.StageLexical, Text: `"quoted" AND (x) field:y`, K: 10, CandidateK: 10, From: 10, WithText: true}},
 		{"hybrid_rrf_k61", planAdapter(v117, "embedding", qdrantgo.Distance_Cosine),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // version is a Qdrant server version (major, minor, patch).
@@ -315,7 +316,9 @@ func filterField(name string, info *qdrantgo.PayloadSchemaInfo) (capability.Filt
 	case qdrantgo.PayloadSchemaType_Integer:
 		ff.Type = filterlang.TypeInt
 	case qdrantgo.PayloadSchemaType_Float:
+		// Payload numbers are JSON doubles, compared as they are.
 		ff.Type = filterlang.TypeFloat
+		ff.Precision = rcp.FieldPrecision{Stored: rcp.PrecisionDouble}
 	case qdrantgo.PayloadSchemaType_Bool:
 		ff.Type = filterlang.TypeBool
 	case qdrantgo.PayloadSchemaType_Datetime:

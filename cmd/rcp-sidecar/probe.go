@@ -126,6 +126,9 @@ func filterFields(fs []capability.FilterField) string {
 	parts := make([]string, len(fs))
 	for i, f := range fs {
 		parts[i] = f.Name + ":" + string(f.Type)
+		if f.Precision.Stored != "" {
+			parts[i] += "(" + f.Precision.String() + ")"
+		}
 	}
 	return orNone(parts)
 }

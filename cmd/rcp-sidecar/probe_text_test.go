@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // TestVectorFieldsText: the probe's text report says when a vector field
@@ -32,5 +34,18 @@ func TestVectorFieldsText(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestProbeFilterFields: the probe's filter line names each float field's
+// stored precision beside its type.
+func TestProbeFilterFields(t *testing.T) {
+	got := filterFields([]capability.FilterField{
+		{Name: "h", Type: filterlang.TypeFloat, Precision: rcp.FieldPrecision{Stored: rcp.PrecisionHalfFloat}},
+		{Name: "p", Type: filterlang.TypeFloat, Precision: rcp.FieldPrecision{Stored: rcp.PrecisionScaledFloat, ScalingFactor: 100}},
+		{Name: "y", Type: filterlang.TypeInt},
+	})
+	if want := "h:float(half_float), p:float(scaled_float(scaling_factor=100)), y:int"; got != want {
+		t.Errorf("filter fields %q, want %q", got, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // Options are the engine facts the filter analysis depends on.
@@ -292,16 +293,21 @@ func (v *verdict) exact(p prop, opt Options) {
 		v.plan.Millis = true
 	case "date_nanos":
 		v.plan.Nanos = true
+	case "double":
+		v.ff.Precision = rcp.FieldPrecision{Stored: rcp.PrecisionDouble}
 	case "float":
 		v.plan.Precision = Float32
+		v.ff.Precision = rcp.FieldPrecision{Stored: rcp.PrecisionFloat}
 	case "half_float":
 		v.plan.Precision = Half
+		v.ff.Precision = rcp.FieldPrecision{Stored: rcp.PrecisionHalfFloat}
 	case "scaled_float":
 		if p.ScalingFactor <= 0 || math.IsInf(p.ScalingFactor, 0) {
 			v.refused = "scaled_float without a usable scaling_factor"
 			return
 		}
 		v.plan.Precision, v.plan.Scale = Scaled, p.ScalingFactor
+		v.ff.Precision = rcp.FieldPrecision{Stored: rcp.PrecisionScaledFloat, ScalingFactor: p.ScalingFactor}
 	case "integer", "short", "byte":
 		v.plan.Ints = intRanges[p.Type]
 	}

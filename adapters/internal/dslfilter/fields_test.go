@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // everyParam is one index whose fields carry every mapping parameter that
@@ -216,4 +217,28 @@ func containsOp(ops []filterlang.Op, op filterlang.Op) bool {
 		}
 	}
 	return false
+}
+
+// TestAnalyzePrecision: every float field carries the precision its
+// mapping stores values at; other types carry none.
+func TestAnalyzePrecision(t *testing.T) {
+	const mapping = `{"i":{"mappings":{"properties":{"d":{"type":"double"},"f":{"type":"float"},"h":{"type":"half_float"},
+ "s":{"type":"scaled_float","scaling_factor":20},"l":{"type":"long"},"k":{"type":"keyword"}}}}}`
+	f, err := Analyze([]byte(mapping), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]rcp.FieldPrecision{
+		"d": {Stored: rcp.PrecisionDouble}, "f": {Stored: rcp.PrecisionFloat}, "h": {Stored: rcp.PrecisionHalfFloat},
+		"s": {Stored: rcp.PrecisionScaledFloat, ScalingFactor: 20}, "l": {}, "k": {},
+	}
+	for _, ff := range f.Filter {
+		if ff.Precision != want[ff.Name] {
+			t.Errorf("%s: precision %+v, want %+v", ff.Name, ff.Precision, want[ff.Name])
+		}
+		delete(want, ff.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("fields not offered: %v", want)
+	}
 }

@@ -287,8 +287,8 @@ func holds(op filterlang.Op, c int) bool {
 // nothing. Whole milliseconds and date_nanos fields are sent as they are.
 //
 // Float bounds are rounded to the field's stored precision (Precision),
-// so a filter value compares with a document value as both are stored.
-// Integer values outside a narrow type's range are answered here: the
+// so a filter value compares with a document value as both are stored;
+// one stored as zero selects -0.0 and +0.0 alike (signedZero). Integer values outside a narrow type's range are answered here: the
 // engines reject them.
 
 // equals is a term query; a date is a closed one-instant range, so the
@@ -309,6 +309,9 @@ func (f Field) equals(v any) dsl.Query {
 			return &dsl.MatchNone{}
 		}
 	case float64:
+		if f.signedZero(x) {
+			return &dsl.Terms{Field: f.Name, Values: []any{negZero, posZero}}
+		}
 		n := f.number(x)
 		if n == nil {
 			return &dsl.MatchNone{}
@@ -331,6 +334,7 @@ func (f Field) oneOf(v any) dsl.Query {
 		}
 	}
 	out := make([]any, 0, len(vs))
+	zero := false
 	for _, x := range vs {
 		switch n := x.(type) {
 		case int64:
@@ -338,11 +342,18 @@ func (f Field) oneOf(v any) dsl.Query {
 				continue
 			}
 		case float64:
+			if f.signedZero(n) {
+				zero = true
+				continue
+			}
 			if x = f.number(n); x == nil {
 				continue
 			}
 		}
 		out = append(out, x)
+	}
+	if zero {
+		out = append(out, negZero, posZero)
 	}
 	if len(out) == 0 {
 		return &dsl.MatchNone{}
@@ -501,6 +512,9 @@ func (f Field) number(x float64) any {
 // integer r gives r under all three.
 func (f Field) bound(op filterlang.Op, x float64) (filterlang.Op, any, bool) {
 	r := f.stored(x)
+	if f.signedZero(x) {
+		return op, zeroBound(op), false
+	}
 	switch f.Precision {
 	case Scaled:
 		switch op {
@@ -531,6 +545,35 @@ func (f Field) bound(op filterlang.Op, x float64) (filterlang.Op, any, bool) {
 		}
 	}
 	return op, x, false
+}
+
+// Signed zeros. Lucene's double, float and half_float points keep -0.0
+// and +0.0 apart: a term on one does not match the other and a range
+// bounded at one is inclusive or exclusive of that one alone, while §8
+// compares numbers, where the two are one value. A filter value stored as
+// a zero of either sign is therefore sent as both zeros, written with a
+// fraction: "-0" is read as the integer 0, which is +0.0. A scaled_float
+// stores the long round(x·Scale), which has one zero, so it needs none of
+// this.
+var (
+	negZero any = json.Number("-0.0")
+	posZero any = json.Number("0.0")
+)
+
+// signedZero reports whether x is stored as a zero of either sign on a
+// field whose points tell -0.0 from +0.0.
+func (f Field) signedZero(x float64) bool {
+	return f.Precision != Scaled && f.stored(x) == 0
+}
+
+// zeroBound is the bound that makes op against zero select both zeros or
+// neither: gt +0.0 and lt -0.0 exclude both, gte -0.0 and lte +0.0
+// include both.
+func zeroBound(op filterlang.Op) any {
+	if op == filterlang.OpGte || op == filterlang.OpLt {
+		return negZero
+	}
+	return posZero
 }
 
 // maxFinite is the largest finite value a float32 or half field stores.

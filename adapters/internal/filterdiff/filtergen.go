@@ -202,6 +202,14 @@ func floatCandidates(c *candidates, add func(*[]any, any), elems, sources []any,
 	}
 	slices.Sort(vals)
 	vals = slices.Compact(vals)
+	// Both zeros in every spelling, and values the field rounds to a
+	// zero of either sign, whatever the documents hold.
+	for _, z := range []string{"0", "-0", "0.0", "-0.0"} {
+		add(&c.near, json.Number(z))
+	}
+	for _, k := range []float64{-0.4, 0.4} {
+		add(&c.near, floatText(k*step(f, 0)))
+	}
 	for i, x := range vals {
 		add(&c.near, floatText(x))
 		down, up := nextFloat(x)

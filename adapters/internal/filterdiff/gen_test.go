@@ -2,7 +2,10 @@ package filterdiff
 
 import (
 	"bytes"
+	"encoding/json"
+	"math"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -114,5 +117,50 @@ func TestFilterGen(t *testing.T) {
 	// Most trees should select some documents but not all of them.
 	if selected < 1000 || refusable == 0 {
 		t.Errorf("%d of 2000 trees select a proper subset, %d refusable leaves", selected, refusable)
+	}
+}
+
+// TestSignedZeros: on every float kind, some documents hold -0.0 (as
+// written, not as the integer -0) and others +0, and the filter values
+// drawn for the field include both zeros as equality and range values.
+func TestSignedZeros(t *testing.T) {
+	for engine, feats := range engineFeatures {
+		r := newRound(newGen(DefaultSeed, 0), plans[0], feats, "x")
+		if err := r.prepare(); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range r.fieldNames() {
+			f := r.specs(name)[0]
+			if f.Class != ClassFloat || f.Kind == "sf10" || f.Kind == "sf100" {
+				continue // a scaled_float stores a long: one zero
+			}
+			var neg, pos bool
+			for _, d := range r.Docs {
+				for _, e := range d.vals[name] {
+					if x := e.(float64); x == 0 {
+						neg, pos = neg || math.Signbit(x), pos || !math.Signbit(x)
+					}
+				}
+			}
+			if !neg || !pos {
+				t.Errorf("%s %s: documents hold -0.0 %v, +0 %v", engine, name, neg, pos)
+			}
+			fg := newFilterGen(newGen(DefaultSeed, 1), r, [][2]string{{name, "nin"}, {name, "gte"}, {name, "lt"}})
+			seen := map[string]bool{}
+			for range 3000 {
+				for _, v := range fg.leaf().values() {
+					if n, ok := v.(json.Number); ok {
+						if x, err := strconv.ParseFloat(string(n), 64); err == nil && x == 0 {
+							seen[string(n)] = true
+						}
+					}
+				}
+			}
+			for _, z := range []string{"0", "-0", "-0.0"} {
+				if !seen[z] {
+					t.Errorf("%s %s: no filter value %s in 3000 leaves (saw %v)", engine, name, z, seen)
+				}
+			}
+		}
 	}
 }

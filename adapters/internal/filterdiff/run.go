@@ -387,6 +387,16 @@ func (rs *roundState) advertisement() bool {
 			rs.fail(finding{class: fmt.Sprintf("advertised as %s, mapped as %s: %s", typ, specs[0].Class, specs[0].Kind), detail: detail}, 0)
 			continue
 		}
+		// The stored precision a client reads beside the type is the
+		// mapping's: the oracle rounds with it.
+		var want rcp.FieldPrecision
+		if specs[0].Class == ClassFloat {
+			want = rcp.FieldPrecision{Stored: specs[0].Prec, ScalingFactor: specs[0].Scale}
+		}
+		if got := caps.Filter.FieldPrecision[name]; got != want {
+			rs.fail(finding{class: "declared stored precision differs from the mapping: " + specs[0].Kind,
+				detail: fmt.Sprintf("%s\ndeclared %+v, mapped %+v", detail, got, want)}, 0)
+		}
 		for _, op := range rs.serve[name] {
 			if slices.Contains(opsByClass[specs[0].Class], op) {
 				rs.pairs = append(rs.pairs, [2]string{name, op})

@@ -202,19 +202,25 @@ func slicesFilter(ss []string, keep func(string) bool) []string {
 	return out
 }
 
-// floatTexts are decimal values at the precision edges of each type.
+// floatTexts are decimal values at the precision edges of each type:
+// both signed zeros, written with and without a fraction (an engine reads
+// "-0" as the integer 0, "-0.0" as the double -0.0), values that round to
+// a zero of either sign, and pairs that round alike (9.84 and 9.845 on a
+// half_float).
 var floatTexts = map[string][]string{
-	"":         {"0", "0.1", "0.2", "0.3", "0.5", "1", "-1", "7.5", "7.51", "7.515", "7.52", "-1.01", "2.5", "100.25", "1e3", "1.5e-3"},
-	PrecDouble: {"9007199254740993", "9007199254740992", "1.0000000000000002", "0.30000000000000004", "-1e-300"},
-	PrecFloat:  {"0.10000000149011612", "16777217", "16777216", "7.510000228881836", "3.4e38"},
-	PrecHalf:   {"7.51171875", "7.512", "7.5078125", "2049", "2048", "2050", "65504", "65519", "1e-7", "0.000061035156"},
-	PrecScaled: {"7.55", "7.54", "7.45", "7.449", "7.505", "0.05", "0.005", "-0.05", "-7.55", "7.5151"},
+	"":         {"0", "-0", "0.0", "-0.0", "0.1", "0.2", "0.3", "0.5", "1", "-1", "7.5", "7.51", "7.515", "7.52", "-1.01", "2.5", "100.25", "1e3", "1.5e-3", "9.84"},
+	PrecDouble: {"9007199254740993", "9007199254740992", "1.0000000000000002", "0.30000000000000004", "-1e-300", "9.8400000000000001"},
+	PrecFloat:  {"0.10000000149011612", "16777217", "16777216", "7.510000228881836", "3.4e38", "1e-46", "-1e-46", "9.8400001"},
+	PrecHalf:   {"7.51171875", "7.512", "7.5078125", "2049", "2048", "2050", "65504", "65519", "1e-7", "0.000061035156", "1e-8", "-1e-8", "9.845"},
+	PrecScaled: {"7.55", "7.54", "7.45", "7.449", "7.505", "0.05", "0.005", "-0.05", "-7.55", "7.5151", "-0.004", "0.004", "9.844"},
 }
 
 // floatPool is a float field's values; with coerce some are strings.
 func (g *gen) floatPool(prec string, coerce bool) []any {
 	texts := append(append([]string(nil), floatTexts[""]...), floatTexts[prec]...)
 	pool := g.sample(nums(texts...), 10+g.r.IntN(6))
+	// Both zeros in every round: -0.0 as a double, 0 as an integer.
+	pool = append(pool, json.Number("-0.0"), json.Number("0"))
 	if coerce {
 		for i, v := range pool {
 			if g.chance(30) {
