@@ -111,11 +111,14 @@ func (s *store) kill() {
 
 // fleet is the replicas and the round-robin client in front of them.
 type fleet struct {
-	urls []string
-	key  string
-	mu   sync.Mutex
-	next int
-	hc   *http.Client
+	urls     []string
+	replicas []*replica
+	bin      string
+	env      []string
+	key      string
+	mu       sync.Mutex
+	next     int
+	hc       *http.Client
 }
 
 // answer is one retrieve as the client saw it.
@@ -220,53 +223,85 @@ func (f *fleet) page(t *testing.T, i int, cursor string) ([]string, string) {
 	return ids, r.Result.NextCursor
 }
 
+// replica is one `serve` process of the fleet, restartable on its address.
+type replica struct {
+	addr string
+	cmd  *exec.Cmd
+	logs *bytes.Buffer
+}
+
 // startFleet runs n replicas of `serve` from examples/replicas with the
 // same configuration and environment.
 func startFleet(t *testing.T, bin string, n int, env []string, key string) *fleet {
 	t.Helper()
-	dir := filepath.Join(itest.RepoRoot(t), "examples", "replicas")
-	f := &fleet{key: key, hc: &http.Client{Timeout: 10 * time.Second}}
+	f := &fleet{key: key, hc: &http.Client{Timeout: 10 * time.Second}, bin: bin, env: env}
 	for i := range n {
-		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-		var logs bytes.Buffer
-		cmd := exec.Command(bin, "serve", "--config", "config.yaml", "--http", addr)
-		cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		r := &replica{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+		f.replicas = append(f.replicas, r)
+		f.urls = append(f.urls, "http://"+r.addr)
+		f.launch(t, i)
 		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-			}
+			f.stop(i)
 			if t.Failed() {
-				t.Logf("replica %d log:\n%s", i, logs.String())
+				t.Logf("replica %d log:\n%s", i, r.logs.String())
 			}
 		})
-		f.urls = append(f.urls, "http://"+addr)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for i, u := range f.urls {
-		for {
-			resp, err := http.Get(u + "/readyz")
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					break
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("replica %d at %s not ready after 60s", i, u)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+	for i := range f.urls {
+		f.awaitReady(t, i)
 	}
 	return f
+}
+
+// launch starts replica i on its address.
+func (f *fleet) launch(t *testing.T, i int) {
+	t.Helper()
+	r := f.replicas[i]
+	r.logs = &bytes.Buffer{}
+	cmd := exec.Command(f.bin, "serve", "--config", "config.yaml", "--http", r.addr)
+	cmd.Dir, cmd.Env = filepath.Join(itest.RepoRoot(t), "examples", "replicas"), append(os.Environ(), f.env...)
+	cmd.Stdout, cmd.Stderr = r.logs, r.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.cmd = cmd
+}
+
+// stop ends replica i as an orchestrator does: SIGTERM, then a kill after
+// a grace period.
+func (f *fleet) stop(i int) {
+	cmd := f.replicas[i].cmd
+	if cmd == nil || cmd.Process == nil || cmd.ProcessState != nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// awaitReady waits, bounded, for replica i's /readyz.
+func (f *fleet) awaitReady(t *testing.T, i int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(f.urls[i] + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica %d at %s not ready after 60s", i, f.urls[i])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // pause waits until the key's bucket is full again.
@@ -300,6 +335,53 @@ func TestReplicas(t *testing.T) {
 		for _, h := range second {
 			if slices.Contains(first, h) {
 				t.Fatalf("page 2 %v repeats page 1 %v", second, first)
+			}
+		}
+	})
+
+	t.Run("rolling restart keeps cursors and sessions", func(t *testing.T) {
+		// A session and a pagination begun before the deploy, continued
+		// while each replica in turn is stopped (SIGTERM) and started
+		// again, each page from the replica that came back last.
+		session := "roll-" + randomHex(t, 6)
+		seen := map[string]bool{}
+		a := f.retrieveAt(t, 0, "water", session, 2)
+		if a.code != 0 || len(a.hits) == 0 {
+			t.Fatalf("session page before the restart: code %d, %d hits", a.code, len(a.hits))
+		}
+		for _, h := range a.hits {
+			seen[h] = true
+		}
+		paged, cursor := f.page(t, 0, "")
+		if cursor == "" {
+			t.Fatal("no cursor before the restart")
+		}
+		for i := range f.replicas {
+			f.stop(i)
+			f.launch(t, i)
+			f.awaitReady(t, i)
+			a := f.retrieveAt(t, i, "water", session, 2)
+			if a.code != 0 || len(a.hits) == 0 || a.noted(sessionFallbackNote) {
+				t.Fatalf("session page from restarted replica %d: code %d, hits %v, notes %v", i, a.code, a.hits, a.notes)
+			}
+			for _, h := range a.hits {
+				if seen[h] {
+					t.Fatalf("restarted replica %d served %s again in session %s", i, h, session)
+				}
+				seen[h] = true
+			}
+			ids, next := f.page(t, i, cursor)
+			if len(ids) == 0 {
+				t.Fatalf("restarted replica %d: no page from a cursor minted before the restart", i)
+			}
+			for _, h := range ids {
+				if slices.Contains(paged, h) {
+					t.Fatalf("restarted replica %d: page %v repeats an earlier page %v", i, ids, paged)
+				}
+			}
+			paged, cursor = append(paged, ids...), next
+			if cursor == "" {
+				break
 			}
 		}
 	})
