@@ -56,7 +56,8 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	return out
 }
 
-// mcpCall calls a tool and returns the result and its structured content.
+// mcpCall calls a tool and returns the result and its structured content
+// (of an error: the RCP error object its text carries).
 func mcpCall(t *testing.T, cs *mcp.ClientSession, name string, args any) (*mcp.CallToolResult, map[string]any) {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
@@ -64,6 +65,18 @@ func mcpCall(t *testing.T, cs *mcp.ClientSession, name string, args any) (*mcp.C
 		t.Fatalf("%s: %v", name, err)
 	}
 	var sc map[string]any
+	if res.IsError {
+		// An error has no structured content (clients validate it against
+		// the output schema); its text ends with the RCP error object.
+		if res.StructuredContent != nil {
+			t.Fatalf("%s: isError result with structured content %v", name, res.StructuredContent)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if err := json.Unmarshal([]byte(text[strings.LastIndex(text, "\n")+1:]), &sc); err != nil {
+			t.Fatalf("%s: error text %q does not end with the RCP error object", name, text)
+		}
+		return res, sc
+	}
 	b, _ := json.Marshal(res.StructuredContent)
 	_ = json.Unmarshal(b, &sc)
 	return res, sc
