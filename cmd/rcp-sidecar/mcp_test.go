@@ -302,3 +302,40 @@ func TestMCPHostCheck(t *testing.T) {
 		t.Fatalf("keyed server, proxied Host with a key: HTTP %d", st)
 	}
 }
+
+// TestMCPStdioAnswersBeforeEOF: a client that writes its requests and
+// closes stdin (a shell pipe) gets an answer to every request, run after
+// run: at EOF the requests read are answered before the server exits.
+func TestMCPStdioAnswersBeforeEOF(t *testing.T) {
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"query":"comets","k":3}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search","arguments":{"query":"x","filter":{"field":"colour","op":"eq","value":"red"}}}}`,
+		`{"jsonrpc":"2.0","id":"five","method":"resources/list"}`,
+	}
+	want := []string{"1", "2", "3", "4", `"five"`}
+	for i := 1; i <= 3; i++ {
+		out, stderr, err := run(t, strings.Join(lines, "\n")+"\n", "mcp", "--demo")
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, stderr)
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var f struct {
+				ID     json.RawMessage `json:"id"`
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal([]byte(l), &f) != nil || f.Result == nil {
+				t.Fatalf("run %d: not a JSON-RPC result: %q", i, l)
+			}
+			got = append(got, string(f.ID))
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("run %d: answered ids %v, want %v\nstdout:\n%s", i, got, want, out)
+		}
+	}
+}
