@@ -123,7 +123,7 @@ func New(o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := &Service{o: o, outSched: out, addSchema: indexAddSchema(o.MaxWriteBatch), deleteSchema: indexDeleteSchema(o.MaxWriteBatch)}
+	svc := &Service{o: o, outSched: portable(out), addSchema: indexAddSchema(o.MaxWriteBatch), deleteSchema: indexDeleteSchema(o.MaxWriteBatch)}
 	return svc, nil
 }
 

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rcp-sidecar/rcp-sidecar/mcpserver/mcptest"
 )
 
 // keyed adds a bearer key to every request.
@@ -338,4 +340,47 @@ func TestMCPStdioAnswersBeforeEOF(t *testing.T) {
 			t.Fatalf("run %d: answered ids %v, want %v\nstdout:\n%s", i, got, want, out)
 		}
 	}
+}
+
+// TestMCPDemoSchemasArePortable: every tool `mcp --demo` lists has input
+// and output schemas a single-type schema dialect takes (mcptest), and
+// its filter argument is typed object.
+func TestMCPDemoSchemasArePortable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+		&mcp.CommandTransport{Command: exec.Command(binary, "mcp", "--demo")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range list.Tools {
+		for _, p := range mcptest.Unportable(tl.InputSchema) {
+			t.Errorf("%s input schema: %s", tl.Name, p)
+		}
+		if tl.OutputSchema != nil {
+			for _, p := range mcptest.Unportable(tl.OutputSchema) {
+				t.Errorf("%s output schema: %s", tl.Name, p)
+			}
+		}
+	}
+	in := tool(t, list, "search").InputSchema.(map[string]any)
+	if f := in["properties"].(map[string]any)["filter"].(map[string]any); f["type"] != "object" {
+		t.Fatalf("demo filter argument %v is not typed object", f)
+	}
+}
+
+func tool(t *testing.T, list *mcp.ListToolsResult, name string) *mcp.Tool {
+	t.Helper()
+	for _, tl := range list.Tools {
+		if tl.Name == name {
+			return tl
+		}
+	}
+	t.Fatalf("no tool %q", name)
+	return nil
 }
