@@ -188,14 +188,7 @@ func TestMCPHTTPAccess(t *testing.T) {
 // list, a filtered search, and stdout carrying only MCP frames (the
 // client fails on anything else).
 func TestMCPStdio(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
-		&mcp.CommandTransport{Command: exec.Command(binary, "mcp", "--demo")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	ctx, cs := demoMCP(t)
 	// The demo serves a writable in-memory copy of its corpus.
 	if got := toolNames(t, cs); !slices.Equal(got, []string{"index_add", "index_delete", "search"}) {
 		t.Fatalf("demo tools %v", got)
@@ -346,14 +339,7 @@ func TestMCPStdioAnswersBeforeEOF(t *testing.T) {
 // and output schemas a single-type schema dialect takes (mcptest), and
 // its filter argument is typed object.
 func TestMCPDemoSchemasArePortable(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
-		&mcp.CommandTransport{Command: exec.Command(binary, "mcp", "--demo")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	ctx, cs := demoMCP(t)
 	list, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -383,4 +369,19 @@ func tool(t *testing.T, list *mcp.ListToolsResult, name string) *mcp.Tool {
 	}
 	t.Fatalf("no tool %q", name)
 	return nil
+}
+
+// demoMCP spawns `mcp --demo` and returns a client session on it, closed
+// at the end of the test, and a context bounding the test.
+func demoMCP(t *testing.T) (context.Context, *mcp.ClientSession) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+		&mcp.CommandTransport{Command: exec.Command(binary, "mcp", "--demo")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return ctx, cs
 }

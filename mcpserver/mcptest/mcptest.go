@@ -6,6 +6,8 @@ package mcptest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -91,7 +93,7 @@ func (c *checker) walk(path string, v any) {
 		if s["type"] != "object" {
 			c.add(path, "has properties but type %v", s["type"])
 		}
-		for _, n := range sortedKeys(props) {
+		for _, n := range slices.Sorted(maps.Keys(props)) {
 			p := path + ".properties." + n
 			c.typed(p, props[n])
 			c.walk(p, props[n])
@@ -112,19 +114,10 @@ func (c *checker) walk(path string, v any) {
 		}
 	}
 	if defs, ok := s["$defs"].(map[string]any); ok {
-		for _, n := range sortedKeys(defs) {
+		for _, n := range slices.Sorted(maps.Keys(defs)) {
 			p := path + ".$defs." + n
 			c.typed(p, defs[n])
 			c.walk(p, defs[n])
 		}
 	}
-}
-
-func sortedKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
