@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,10 +99,33 @@ func call(t testing.TB, cs *mcp.ClientSession, name string, args any) (*mcp.Call
 	if err != nil {
 		t.Fatalf("%s %v: protocol error %v", name, args, err)
 	}
+	if res.IsError {
+		return res, errorObject(t, res)
+	}
 	var sc map[string]any
 	b, _ := json.Marshal(res.StructuredContent)
 	_ = json.Unmarshal(b, &sc)
 	return res, sc
+}
+
+// errorObject checks that an isError result has no structured content (a
+// client validates it against the tool's output schema, errors included)
+// and returns the RCP error object its text carries on its last line:
+// {"error":{code, message, data}}.
+func errorObject(t testing.TB, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	if res.StructuredContent != nil {
+		t.Fatalf("isError result with structured content %v: it fails the output schema in clients", res.StructuredContent)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("isError result with %d content blocks, want 1", len(res.Content))
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	var sc map[string]any
+	if err := json.Unmarshal([]byte(text[strings.LastIndex(text, "\n")+1:]), &sc); err != nil {
+		t.Fatalf("isError text %q does not end with the RCP error object: %v", text, err)
+	}
+	return sc
 }
 
 // ids lists the hit ids of a structured retrieve result.
@@ -114,7 +138,7 @@ func ids(sc map[string]any) []string {
 	return out
 }
 
-// rcpError is the structured error of an isError result.
+// rcpError is the code and error.data.field of an isError result.
 func rcpError(t testing.TB, res *mcp.CallToolResult, sc map[string]any) (code int, field string) {
 	t.Helper()
 	if !res.IsError {
@@ -122,7 +146,7 @@ func rcpError(t testing.TB, res *mcp.CallToolResult, sc map[string]any) (code in
 	}
 	e, _ := sc["error"].(map[string]any)
 	if e == nil {
-		t.Fatalf("isError result without structured error: %v", sc)
+		t.Fatalf("isError result without an RCP error object: %v", sc)
 	}
 	if d, ok := e["data"].(map[string]any); ok {
 		field, _ = d["field"].(string)

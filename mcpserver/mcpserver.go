@@ -123,7 +123,7 @@ func New(o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := &Service{o: o, outSched: out, addSchema: indexAddSchema(o.MaxWriteBatch), deleteSchema: indexDeleteSchema(o.MaxWriteBatch)}
+	svc := &Service{o: o, outSched: portable(out), addSchema: indexAddSchema(o.MaxWriteBatch), deleteSchema: indexDeleteSchema(o.MaxWriteBatch)}
 	return svc, nil
 }
 
@@ -226,8 +226,12 @@ func (s *Service) withDeadline(ctx context.Context) (context.Context, context.Ca
 	return context.WithCancel(ctx)
 }
 
-// errorResult is err as a tool result: isError, the RCP error as
-// structured content, and a line of text a model can act on.
+// errorResult is err as a tool result: isError and one text block whose
+// first line a model can act on and whose second line is the RCP error
+// object ({"error":{code, message, data}}) for a program to read. It has
+// no structured content: a client validates structured content against
+// the tool's output schema, errors included, and the search tools'
+// schema is the retrieve result.
 func (s *Service) errorResult(err error) *mcp.CallToolResult {
 	e := rcp.AsError(err)
 	msg := s.o.Redact(e.Message)
@@ -258,9 +262,9 @@ func (s *Service) errorResult(err error) *mcp.CallToolResult {
 			obj["data"] = data
 		}
 	}
-	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: b.String()}},
-		StructuredContent: map[string]any{"error": obj},
+	if j, jerr := json.Marshal(map[string]any{"error": obj}); jerr == nil {
+		b.WriteString("\n")
+		b.Write(j)
 	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}}
 }

@@ -159,8 +159,8 @@ func filterSchema(f *rcp.FilterCap, plan fieldPlan) map[string]any {
 		leaf := map[string]any{
 			"type": "object",
 			"properties": map[string]any{
-				"field": map[string]any{"enum": g.fields},
-				"op":    map[string]any{"enum": g.ops},
+				"field": map[string]any{"type": "string", "enum": g.fields},
+				"op":    map[string]any{"type": "string", "enum": g.ops},
 				"value": valueSchema(g.t, g.k),
 			},
 			"required":             required(g.k),
@@ -177,8 +177,8 @@ func filterSchema(f *rcp.FilterCap, plan fieldPlan) map[string]any {
 			"description": fmt.Sprintf("A condition on one of the %d filterable fields not listed above (see the probe resource for their types and operators).", plan.omitted),
 			"properties": map[string]any{
 				"field": map[string]any{"type": "string", "not": map[string]any{"enum": plan.named}},
-				"op":    map[string]any{"enum": advertisedOps(f)},
-				"value": map[string]any{},
+				"op":    map[string]any{"type": "string", "enum": advertisedOps(f)},
+				"value": anyValue(),
 			},
 			"required":             []string{"field", "op"},
 			"additionalProperties": false,
@@ -214,6 +214,14 @@ func precisionNote(f *rcp.FilterCap, fields []string) string {
 		d += " A value is compared once rounded to its field's precision, so values that round alike are equal."
 	}
 	return d
+}
+
+// anyValue is the value of a leaf on a field the schema does not
+// enumerate: any scalar, or a list of them for in and nin, each branch
+// with one type so that single-type schema dialects take it.
+func anyValue() map[string]any {
+	scalars := []any{map[string]any{"type": "string"}, map[string]any{"type": "number"}, map[string]any{"type": "boolean"}}
+	return map[string]any{"anyOf": append(scalars, map[string]any{"type": "array", "items": map[string]any{"anyOf": scalars}})}
 }
 
 // required lists a leaf's required members: exists may omit its value.
@@ -258,7 +266,7 @@ func searchSchema(caps rcp.Capabilities, plan fieldPlan, tokenBudget int, maxQue
 		for i, m := range rc.Modes {
 			modes[i] = string(m)
 		}
-		m := map[string]any{"enum": modes, "description": modeDescription(rc.Modes)}
+		m := map[string]any{"type": "string", "enum": modes, "description": modeDescription(rc.Modes)}
 		if rc.DefaultMode != "" {
 			m["default"] = string(rc.DefaultMode)
 		}
@@ -266,7 +274,7 @@ func searchSchema(caps rcp.Capabilities, plan fieldPlan, tokenBudget int, maxQue
 	}
 	schema := map[string]any{"type": "object", "required": []string{"query"}, "additionalProperties": false}
 	if defs := filterSchema(caps.Filter, plan); defs != nil {
-		props["filter"] = map[string]any{"$ref": "#/$defs/filter", "description": "Only return documents matching this condition tree: a leaf {field, op, value}, or {and:[...]}, {or:[...]}, {not:{...}}."}
+		props["filter"] = map[string]any{"type": "object", "$ref": "#/$defs/filter", "description": "Only return documents matching this condition tree: a leaf {field, op, value}, or {and:[...]}, {or:[...]}, {not:{...}}."}
 		schema["$defs"] = defs
 	}
 	if caps.Pagination != nil {
@@ -334,4 +342,42 @@ func indexDeleteSchema(maxIDs int) map[string]any {
 	}
 	return map[string]any{"type": "object", "properties": map[string]any{"ids": ids},
 		"required": []string{"ids"}, "additionalProperties": false}
+}
+
+// portable rewrites a schema (in place) for clients whose schema dialect
+// allows one type per schema (function declarations of several model
+// APIs): a list of types becomes an anyOf with one branch per type, and
+// an enum of strings gets type string. It returns s.
+func portable(s map[string]any) map[string]any {
+	if ts, ok := s["type"].([]any); ok {
+		alts := make([]any, len(ts))
+		for i, t := range ts {
+			alts[i] = map[string]any{"type": t}
+		}
+		delete(s, "type")
+		s["anyOf"] = alts
+	}
+	if e, ok := s["enum"].([]any); ok && s["type"] == nil && len(e) > 0 {
+		strs := true
+		for _, v := range e {
+			_, isStr := v.(string)
+			strs = strs && isStr
+		}
+		if strs {
+			s["type"] = "string"
+		}
+	}
+	for _, v := range s {
+		switch v := v.(type) {
+		case map[string]any:
+			portable(v)
+		case []any:
+			for _, x := range v {
+				if m, ok := x.(map[string]any); ok {
+					portable(m)
+				}
+			}
+		}
+	}
+	return s
 }

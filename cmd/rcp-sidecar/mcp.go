@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
@@ -38,7 +36,8 @@ func newMCPCmd(g *globals) *cobra.Command {
 	}
 }
 
-// runMCPStdio serves MCP over in/out until the client closes stdin or ctx
+// runMCPStdio serves MCP over in/out until the client closes stdin (the
+// requests read are answered first, within server.shutdown_grace) or ctx
 // ends: one backend (--backend, --demo or a single configured one), or
 // every configured backend and their federation.
 func runMCPStdio(ctx context.Context, g *globals, in io.Reader, out io.Writer) error {
@@ -54,7 +53,7 @@ func runMCPStdio(ctx context.Context, g *globals, in io.Reader, out io.Writer) e
 				return err
 			}
 			fa.log.Info("serving MCP over stdio", "engines", strings.Join(fa.ids, ","))
-			return serveMCPIO(ctx, svc, in, out)
+			return svc.ServeIO(ctx, mcpserver.Caller{}, in, out, fa.cfg.Server.Grace())
 		}
 	}
 	a, err := loadApp(ctx, g)
@@ -67,20 +66,8 @@ func runMCPStdio(ctx context.Context, g *globals, in io.Reader, out io.Writer) e
 		return err
 	}
 	a.log.Info("serving MCP over stdio", "backend", a.backend)
-	return serveMCPIO(ctx, svc, in, out)
+	return svc.ServeIO(ctx, mcpserver.Caller{}, in, out, a.cfg.Server.Grace())
 }
-
-func serveMCPIO(ctx context.Context, svc *mcpserver.Service, in io.Reader, out io.Writer) error {
-	err := svc.Server(mcpserver.Caller{}).Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // mcpOptions applies server.mcp and server.deadline.
 func mcpOptions(cfg *config.Config, redact func(string) string) mcpserver.Options {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rcp-sidecar/rcp-sidecar/mcpserver/mcptest"
 )
 
 // keyed adds a bearer key to every request.
@@ -56,7 +58,8 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	return out
 }
 
-// mcpCall calls a tool and returns the result and its structured content.
+// mcpCall calls a tool and returns the result and its structured content
+// (of an error: the RCP error object its text carries).
 func mcpCall(t *testing.T, cs *mcp.ClientSession, name string, args any) (*mcp.CallToolResult, map[string]any) {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
@@ -64,6 +67,18 @@ func mcpCall(t *testing.T, cs *mcp.ClientSession, name string, args any) (*mcp.C
 		t.Fatalf("%s: %v", name, err)
 	}
 	var sc map[string]any
+	if res.IsError {
+		// An error has no structured content (clients validate it against
+		// the output schema); its text ends with the RCP error object.
+		if res.StructuredContent != nil {
+			t.Fatalf("%s: isError result with structured content %v", name, res.StructuredContent)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if err := json.Unmarshal([]byte(text[strings.LastIndex(text, "\n")+1:]), &sc); err != nil {
+			t.Fatalf("%s: error text %q does not end with the RCP error object", name, text)
+		}
+		return res, sc
+	}
 	b, _ := json.Marshal(res.StructuredContent)
 	_ = json.Unmarshal(b, &sc)
 	return res, sc
@@ -173,14 +188,7 @@ func TestMCPHTTPAccess(t *testing.T) {
 // list, a filtered search, and stdout carrying only MCP frames (the
 // client fails on anything else).
 func TestMCPStdio(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
-		&mcp.CommandTransport{Command: exec.Command(binary, "mcp", "--demo")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	ctx, cs := demoMCP(t)
 	// The demo serves a writable in-memory copy of its corpus.
 	if got := toolNames(t, cs); !slices.Equal(got, []string{"index_add", "index_delete", "search"}) {
 		t.Fatalf("demo tools %v", got)
@@ -288,4 +296,92 @@ func TestMCPHostCheck(t *testing.T) {
 	if st := initializeAs(t, url, "search.example.com", "k-key-0123456789"); st != http.StatusOK {
 		t.Fatalf("keyed server, proxied Host with a key: HTTP %d", st)
 	}
+}
+
+// TestMCPStdioAnswersBeforeEOF: a client that writes its requests and
+// closes stdin (a shell pipe) gets an answer to every request, run after
+// run: at EOF the requests read are answered before the server exits.
+func TestMCPStdioAnswersBeforeEOF(t *testing.T) {
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"query":"comets","k":3}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search","arguments":{"query":"x","filter":{"field":"colour","op":"eq","value":"red"}}}}`,
+		`{"jsonrpc":"2.0","id":"five","method":"resources/list"}`,
+	}
+	want := []string{"1", "2", "3", "4", `"five"`}
+	for i := 1; i <= 3; i++ {
+		out, stderr, err := run(t, strings.Join(lines, "\n")+"\n", "mcp", "--demo")
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, stderr)
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var f struct {
+				ID     json.RawMessage `json:"id"`
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal([]byte(l), &f) != nil || f.Result == nil {
+				t.Fatalf("run %d: not a JSON-RPC result: %q", i, l)
+			}
+			got = append(got, string(f.ID))
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("run %d: answered ids %v, want %v\nstdout:\n%s", i, got, want, out)
+		}
+	}
+}
+
+// TestMCPDemoSchemasArePortable: every tool `mcp --demo` lists has input
+// and output schemas a single-type schema dialect takes (mcptest), and
+// its filter argument is typed object.
+func TestMCPDemoSchemasArePortable(t *testing.T) {
+	ctx, cs := demoMCP(t)
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range list.Tools {
+		for _, p := range mcptest.Unportable(tl.InputSchema) {
+			t.Errorf("%s input schema: %s", tl.Name, p)
+		}
+		if tl.OutputSchema != nil {
+			for _, p := range mcptest.Unportable(tl.OutputSchema) {
+				t.Errorf("%s output schema: %s", tl.Name, p)
+			}
+		}
+	}
+	in := tool(t, list, "search").InputSchema.(map[string]any)
+	if f := in["properties"].(map[string]any)["filter"].(map[string]any); f["type"] != "object" {
+		t.Fatalf("demo filter argument %v is not typed object", f)
+	}
+}
+
+func tool(t *testing.T, list *mcp.ListToolsResult, name string) *mcp.Tool {
+	t.Helper()
+	for _, tl := range list.Tools {
+		if tl.Name == name {
+			return tl
+		}
+	}
+	t.Fatalf("no tool %q", name)
+	return nil
+}
+
+// demoMCP spawns `mcp --demo` and returns a client session on it, closed
+// at the end of the test, and a context bounding the test.
+func demoMCP(t *testing.T) (context.Context, *mcp.ClientSession) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+		&mcp.CommandTransport{Command: exec.Command(binary, "mcp", "--demo")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return ctx, cs
 }

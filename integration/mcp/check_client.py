@@ -38,6 +38,19 @@ def fail(msg):
     sys.exit(1)
 
 
+def rcp_error(result):
+    """The RCP error object of an isError result: its text ends with
+    {"error": {code, message, data}}; it has no structured content, which a
+    client would validate against the tool's output schema."""
+    if result.structured_content is not None:
+        fail(f"isError result with structured content {result.structured_content}")
+    text = result.content[0].text if result.content else ""
+    try:
+        return json.loads(text.splitlines()[-1]).get("error", {})
+    except (ValueError, IndexError):
+        fail(f"isError text does not end with the RCP error object: {text!r}")
+
+
 def hit_ids(result):
     sc = result.structured_content or {}
     return [h["id"] for h in sc.get("hits", [])]
@@ -97,14 +110,14 @@ async def run(plan, session):
 
     bad = {"query": plan["query"], "filter": {"field": plan["bad_field"], "op": "eq", "value": "x"}}
     r = await session.call_tool(plan["search"], bad)
-    err = (r.structured_content or {}).get("error", {})
+    err = rcp_error(r) if r.is_error else {}
     say("tools/call", plan["search"], json.dumps(bad), "-> isError", r.is_error, json.dumps(err))
     if not r.is_error or err.get("code") != -32602 or err.get("data", {}).get("field") != "filter." + plan["bad_field"]:
         fail("a bad filter is not a tool error naming the field")
 
     if "forbidden_write" in plan:
         w = await session.call_tool(plan["write_tool"], plan["forbidden_write"])
-        err = (w.structured_content or {}).get("error", {})
+        err = rcp_error(w) if w.is_error else {}
         say("tools/call", plan["write_tool"], json.dumps(plan["forbidden_write"]), "-> isError", w.is_error, json.dumps(err))
         if not w.is_error or err.get("code") not in (-32602, -32012):
             fail("a forbidden write is not a tool error")

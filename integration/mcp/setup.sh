@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Installs two independent MCP clients into venvs and writes
-# integration/.work/mcp.env:
+# Installs independent MCP clients (two Python venvs, the TypeScript SDK from
+# integration/mcp/ts's lockfile) and writes integration/.work/mcp.env:
 #   RCP_MCP_PYTHON       python with PyPI "mcp" 2.x (the reference Python SDK)
 #   RCP_LANGGRAPH_PYTHON python with langgraph + langchain-mcp-adapters (which
 #                        pins mcp 1.x, hence its own venv)
+#   RCP_MCP_NODE         node (>= 20) to run integration/mcp/ts/check_client.cjs
+#   RCP_MCP_NODE_MODULES node_modules holding @modelcontextprotocol/sdk (NODE_PATH)
 # Idempotent; nothing runs in the background.
 #
-# Env: RCP_CACHE (venvs in $RCP_CACHE/venv-mcp and $RCP_CACHE/venv-langgraph),
+# Env: RCP_CACHE (venvs in $RCP_CACHE/venv-mcp and $RCP_CACHE/venv-langgraph,
+#      node_modules in $RCP_CACHE/node-mcp),
 #      RCP_MCP_VERSION (default 2.3.0), RCP_MCP_PYTHON_BIN (python used to create
 #      the venvs, default python3; needs >= 3.10).
 set -euo pipefail
@@ -44,9 +47,29 @@ venv "$cache/venv-langgraph" "langgraph==1.2.24" "langchain-mcp-adapters==0.3.2"
 "$cache/venv-langgraph/bin/python" -c 'import langgraph.prebuilt, langchain_mcp_adapters.client' ||
 	{ log "langgraph or langchain-mcp-adapters is installed but not importable"; exit 1; }
 
+# node_modules from the committed lockfile (npm ci), unless the same
+# package.json and lockfile are installed already.
+node_bin="$(command -v node)" || { log "node is required (>= 20)"; exit 1; }
+"$node_bin" -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' ||
+	{ log "node $("$node_bin" --version) is too old: >= 20 is required"; exit 1; }
+node_dir="$cache/node-mcp"
+node_want="$(cat "$here/ts/package.json" "$here/ts/package-lock.json" | sha256sum | cut -d' ' -f1)"
+if [[ ! -f "$node_dir/.rcp-stamp" || "$(cat "$node_dir/.rcp-stamp")" != "$node_want" ]]; then
+	log "installing the TypeScript MCP SDK into $node_dir"
+	rm -rf "$node_dir"
+	mkdir -p "$node_dir"
+	cp "$here/ts/package.json" "$here/ts/package-lock.json" "$node_dir/"
+	(cd "$node_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
+	printf '%s' "$node_want" >"$node_dir/.rcp-stamp"
+fi
+NODE_PATH="$node_dir/node_modules" "$node_bin" -e 'require("@modelcontextprotocol/sdk/client/index.js"); require("@modelcontextprotocol/sdk/client/stdio.js")' ||
+	{ log "@modelcontextprotocol/sdk is installed but its client modules do not load"; exit 1; }
+
 mkdir -p "$work"
 {
 	printf 'export RCP_MCP_PYTHON=%s\n' "$cache/venv-mcp/bin/python"
 	printf 'export RCP_LANGGRAPH_PYTHON=%s\n' "$cache/venv-langgraph/bin/python"
+	printf 'export RCP_MCP_NODE=%s\n' "$node_bin"
+	printf 'export RCP_MCP_NODE_MODULES=%s\n' "$node_dir/node_modules"
 } >"$work/mcp.env"
 log "wrote $work/mcp.env"
