@@ -206,7 +206,7 @@ func (a *adapter) searchPIT(ctx context.Context, p *adapters.Plan, frag string) 
 	}
 	sr, err := a.searchBody(ctx, "/_search", body)
 	if err == nil {
-		if err = incompleteUnderPIT(sr); err != nil {
+		if err = incomplete(sr); err != nil {
 			sr = nil
 		}
 	}
@@ -230,7 +230,7 @@ func (a *adapter) searchPIT(ctx context.Context, p *adapters.Plan, frag string) 
 			return nil, nil, oerr
 		}
 		if sr, err = a.searchBody(ctx, "/_search", body); err == nil {
-			err = incompleteUnderPIT(sr)
+			err = incomplete(sr)
 		}
 		ps.Reopened = true
 	}
@@ -247,10 +247,10 @@ var lostTypes = []string{"search_context_missing_exception", "node_not_connected
 	"node_disconnected_exception", "node_closed_exception", "connect_transport_exception",
 	"no_shard_available_action_exception"}
 
-// incompleteUnderPIT is decodeSearch's check for an incomplete answer,
-// made before the answer is used, so that a point in time that lost a
-// shard copy is told apart from other failures.
-func incompleteUnderPIT(sr *dsl.SearchResponse) error {
+// incomplete is the error of an answer that timed out or lost shards (no
+// partial results are returned); searchPIT checks it before decoding, to
+// tell a point in time that lost a shard copy from other failures.
+func incomplete(sr *dsl.SearchResponse) error {
 	switch {
 	case sr.TimedOut:
 		return &errPartial{what: "timed_out"}

@@ -105,11 +105,8 @@ func shardFailureTypes(sr *dsl.SearchResponse) []string {
 }
 
 func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*adapters.Candidates, error) {
-	switch {
-	case sr.TimedOut:
-		return nil, &errPartial{what: "timed_out"}
-	case sr.Shards.Failed > 0:
-		return nil, &errPartial{fmt.Sprintf("%d of %d shards failed", sr.Shards.Failed, sr.Shards.Total), shardFailureTypes(sr)}
+	if err := incomplete(sr); err != nil {
+		return nil, err
 	}
 	var vf field
 	// Only a top-level kNN section returns similarity-derived _score to
