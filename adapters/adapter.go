@@ -46,6 +46,13 @@ type Writer interface {
 // RetryAfterer may be implemented by errors to carry a retry hint in ms.
 type RetryAfterer interface{ RetryAfterMs() int64 }
 
+// PartialFailure may be implemented by engine errors that concern part of
+// the engine (a shard copy, a node's search context, some shards of an
+// answer) while the engine answered the request as a whole. The circuit
+// breaker counts them as answers, never as failures of the backend: a lost
+// node must not refuse every client.
+type PartialFailure interface{ PartialFailure() bool }
+
 // Stage is one recall stage the adapter is asked to run.
 type Stage string
 

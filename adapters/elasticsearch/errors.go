@@ -94,6 +94,13 @@ func classifyError(e *Error) rcp.Code {
 	return classifyStatus(e.Status)
 }
 
+// PartialFailure implements adapters.PartialFailure: a search context
+// gone (a point in time that lost a shard copy or lapsed) is one node's
+// state, not the engine failing the request.
+func (e *Error) PartialFailure() bool {
+	return slices.Contains(e.Cause.Types(), "search_context_missing_exception")
+}
+
 // Refused implements adapters.Rejection: the status is a refusal of the
 // request itself (4xx other than not found, method, rate limit and size).
 func (e *Error) Refused() bool {

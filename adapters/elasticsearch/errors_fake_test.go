@@ -5,8 +5,10 @@ package elasticsearch
 // like the engine's error documents.
 
 import (
+	"errors"
 	"testing"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -44,6 +46,30 @@ func TestErrorCodeFakes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := classify(fakeError(tc.status, tc.body)); got != tc.want {
 				t.Errorf("got %v want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPartialFailureFakes: which engine answers the breaker must not
+// count (adapters.PartialFailure): failed shards and a lost search
+// context; a timed-out search and whole-request failures still count.
+func TestPartialFailureFakes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"failed shards", &errPartial{what: "1 of 3 shards failed"}, true},
+		{"timed out", &errPartial{what: "timed_out"}, false},
+		{"search context missing", fakeError(404, `{"error":{"type":"search_phase_execution_exception","root_cause":[{"type":"search_context_missing_exception"}]},"status":404}`), true},
+		{"all shards failed 503", fakeError(503, `{"error":{"type":"search_phase_execution_exception","reason":"all shards failed"},"status":503}`), false},
+		{"no shards", fakeError(503, `{"error":{"type":"no_shard_available_action_exception"},"status":503}`), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var pf adapters.PartialFailure
+			if got := errors.As(tc.err, &pf) && pf.PartialFailure(); got != tc.want {
+				t.Errorf("partial = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -3,15 +3,18 @@ package elasticsearch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -56,6 +59,9 @@ type pitState struct {
 	ID     string `json:"pit"`
 	Origin int64  `json:"origin,omitempty"`
 	Pinned bool   `json:"pinned,omitempty"`
+	// Reopened: the first page's point in time lost a shard copy and the
+	// page was served from a fresh one (never sent).
+	Reopened bool `json:"-"`
 }
 
 // pitPlan decides how a stage uses a point in time. The plan's Op then
@@ -199,11 +205,96 @@ func (a *adapter) searchPIT(ctx context.Context, p *adapters.Plan, frag string) 
 		}
 	}
 	sr, err := a.searchBody(ctx, "/_search", body)
+	if err == nil {
+		if err = incomplete(sr); err != nil {
+			sr = nil
+		}
+	}
+	if err != nil && snapshotLost(err) {
+		switch {
+		case ps.Pinned:
+			return nil, nil, errPinnedLost(err)
+		case q.Get("open") != "1":
+			// A fresh point in time would page another snapshot, with
+			// other _shard_doc tie-breakers: search_after from the lost one
+			// could skip or repeat hits, so the cursor ends here.
+			return nil, nil, errCursorLost(err)
+		}
+		// A first page has no search_after: a fresh point in time serves
+		// it exactly.
+		id, oerr := a.openPIT(ctx, q.Get("index"))
+		if oerr != nil {
+			return nil, nil, oerr
+		}
+		if body, oerr = fillPIT(body, id, ps.Origin); oerr != nil {
+			return nil, nil, oerr
+		}
+		if sr, err = a.searchBody(ctx, "/_search", body); err == nil {
+			err = incomplete(sr)
+		}
+		ps.Reopened = true
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	ps.ID = sr.PITID
 	return sr, ps, nil
+}
+
+// lostTypes are the shard failure types that mean a point in time lost a
+// shard copy: its search context is gone, or the node holding it is.
+var lostTypes = []string{"search_context_missing_exception", "node_not_connected_exception",
+	"node_disconnected_exception", "node_closed_exception", "connect_transport_exception",
+	"no_shard_available_action_exception"}
+
+// incomplete is the error of an answer that timed out or lost shards (no
+// partial results are returned); searchPIT checks it before decoding, to
+// tell a point in time that lost a shard copy from other failures.
+func incomplete(sr *dsl.SearchResponse) error {
+	switch {
+	case sr.TimedOut:
+		return &errPartial{what: "timed_out"}
+	case sr.Shards.Failed > 0:
+		return &errPartial{fmt.Sprintf("%d of %d shards failed", sr.Shards.Failed, sr.Shards.Total), shardFailureTypes(sr)}
+	}
+	return nil
+}
+
+// snapshotLost reports whether err says the point in time can no longer
+// be served whole: a search context missing on every shard (an error
+// answer) or shards whose context or node is gone (a partial answer).
+func snapshotLost(err error) bool {
+	var ee *Error
+	var pe *errPartial
+	switch {
+	case errors.As(err, &ee):
+		return slices.Contains(ee.Cause.Types(), "search_context_missing_exception")
+	case errors.As(err, &pe):
+		return eserrors.HasAny(pe.types, lostTypes)
+	}
+	return false
+}
+
+// errCursorLost is the answer to a continuation whose point in time lost
+// a shard copy or lapsed: the cursor can no longer be served (-32015, not
+// retryable, §12.2); the client restarts pagination.
+func errCursorLost(cause error) error {
+	return final(rcp.NewError(rcp.CodeNotFound, "cursor expired: the engine lost the snapshot it paged; restart pagination"), cause)
+}
+
+// errPinnedLost is the answer to a pinned indexVersion whose point in time
+// lost a shard copy or lapsed: that snapshot is no longer available
+// (-32016, §12.1); it is never silently replaced by another.
+func errPinnedLost(cause error) error {
+	return final(rcp.NewError(rcp.CodeConflict, "indexVersion no longer available: the engine lost that snapshot"), cause)
+}
+
+// final marks e not retryable (data.retryable false: the same request
+// cannot succeed) and keeps cause for the logs.
+func final(e *rcp.Error, cause error) error {
+	no := false
+	e.Data = &rcp.ErrorData{Retryable: &no}
+	return e.WithCause(cause)
 }
 
 // fillPIT sets the opened point in time's id and pins the recency origin

@@ -80,7 +80,7 @@ func ids(hs []rcp.Hit) []string {
 // TestLivePITPages: pages come from one point in time, so a document
 // written between page 1 and page 2 (one that would rank first) shifts
 // nothing; the snapshot is echoed as indexVersion, can be pinned, and an
-// expired one is -32010 (§7.7.1, §10).
+// released one is -32016 (§7.7.1, §12.1).
 func TestLivePITPages(t *testing.T) {
 	var docs []adapters.Document
 	for i := range 12 {
@@ -117,10 +117,11 @@ func TestLivePITPages(t *testing.T) {
 	if !slices.Equal(got, all) {
 		t.Errorf("pages %v\nwant snapshot order %v", got, all)
 	}
-	// the last page closed the point in time: pinning it now is -32010
+	// the last page closed the point in time: pinning it now is -32016,
+	// not a retryable error that cannot succeed
 	var pp rcp.RetrieveParams
 	_ = json.Unmarshal([]byte(pin), &pp)
-	if _, err := e.Retrieve(context.Background(), &pp); !isCode(err, rcp.CodeBackendUnavailable) {
+	if _, err := e.Retrieve(context.Background(), &pp); !isCode(err, rcp.CodeConflict) {
 		t.Errorf("pinning a released snapshot: %v", err)
 	}
 }

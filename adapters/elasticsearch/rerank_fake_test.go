@@ -37,6 +37,8 @@ type rerankFake struct {
 	routes map[string]string
 	bodies map[string][]byte
 	count  map[string]int
+	// seqs, when a route has one, serves its fixtures in turn (then routes).
+	seqs map[string][]string
 	// delay holds every POST back this long (timeouts).
 	delay time.Duration
 }
@@ -72,6 +74,9 @@ func (f *rerankFake) serve(t *testing.T) func(http.ResponseWriter, *http.Request
 		}
 		f.mu.Lock()
 		name, ok := f.routes[key]
+		if q := f.seqs[key]; len(q) > 0 {
+			name, ok, f.seqs[key] = q[0], true, q[1:]
+		}
 		f.bodies[key] = body
 		f.count[key]++
 		delay := f.delay
@@ -108,6 +113,23 @@ func (f *rerankFake) set(key, fixture string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.routes[key] = fixture
+}
+
+// calls is how many requests key received.
+func (f *rerankFake) calls(key string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.count[key]
+}
+
+// queue serves fixtures on key in turn, before its route.
+func (f *rerankFake) queue(key string, fixtures ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.seqs == nil {
+		f.seqs = map[string][]string{}
+	}
+	f.seqs[key] = append(f.seqs[key], fixtures...)
 }
 
 func (f *rerankFake) body(key string) []byte {

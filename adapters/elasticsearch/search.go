@@ -57,6 +57,9 @@ func (a *adapter) searchSnapshot(ctx context.Context, st *probeState, p *adapter
 		return nil, err
 	}
 	c.IndexVersion = ps.ID
+	if ps.Reopened {
+		c.Notes = append(c.Notes, "the point in time opened for this request lost a shard copy; the page was served exactly from a fresh one")
+	}
 	if strings.Contains(frag, "page=1") {
 		c.Next, _ = json.Marshal(ps)
 	}
@@ -76,17 +79,34 @@ func (a *adapter) searchBody(ctx context.Context, path string, body []byte) (*ds
 }
 
 // errPartial reports a response the engine could not complete; no partial
-// results are returned (Adapter contract).
-type errPartial struct{ what string }
+// results are returned (Adapter contract). types are the error types of
+// the failed shards' reasons.
+type errPartial struct {
+	what  string
+	types []string
+}
 
 func (e *errPartial) Error() string { return "elasticsearch: partial search result: " + e.what }
 
+// PartialFailure implements adapters.PartialFailure: some shards failed
+// but the engine answered; a timed-out search is the request's own.
+func (e *errPartial) PartialFailure() bool { return e.what != "timed_out" }
+
+// shardFailureTypes are the error types of a response's shard failures.
+func shardFailureTypes(sr *dsl.SearchResponse) []string {
+	var out []string
+	for _, raw := range sr.Shards.Failures {
+		var f dsl.ShardFailure
+		if json.Unmarshal(raw, &f) == nil {
+			out = append(out, f.Reason.Types()...)
+		}
+	}
+	return out
+}
+
 func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*adapters.Candidates, error) {
-	switch {
-	case sr.TimedOut:
-		return nil, &errPartial{"timed_out"}
-	case sr.Shards.Failed > 0:
-		return nil, &errPartial{fmt.Sprintf("%d of %d shards failed", sr.Shards.Failed, sr.Shards.Total)}
+	if err := incomplete(sr); err != nil {
+		return nil, err
 	}
 	var vf field
 	// Only a top-level kNN section returns similarity-derived _score to

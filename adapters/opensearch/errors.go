@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"syscall"
 	"time"
 
@@ -28,6 +29,15 @@ type Error struct {
 	// refused (a bulk item's documents[i].meta); otherwise ClientField
 	// reads it from the cause.
 	Field string
+	// Partial marks an answer with failed shards: the engine answered the
+	// request, part of it (a shard copy, a node) failed.
+	Partial bool
+}
+
+// PartialFailure implements adapters.PartialFailure: failed shards or a
+// lost search context are not the engine failing the request.
+func (e *Error) PartialFailure() bool {
+	return e.Partial || slices.Contains(e.Cause.Types(), "search_context_missing_exception")
 }
 
 // Error implements error.

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -240,5 +241,22 @@ func TestProbeRefusalsFake(t *testing.T) {
 				t.Errorf("evidence lost fields: vectors %+v text %+v", ev.VectorFields, ev.TextFields)
 			}
 		})
+	}
+}
+
+// TestShardFailuresArePartial: an answer with failed shards keeps its
+// code but is an adapters.PartialFailure (the breaker does not count it);
+// a whole-request failure is not.
+func TestShardFailuresArePartial(t *testing.T) {
+	sr := &dsl.SearchResponse{}
+	sr.Shards.Total, sr.Shards.Failed = 3, 1
+	sr.Shards.Failures = []json.RawMessage{json.RawMessage(`{"shard":1,"index":"x","reason":{"type":"node_not_connected_exception","reason":"node not connected"}}`)}
+	var pf adapters.PartialFailure
+	if err := incomplete(sr, "POST /x/_search"); !errors.As(err, &pf) || !pf.PartialFailure() {
+		t.Errorf("failed shards: %v is not a partial failure", err)
+	}
+	whole := &Error{Status: 503, Cause: &dsl.ErrorCause{Type: "search_phase_execution_exception", Reason: "all shards failed"}}
+	if whole.PartialFailure() {
+		t.Error("a whole-request 503 is a partial failure")
 	}
 }

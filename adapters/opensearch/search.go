@@ -57,7 +57,7 @@ func incomplete(sr *dsl.SearchResponse, op string) error {
 	if sr.Shards.Failed == 0 {
 		return nil
 	}
-	e := &Error{Op: op, Status: http.StatusInternalServerError}
+	e := &Error{Op: op, Status: http.StatusInternalServerError, Partial: true}
 	var f dsl.ShardFailure
 	if len(sr.Shards.Failures) > 0 && json.Unmarshal(sr.Shards.Failures[0], &f) == nil && f.Reason != nil {
 		e.Cause = f.Reason

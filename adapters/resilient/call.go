@@ -101,14 +101,20 @@ func (r *Adapter) recordOutcome(ctx context.Context, trial uint64, err error) {
 }
 
 // outcome classifies an attempt for the breaker: the caller giving up
-// says nothing about the engine, nor does a shutdown.
+// says nothing about the engine, nor does a shutdown. Only failures of the
+// request as a whole count (refused or reset connections, timeouts, 5xx
+// answers, rate limiting); an answer with failed shards or a lost search
+// context (adapters.PartialFailure) is an answer from the engine.
 func (r *Adapter) outcome(ctx context.Context, err error) retrypkg.Outcome {
 	var e *Error
+	var pf adapters.PartialFailure
 	switch {
 	case err == nil:
 		return retrypkg.Healthy
 	case ctx.Err() != nil, errors.As(err, &e) && e.Code == rcp.CodeBackendUnavailable:
 		return retrypkg.Neutral
+	case errors.As(err, &pf) && pf.PartialFailure():
+		return retrypkg.Healthy
 	case retryableCode(r.ErrorCode(err)):
 		return retrypkg.Failed
 	}

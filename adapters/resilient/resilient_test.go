@@ -411,3 +411,49 @@ func TestNativeRerankForwarded(t *testing.T) {
 		t.Errorf("no native reranker: %v", err)
 	}
 }
+
+// fakePartial is a FAKE engine answer with failed shards (a node of the
+// cluster is gone): classified -32010 like any unavailable shard, but the
+// engine answered the request.
+type fakePartial struct{ fakeErr }
+
+func (fakePartial) PartialFailure() bool { return true }
+func (p fakePartial) Unwrap() error      { return p.fakeErr }
+
+// TestPartialShardFailuresDoNotOpenBreaker: a node is not the backend.
+// Answers with failed shards keep their code (and retries) but never open
+// the breaker, so fresh first pages of other queries are served; a whole
+// request failing still counts.
+func TestPartialShardFailuresDoNotOpenBreaker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeEngine{}
+		partial := fakePartial{fakeErr{code: rcp.CodeBackendUnavailable}}
+		f.setStep(failWith(partial))
+		r := New(f, Options{Retries: -1, FailureThreshold: 3, OpenFor: 5 * time.Second})
+		for range 20 {
+			if got := r.ErrorCode(search(r)); got != rcp.CodeBackendUnavailable {
+				t.Fatalf("partial answer code = %v, want the adapter's -32010", got)
+			}
+		}
+		if s := r.State(); s != StateClosed {
+			t.Fatalf("state after 20 partial answers = %s, want closed", s)
+		}
+		f.setStep(nil)
+		served := 0
+		for range 10 {
+			if search(r) == nil {
+				served++
+			}
+		}
+		if served != 10 {
+			t.Errorf("fresh first pages served %d of 10", served)
+		}
+		f.setStep(failWith(fakeErr{code: rcp.CodeBackendUnavailable}))
+		for range 3 {
+			_ = search(r)
+		}
+		if s := r.State(); s != StateOpen {
+			t.Errorf("state after 3 whole-request failures = %s, want open", s)
+		}
+	})
+}

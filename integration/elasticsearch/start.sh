@@ -11,6 +11,10 @@
 #      (elasticsearch-NAME.node, elasticsearch-NAME.vars — not a *.env, so CI
 #      never sources it), e.g. for a test that kills it; RCP_ES_HTTP_PORT fixes
 #      its port; RCP_ES_REUSE=1 restarts the recorded node with its data.
+#      A node of a cluster (start-cluster.sh): RCP_ES_CLUSTER names the
+#      cluster, RCP_ES_NODE_NAME the node, RCP_ES_TRANSPORT_PORT fixes its
+#      transport port, RCP_ES_SEED_HOSTS (host:port,...) and
+#      RCP_ES_MASTER_NODES (names) replace single-node discovery.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,6 +29,8 @@ if [[ -n "${RCP_ES_INSTANCE:-}" ]]; then
 	nodefile="$work/elasticsearch-$RCP_ES_INSTANCE.node"
 fi
 http_port="${RCP_ES_HTTP_PORT:-0}"
+cluster="${RCP_ES_CLUSTER:-rcp-test}"
+transport_port="${RCP_ES_TRANSPORT_PORT:-0}"
 esuser="rcp-es"                      # Elasticsearch refuses to run as root
 node=""
 
@@ -70,13 +76,18 @@ configure() {
 		cp -r "$cache/elasticsearch-$version" "$node/home"
 	rm -rf "$node/home/config" && cp -r "$cache/elasticsearch-$version/config" "$node/config"
 	mkdir -p "$node/data" "$node/logs"
+	local discovery="discovery.type: single-node"
+	if [[ -n "${RCP_ES_SEED_HOSTS:-}" ]]; then
+		discovery="discovery.seed_hosts: [${RCP_ES_SEED_HOSTS}]
+cluster.initial_master_nodes: [${RCP_ES_MASTER_NODES}]"
+	fi
 	cat >"$node/config/elasticsearch.yml" <<YML
-cluster.name: rcp-test
-node.name: rcp-es-1
-discovery.type: single-node
+cluster.name: $cluster
+node.name: ${RCP_ES_NODE_NAME:-rcp-es-1}
+$discovery
 network.host: 127.0.0.1
 http.port: $http_port
-transport.port: 0
+transport.port: $transport_port
 node.portsfile: true
 path.data: $node/data
 path.logs: $node/logs
@@ -127,7 +138,7 @@ wait_ready() {
 		sleep 1
 	done
 	log "not ready after 180s; last log lines:"
-	tail -n 40 "$node/logs/rcp-test.log" >&2 || true
+	tail -n 40 "$node/logs/$cluster.log" >&2 || true
 	return 1
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -54,7 +55,97 @@ func TestKillEngineUnderLoad(t *testing.T) {
 	checkRecovery(t, recs, killedAt, backAt, recovered)
 	checkBaseline(t, g0, h0)
 
+	t.Run("frozen engine: bounded memory", func(t *testing.T) { frozenEngine(t, n, sc) })
 	t.Run("index/add retried with explicit ids", func(t *testing.T) { retriedWrites(t, n, sc) })
+}
+
+// freezeFor is how long the engine is stopped (SIGSTOP): its sockets stay
+// open and accept connections, nothing is answered.
+const freezeFor = 15 * time.Second
+
+// frozenEngine stops the engine (SIGSTOP) for freezeFor under clients that
+// retry at once, without honouring retryAfterMs, so the sidecar answers
+// thousands of fast -32010s; then continues it (SIGCONT). Every request is
+// answered within its deadline, and the heap in use during and after the
+// freeze stays within 2× its steady-state peak + 32 MiB.
+func frozenEngine(t *testing.T, n *node, sc *sidecar) {
+	steady := startLoadWith(sc, false)
+	peak := watchHeap()
+	time.Sleep(3 * time.Second)
+	steadyPeak := peak.stop()
+	steady.stop()
+	bound := 2*steadyPeak + 32<<20
+
+	l := startLoadWith(sc, false)
+	peak = watchHeap()
+	time.Sleep(time.Second)
+	frozenAt := time.Now()
+	n.signal(syscall.SIGSTOP)
+	defer func() { _ = syscall.Kill(n.pid(), syscall.SIGCONT) }() // never leave it stopped
+	time.Sleep(freezeFor)
+	n.signal(syscall.SIGCONT)
+	thawedAt := time.Now()
+	recovered := l.waitSuccessAfter(thawedAt, 30*time.Second)
+	time.Sleep(3 * time.Second)
+	recs := l.stop()
+	during := peak.stop()
+	_, _ = baseline() // idle connections closed, collected
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	after := m.HeapInuse
+	fast := 0
+	for _, rc := range recs {
+		if rc.start.After(frozenAt) && rc.start.Before(thawedAt) && rc.r.code == -32010 && rc.r.latency < 100*time.Millisecond {
+			fast++
+		}
+	}
+	t.Logf("heap in use: steady peak %.1f MiB, peak during the freeze %.1f MiB, after %.1f MiB (bound %.1f MiB); %d fast -32010 answers while frozen",
+		mib(steadyPeak), mib(during), mib(after), mib(bound), fast)
+	checkAnswers(t, recs)
+	if recovered.IsZero() {
+		t.Error("no successful retrieve within 30s of the engine continuing")
+	}
+	if fast < 100 {
+		t.Errorf("%d fast -32010 answers while frozen: the freeze did not open the breaker", fast)
+	}
+	if during > bound || after > bound {
+		t.Errorf("heap in use %.1f MiB during / %.1f MiB after the freeze, want ≤ 2×%.1f + 32 MiB", mib(during), mib(after), mib(steadyPeak))
+	}
+}
+
+// heapPeak samples runtime HeapInuse every 100ms until stop.
+type heapPeak struct {
+	done chan struct{}
+	peak atomic.Uint64
+	wg   sync.WaitGroup
+}
+
+func watchHeap() *heapPeak {
+	h := &heapPeak{done: make(chan struct{})}
+	h.wg.Go(func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > h.peak.Load() {
+				h.peak.Store(m.HeapInuse)
+			}
+			select {
+			case <-h.done:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return h
+}
+
+// stop ends the sampling and returns the peak heap in use.
+func (h *heapPeak) stop() uint64 {
+	close(h.done)
+	h.wg.Wait()
+	return h.peak.Load()
 }
 
 // record is one request of the load.
@@ -70,7 +161,11 @@ type load struct {
 	recs        [workers][]record
 }
 
-func startLoad(sc *sidecar) *load {
+func startLoad(sc *sidecar) *load { return startLoadWith(sc, true) }
+
+// startLoadWith starts the workers; honour: they wait the retryAfterMs
+// hint (§12.2) before the next request, else they retry at once.
+func startLoadWith(sc *sidecar, honour bool) *load {
 	l := &load{}
 	topics := []string{"comets", "rockets", "oceans", "forests"}
 	for w := range workers {
@@ -82,7 +177,9 @@ func startLoad(sc *sidecar) *load {
 					l.lastSuccess.Store(time.Now().UnixNano())
 				}
 				l.recs[w] = append(l.recs[w], record{start, r})
-				time.Sleep(min(r.retryAfter, 2*time.Second)) // a §12.2 client honours the hint
+				if honour {
+					time.Sleep(min(r.retryAfter, 2*time.Second)) // a §12.2 client honours the hint
+				}
 			}
 		})
 	}

@@ -67,6 +67,24 @@ func (n *node) script(name string, reuse bool) {
 
 // kill sends SIGKILL to the node: no shutdown, sockets reset.
 func (n *node) kill() {
+	pid := n.pid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		n.t.Fatalf("kill %d: %v", pid, err)
+	}
+	for syscall.Kill(pid, 0) == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// signal sends sig (SIGSTOP, SIGCONT) to the node.
+func (n *node) signal(sig syscall.Signal) {
+	if err := syscall.Kill(n.pid(), sig); err != nil {
+		n.t.Fatalf("%v: %v", sig, err)
+	}
+}
+
+// pid is the node's process id.
+func (n *node) pid() int {
 	dir, err := os.ReadFile(filepath.Join(n.work, "elasticsearch-"+instance+".node"))
 	if err != nil {
 		n.t.Fatal(err)
@@ -79,12 +97,7 @@ func (n *node) kill() {
 	if err != nil {
 		n.t.Fatal(err)
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		n.t.Fatalf("kill %d: %v", pid, err)
-	}
-	for syscall.Kill(pid, 0) == nil {
-		time.Sleep(20 * time.Millisecond)
-	}
+	return pid
 }
 
 // restart starts the killed node again with its data; it returns once
