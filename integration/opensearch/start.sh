@@ -5,8 +5,8 @@
 # The engine (integ-test-zip) and the k-NN plugin zip are fetched from Maven
 # Central with mvn and cached in $RCP_CACHE. The 3.x integ-test-zip bundles
 # lang-painless as a module (k-NN extends it); the 2.x one does not and no
-# lang-painless plugin zip is published for 2.x, so for 2.x the module is
-# assembled from its published jar and dependencies (lang_painless_module).
+# lang-painless plugin zip is published for 2.x, so for 2.x that module and
+# mapper-extras are assembled from their published jars (jar_module).
 # 3.x needs Java 21+, 2.x Java 11+. The security plugin is not part of the
 # integ-test-zip.
 # The Maven k-NN zip carries no native libraries: only the "lucene" engine
@@ -81,55 +81,59 @@ java_home() {
 	java_home_for "$min" "${OPENSEARCH_JAVA_HOME:-}" "${JAVA_HOME:-}"
 }
 
-# lang_painless_module lays lang-painless $version out as a module of the
-# distribution (jar, its compile dependencies, descriptor and policy) when
-# the distribution lacks it (2.x integ-test-zip).
-lang_painless_module() {
-	local dir="$home/modules/lang-painless"
+# jar_module NAME ARTIFACT CLASS POLICY lays module NAME of the distribution
+# out from the published jar org.opensearch.plugin:ARTIFACT:$version and its
+# direct dependencies (the engine's own jars stay in lib/ only), with a
+# descriptor naming plugin class CLASS and the security policy POLICY ("" for
+# none), when the distribution lacks it (the 2.x integ-test-zip ships only
+# transport-netty4; full distributions ship these modules).
+jar_module() {
+	local name="$1" artifact="$2" class="$3" policy="$4"
+	local dir="$home/modules/$name"
 	[[ -d "$dir" ]] && return 0
-	log "assembling the lang-painless $version module"
-	local tmp
+	log "assembling the $name $version module"
+	local tmp jar
 	tmp="$(mktemp -d)"
 	cat >"$tmp/pom.xml" <<POM
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
-  <groupId>local</groupId><artifactId>painless</artifactId><version>1</version>
+  <groupId>local</groupId><artifactId>module</artifactId><version>1</version>
   <dependencies><dependency>
-    <groupId>org.opensearch.plugin</groupId><artifactId>lang-painless</artifactId><version>$version</version>
+    <groupId>org.opensearch.plugin</groupId><artifactId>$artifact</artifactId><version>$version</version>
   </dependency></dependencies>
 </project>
 POM
 	(cd "$tmp" && mvn -B -q dependency:copy-dependencies -DincludeScope=runtime "-DoutputDirectory=$tmp/jars")
-	mkdir -p "$dir.tmp"
-	local jar
-	for jar in "$tmp"/jars/*.jar; do # the engine's own jars stay in lib/ only
+	rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+	for jar in "$tmp"/jars/*.jar; do
 		[[ -e "$home/lib/$(basename "$jar")" ]] || cp "$jar" "$dir.tmp/"
 	done
 	cat >"$dir.tmp/plugin-descriptor.properties" <<PROPS
-description=An easy, safe and fast scripting language for OpenSearch
+description=$name module
 version=$version
-name=lang-painless
-classname=org.opensearch.painless.PainlessPlugin
+name=$name
+classname=$class
 java.version=11
 opensearch.version=$version
 extended.plugins=
 has.native.controller=false
 PROPS
-	cat >"$dir.tmp/plugin-security.policy" <<'POLICY'
-grant {
-  // needed to generate runtime classes
-  permission java.lang.RuntimePermission "createClassLoader";
-  // needed to find the classloader to load allowlisted classes from
-  permission java.lang.RuntimePermission "getClassLoader";
-};
-POLICY
+	[[ -z "$policy" ]] || printf '%s\n' "$policy" >"$dir.tmp/plugin-security.policy"
 	mv "$dir.tmp" "$dir"
 	rm -rf "$tmp"
 }
 
+# painless_policy lets lang-painless generate and load script classes.
+painless_policy='grant {
+  permission java.lang.RuntimePermission "createClassLoader";
+  permission java.lang.RuntimePermission "getClassLoader";
+};'
+
 # install_plugins installs the k-NN plugin once (idempotent).
 install_plugins() {
-	lang_painless_module
+	# k-NN extends lang-painless; mapper-extras serves scaled_float and friends.
+	jar_module lang-painless lang-painless org.opensearch.painless.PainlessPlugin "$painless_policy"
+	jar_module mapper-extras mapper-extras-client org.opensearch.index.mapper.MapperExtrasPlugin ""
 	if [[ ! -d "$home/plugins/opensearch-knn" ]]; then
 		log "installing opensearch-knn $knn_version"
 		OPENSEARCH_JAVA_HOME="$(java_home)" "$home/bin/opensearch-plugin" install --batch \
