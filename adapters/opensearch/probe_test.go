@@ -212,7 +212,9 @@ func TestBuildSchemaRecorded219(t *testing.T) {
 	if len(ev.FilterFields) != 8 || len(ev.TextFields) != 2 {
 		t.Errorf("filter fields %v text fields %v", ev.FilterFields, ev.TextFields)
 	}
-	has := func(w string) bool { return slices.ContainsFunc(ev.Notes, func(n string) bool { return strings.Contains(n, w) }) }
+	has := func(w string) bool {
+		return slices.ContainsFunc(ev.Notes, func(n string) bool { return strings.Contains(n, w) })
+	}
 	if !has("opensearch-neural-search is not installed") || has("mmr factories") {
 		t.Errorf("notes %q", ev.Notes)
 	}
