@@ -63,6 +63,10 @@ type Traits struct {
 	ScoreTolerance float64
 	// SparseScale is the _meta.scoreScale of sparse results; "" means bm25.
 	SparseScale rcp.ScoreScale
+	// NoVectors: the engine under test has no vector search, so the
+	// harness maps no vector field and the probe must report none (the
+	// suite then checks the dense mode is absent, not that it works).
+	NoVectors bool
 }
 
 // TraitsProvider is optionally implemented by a Harness.

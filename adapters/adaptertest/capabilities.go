@@ -470,7 +470,15 @@ func testProbe(t *testing.T, mk HarnessMaker) {
 			t.Errorf("text field %q missing from evidence %+v", s.TextField, ev.TextFields)
 		}
 	})
-	t.Run("Vector", func(t *testing.T) { checkVectorEvidence(t, ev, s.Vector) })
+	t.Run("Vector", func(t *testing.T) {
+		if e.traits.NoVectors {
+			if len(ev.VectorFields) != 0 {
+				t.Errorf("engine without vector search reports vector fields %+v", ev.VectorFields)
+			}
+			return
+		}
+		checkVectorEvidence(t, ev, s.Vector)
+	})
 	for _, f := range s.Fields {
 		t.Run("FilterFields/"+f.Name, func(t *testing.T) {
 			i := slices.IndexFunc(ev.FilterFields, func(x capability.FilterField) bool { return x.Name == f.Name })

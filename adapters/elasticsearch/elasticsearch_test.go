@@ -104,13 +104,27 @@ func uniqueName(prefix string) string {
 
 // harness creates one index per MakeAdapter and deletes them on Close.
 type harness struct {
-	url     string
+	url string
+	// knn: the node's search has a knn section (knnSince); without it the
+	// schema's vector field is left out of the mapping (7.x integ-test
+	// nodes have no dense_vector type) and the suite sees no dense mode.
+	knn     bool
 	mu      sync.Mutex
 	indices []string
 }
 
-func newHarness(_ context.Context, t testing.TB) (adaptertest.Harness, error) {
-	return &harness{url: liveURL(t)}, nil
+func newHarness(ctx context.Context, t testing.TB) (adaptertest.Harness, error) {
+	h := &harness{url: liveURL(t)}
+	var ni nodesInfo // GET / is missing on 8.x integ-test nodes
+	status, body, err := esDo(ctx, h.url, http.MethodGet, "/_nodes/plugins", nil)
+	if err != nil || status != http.StatusOK || json.Unmarshal(body, &ni) != nil || len(ni.Nodes) == 0 {
+		return nil, fmt.Errorf("GET /_nodes/plugins: status %d: %v", status, err)
+	}
+	h.knn = true
+	for _, n := range ni.Nodes {
+		h.knn = h.knn && atLeast(n.Version, knnSince)
+	}
+	return h, nil
 }
 
 // esType maps a neutral field type to the index mapping.
@@ -128,7 +142,7 @@ var esSimilarity = map[string]string{"cosine": "cosine", "dot": "dot_product", "
 // standard tokenizer keeps "title:ristretto" as one token (UAX #29 treats
 // ':' as a letter joiner), which the suite's literal-text check does not
 // expect.
-func schemaMapping(s adaptertest.Schema) map[string]any {
+func schemaMapping(s adaptertest.Schema, knn bool) map[string]any {
 	text := func() map[string]any { return map[string]any{"type": "text", "analyzer": "simple"} }
 	props := map[string]any{s.TextField: text()}
 	for _, f := range s.Fields {
@@ -145,7 +159,9 @@ func schemaMapping(s adaptertest.Schema) map[string]any {
 	if s.Vector.Element == capability.ElementInt8 {
 		vec["element_type"] = "byte"
 	}
-	props[s.Vector.Name] = vec
+	if knn {
+		props[s.Vector.Name] = vec
+	}
 	return map[string]any{
 		"settings": map[string]any{"number_of_shards": 1, "number_of_replicas": 0},
 		"mappings": map[string]any{"dynamic": "strict", "properties": props},
@@ -154,7 +170,7 @@ func schemaMapping(s adaptertest.Schema) map[string]any {
 
 func (h *harness) MakeAdapter(ctx context.Context, s adaptertest.Schema) (adapters.Adapter, error) {
 	name := uniqueName("rcp-conformance")
-	if err := createIndex(ctx, h.url, name, schemaMapping(s)); err != nil {
+	if err := createIndex(ctx, h.url, name, schemaMapping(s, h.knn)); err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
@@ -197,7 +213,9 @@ func (h *harness) Close() {
 }
 
 // Traits: ES stores float32 vectors and _score, inverted with 2s−1.
-func (h *harness) Traits() adaptertest.Traits { return adaptertest.Traits{ScoreTolerance: 1e-4} }
+func (h *harness) Traits() adaptertest.Traits {
+	return adaptertest.Traits{ScoreTolerance: 1e-4, NoVectors: !h.knn}
+}
 
 func TestConformance(t *testing.T) {
 	liveURL(t)

@@ -22,7 +22,7 @@ func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []
 		vindex: vectorIndexes(per, f)}
 	ev.TextFields = a.textFields(fields, ev)
 	st.content = a.contentField(fields, ev.TextFields)
-	ev.VectorFields = a.vectorFields(fields, st, ev)
+	ev.VectorFields = a.vectorFields(knnFields(f, fields, ev), st, ev)
 	applyReranker(f, st)
 	if atLeast(f.version, [2]int{9, 0}) && len(st.vectors) > 0 {
 		// 9.x omits vectors from _source by default; sidecar MMR and
@@ -49,6 +49,28 @@ func (a *adapter) buildState(f *facts, per map[string]map[string]field, notes []
 	ev.Notes = append(ev.Notes, fmt.Sprintf("elasticsearch %s (%s), licence %q, %d node(s), modules %s",
 		f.version, f.flavor, f.licence, f.nodes, strings.Join(f.modules, ",")))
 	return st
+}
+
+// knnSince is the first version whose search request takes a knn section,
+// the only way the adapter runs a kNN search.
+var knnSince = [2]int{8, 4}
+
+// knnFields returns fields without its dense_vector fields, each with a
+// note, when the engine has no knn search section (7.x, whose
+// dense_vector is for scripts only, and 8.0–8.3); else fields.
+func knnFields(f *facts, fields map[string]field, ev *capability.Evidence) map[string]field {
+	if f.flavor == "serverless" || atLeast(f.version, knnSince) {
+		return fields
+	}
+	out := make(map[string]field, len(fields))
+	for _, name := range sortedKeys(fields) {
+		if fields[name].Type == "dense_vector" {
+			ev.Notes = append(ev.Notes, fmt.Sprintf("vector field %s: elasticsearch %s has no knn search section (%d.%d+); not offered", name, f.version, knnSince[0], knnSince[1]))
+			continue
+		}
+		out[name] = fields[name]
+	}
+	return out
 }
 
 // textFields returns the configured BM25 fields that exist and are

@@ -57,6 +57,9 @@ func esFeatures(t *testing.T, base string) filterdiff.Feature {
 		if !strings.HasPrefix(n.Version, "9.2.0") {
 			feats |= filterdiff.FeatureEpochFractionNumbers
 		}
+		if atLeast(n.Version, [2]int{8, 0}) { // 7.17 refuses epoch millis before 1970
+			feats |= filterdiff.FeatureNegativeEpochMillis
+		}
 	}
 	return feats
 }

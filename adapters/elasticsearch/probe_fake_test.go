@@ -19,9 +19,15 @@ import (
 
 const fixtureVersion = "8.19.21"
 
-// fakeRecorded serves recorded probe responses; route maps a request
-// path to a fixture name.
+// fakeRecorded serves recorded probe responses of fixtureVersion; route
+// maps a request path to a fixture name.
 func fakeRecorded(t *testing.T, route map[string]string) *httptest.Server {
+	t.Helper()
+	return fakeRecordedVersion(t, fixtureVersion, route)
+}
+
+// fakeRecordedVersion serves the probe responses recorded from version.
+func fakeRecordedVersion(t *testing.T, version string, route map[string]string) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name, ok := route[r.URL.Path]
@@ -29,7 +35,7 @@ func fakeRecorded(t *testing.T, route map[string]string) *httptest.Server {
 			http.Error(w, `{"error":{"type":"fake_unrouted","reason":"`+r.URL.Path+`"},"status":500}`, 500)
 			return
 		}
-		base := filepath.Join("testdata", "probe", "es-"+fixtureVersion+"-"+name+".json")
+		base := filepath.Join("testdata", "probe", "es-"+version+"-"+name+".json")
 		body, err := os.ReadFile(base)
 		meta, err2 := os.ReadFile(base + ".meta")
 		if err != nil || err2 != nil {

@@ -156,3 +156,58 @@ func containsOp(ops []filterlang.Op, op filterlang.Op) bool {
 	}
 	return false
 }
+
+// TestProbeRecorded717 probes responses recorded from Elasticsearch
+// 7.17 (integ-test-zip: no x-pack, so no dense_vector type, no licence
+// endpoint, no rank-rrf): BM25 and typed filters are offered, vectors and
+// native RRF are not, and the licence and inference reads fail softly.
+func TestProbeRecorded717(t *testing.T) {
+	srv := fakeRecordedVersion(t, "7.17.29", aliasRoutes)
+	cfg := fixtureConfig("probe-fixture-a")
+	cfg.URLs = []string{srv.URL}
+	a, err := open(context.Background(), cfg, adapters.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := a.Probe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Version != "7.17.29" || ev.NativeRRF || ev.NativeRerankStage || len(ev.VectorFields) != 0 || !ev.Pagination || ev.DocCount != 1 {
+		t.Errorf("evidence: %+v", ev)
+	}
+	want := map[string]string{"draft": "bool", "lang": "keyword", "meta.source": "keyword", "price": "float",
+		"published": "date", "rating": "keyword", "title": "text(ops)", "where": "geo", "year": "int"}
+	if diff := cmp.Diff(want, filterNames(ev)); diff != "" {
+		t.Errorf("filter fields (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]capability.TextField{{Name: "text"}, {Name: "title"}}, ev.TextFields); diff != "" {
+		t.Errorf("text fields (-want +got):\n%s", diff)
+	}
+	for _, n := range []string{"native rrf unavailable (rank-rrf module=false", "elasticsearch 7.17.29 (oss)"} {
+		if !containsNote(ev.Notes, n) {
+			t.Errorf("no note containing %q in %q", n, ev.Notes)
+		}
+	}
+}
+
+// TestKNNFieldsByVersion: a dense_vector field is offered only where the
+// search request has a knn section (8.4+, serverless), else noted.
+func TestKNNFieldsByVersion(t *testing.T) {
+	fields := map[string]field{"vec": {Name: "vec", Type: "dense_vector", Indexed: true, Dims: 8, Element: "float"},
+		"text": {Name: "text", Type: "text", Indexed: true}}
+	for _, tc := range []struct {
+		version, flavor string
+		offered         bool
+	}{
+		{"7.17.29", "default", false}, {"8.3.3", "default", false}, {"8.4.0", "default", true},
+		{"8.19.21", "default", true}, {"9.2.0", "default", true}, {"", "serverless", true}, {"", "default", false},
+	} {
+		ev := &capability.Evidence{}
+		got := knnFields(&facts{version: tc.version, flavor: tc.flavor}, fields, ev)
+		_, kept := got["vec"]
+		if _, text := got["text"]; kept != tc.offered || !text || containsNote(ev.Notes, "no knn search section") == tc.offered {
+			t.Errorf("%s/%s: vec kept %t (want %t), text kept %t, notes %q", tc.version, tc.flavor, kept, tc.offered, text, ev.Notes)
+		}
+	}
+}

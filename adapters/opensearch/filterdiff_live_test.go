@@ -19,7 +19,8 @@ func TestLiveFilterDifferential(t *testing.T) {
 		// unsigned_long, flat_object and derived fields; it has neither
 		// flattened nor a runtime mapping section.
 		Features: filterdiff.FeatureMapperExtras | filterdiff.FeatureWildcard | filterdiff.FeatureConstantKeyword |
-			filterdiff.FeatureUnsignedLong | filterdiff.FeatureFlatObject | filterdiff.FeatureDerived | filterdiff.FeatureEpochFractionNumbers,
+			filterdiff.FeatureUnsignedLong | filterdiff.FeatureFlatObject | filterdiff.FeatureDerived | filterdiff.FeatureEpochFractionNumbers |
+			filterdiff.FeatureNegativeEpochMillis,
 		CreateIndex: func(ctx context.Context, name string, body map[string]any) error {
 			return createIndex(ctx, base, name, body)
 		},

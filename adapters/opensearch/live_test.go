@@ -141,10 +141,22 @@ func liveSearch(t *testing.T, a *adapter, req *adapters.SearchRequest) *adapters
 
 // TestLiveNativeMMR enables the MMR factories, checks that the engine
 // keeps raw similarities in MMR order and that the adapter's scores never
-// increase, then restores the cluster setting.
+// increase, then restores the cluster setting. On a version without
+// ext.mmr (before mmrSince) the factories setting does not exist: there
+// the probe must not offer native MMR.
 func TestLiveNativeMMR(t *testing.T) {
 	a := liveIndex(t, "cosinesimil")
 	base := a.cfg.URLs[0]
+	v, err := parseVersion(a.evidence().Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.atLeast(mmrSince[0], mmrSince[1]) {
+		if a.evidence().NativeMMR {
+			t.Fatalf("opensearch %s has no ext.mmr but NativeMMR is offered", a.evidence().Version)
+		}
+		return
+	}
 	setFactories(t, base, `["mmr_over_sample_factory","mmr_rerank_factory"]`)
 	t.Cleanup(func() { setFactories(t, base, "null") })
 	if _, err := a.Probe(context.Background()); err != nil {

@@ -332,6 +332,9 @@ func unservedWhy(dataType string) string {
 	return fmt.Sprintf(": data_type %s is not known to the sidecar", dataType)
 }
 
+// mmrSince is the first version whose search takes ext.mmr.
+var mmrSince = [2]int{3, 3}
+
 // fillNative records native hybrid and MMR availability, honestly.
 func (s *schema) fillNative(v version, plugins map[string]bool, r *probeResponses) {
 	ev := s.ev
@@ -347,9 +350,9 @@ func (s *schema) fillNative(v version, plugins map[string]bool, r *probeResponse
 	if pf, err := parsePipelines(r.Pipelines); err == nil && len(pf.Normalization)+len(pf.ScoreRanker) > 0 {
 		ev.Notes = append(ev.Notes, fmt.Sprintf("stored hybrid pipelines: normalization %v, score-ranker %v (not used: the adapter sends its own)", pf.Normalization, pf.ScoreRanker))
 	}
-	s.mmr = v.atLeast(3, 3) && plugins[pluginKNN] && mmrFactories(r.Cluster)
+	s.mmr = v.atLeast(mmrSince[0], mmrSince[1]) && plugins[pluginKNN] && mmrFactories(r.Cluster)
 	ev.NativeMMR = s.mmr && len(ev.VectorFields) > 0
-	if v.atLeast(3, 3) && !s.mmr {
+	if v.atLeast(mmrSince[0], mmrSince[1]) && !s.mmr {
 		ev.Notes = append(ev.Notes, "engine MMR needs cluster.search.enabled_system_generated_factories with the mmr factories")
 	}
 }

@@ -20,8 +20,15 @@ const recorded = "opensearch-3.5.0"
 // faiss/innerproduct fixture index.
 func loadProbe(t *testing.T, variant string) *probeResponses {
 	t.Helper()
+	return loadProbeOf(t, recorded, variant)
+}
+
+// loadProbeOf reads the probe responses recorded from one version
+// (record-probe.sh names them "opensearch-<version>").
+func loadProbeOf(t *testing.T, rec, variant string) *probeResponses {
+	t.Helper()
 	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("testdata", "probe", recorded+"-"+name+".json"))
+		b, err := os.ReadFile(filepath.Join("testdata", "probe", rec+"-"+name+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,5 +187,35 @@ func TestParseVersion(t *testing.T) {
 	}
 	if _, err := parseVersion("x.1"); err == nil {
 		t.Error("parseVersion(x.1) succeeded")
+	}
+}
+
+// TestBuildSchemaRecorded219 decodes probe answers recorded from
+// OpenSearch 2.19 with k-NN (no neural-search): the lucene vector field is
+// served exactly, native hybrid is not offered (no neural-search plugin)
+// and neither is engine MMR, whose ext.mmr 2.19 lacks (no factories note
+// either, unlike 3.x where only the cluster setting is missing).
+func TestBuildSchemaRecorded219(t *testing.T) {
+	s, err := buildSchema(testConfig(), loadProbeOf(t, "opensearch-2.19.1", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := s.ev
+	if ev.Version != "2.19.1" || ev.DocCount != 1 || !ev.Deterministic || ev.NativeRRF || ev.NativeMMR || s.hybrid || s.mmr {
+		t.Errorf("evidence header = %+v (hybrid %t, mmr %t)", ev, s.hybrid, s.mmr)
+	}
+	wantVec := []capability.VectorField{{Name: "embedding", Dims: 8, Similarity: capability.SimCosine, Element: capability.ElementFloat, Indexed: true,
+		Detail: map[string]string{"space_type": "cosinesimil", "engine": "lucene", "method": "hnsw", "data_type": "float", "scores": "exact"}}}
+	if diff := cmp.Diff(wantVec, ev.VectorFields); diff != "" {
+		t.Errorf("vector fields (-want +got):\n%s", diff)
+	}
+	if len(ev.FilterFields) != 8 || len(ev.TextFields) != 2 {
+		t.Errorf("filter fields %v text fields %v", ev.FilterFields, ev.TextFields)
+	}
+	has := func(w string) bool {
+		return slices.ContainsFunc(ev.Notes, func(n string) bool { return strings.Contains(n, w) })
+	}
+	if !has("opensearch-neural-search is not installed") || has("mmr factories") {
+		t.Errorf("notes %q", ev.Notes)
 	}
 }

@@ -2,13 +2,21 @@
 # Records real probe responses from the node started by start.sh into
 # adapters/elasticsearch/testdata/probe/ for the probe unit tests. Creates
 # two fixture indices behind one alias (with one conflicting field), reads
-# every probe endpoint, then deletes the fixtures.
+# every probe endpoint, then deletes the fixtures. RCP_ES_INSTANCE=NAME
+# records the node started with that instance name instead. Elasticsearch
+# 7.x integ-test-zip nodes have no dense_vector type: their fixtures have
+# no vector fields.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-# shellcheck disable=SC1091
-source "$repo/integration/.work/elasticsearch.env"
+if [[ -n "${RCP_ES_INSTANCE:-}" ]]; then
+	# shellcheck disable=SC1090
+	source "$repo/integration/.work/elasticsearch-$RCP_ES_INSTANCE.vars"
+else
+	# shellcheck disable=SC1091
+	source "$repo/integration/.work/elasticsearch.env"
+fi
 out="$repo/adapters/elasticsearch/testdata/probe"
 ver="${RCP_ES_VERSION:-unknown}"
 mkdir -p "$out"
@@ -42,6 +50,10 @@ b='{"mappings":{"properties":{
   "lang":{"type":"keyword"}, "year":{"type":"integer"},
   "vec":{"type":"dense_vector","dims":8,"similarity":"cosine"},
   "rating":{"type":"integer"}}}}'
+if [[ "${ver%%.*}" -lt 8 ]]; then # no dense_vector mapper (x-pack) on this node
+	a="$(python3 -c 'import json,sys; m=json.loads(sys.argv[1]); p=m["mappings"]["properties"]; p.pop("vec"); p.pop("raw"); print(json.dumps(m))' "$a")"
+	b="$(python3 -c 'import json,sys; m=json.loads(sys.argv[1]); m["mappings"]["properties"].pop("vec"); print(json.dumps(m))' "$b")"
+fi
 curl -sS -XDELETE "$RCP_ES_URL/probe-fixture-a,probe-fixture-b?ignore_unavailable=true" >/dev/null
 put probe-fixture-a "$a"
 put probe-fixture-b "$b"

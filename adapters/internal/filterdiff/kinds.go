@@ -29,6 +29,10 @@ const (
 	// 9.2.0 does not: the number's value also lands in the next numeric
 	// field of the document. Without it such dates are sent as strings.
 	FeatureEpochFractionNumbers
+	// FeatureNegativeEpochMillis: the engine reads a date before 1970
+	// given as epoch milliseconds (-1). Elasticsearch 7.17 refuses the
+	// document; without it such dates are sent in ISO forms only.
+	FeatureNegativeEpochMillis
 )
 
 // kind is one row of the field-kind table: a mapping whose parameters

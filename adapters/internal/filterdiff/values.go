@@ -281,7 +281,7 @@ func (g *gen) renderSourceDate(t time.Time, format string) any {
 	if t.Equal(t.Truncate(24 * time.Hour)) {
 		forms = append(forms, t.Format(layoutDay))
 	}
-	if t.Equal(t.Truncate(time.Millisecond)) {
+	if t.Equal(t.Truncate(time.Millisecond)) && (t.UnixMilli() >= 0 || g.feats&FeatureNegativeEpochMillis != 0) {
 		ms := strconv.FormatInt(t.UnixMilli(), 10)
 		forms = append(forms, json.Number(ms), json.Number(ms), ms)
 	}
