@@ -51,6 +51,9 @@ func newRoundRobin(t *testing.T, replicas ...*replica) *roundRobin {
 			pr.Out.Host = pr.In.Host
 		},
 		FlushInterval: -1, // SSE: every event as it comes
+		// A transport of the proxy's own: the clients in this test keep
+		// theirs, as a load balancer and its clients share nothing.
+		Transport: http.DefaultTransport.(*http.Transport).Clone(),
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -79,7 +82,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // protocol version (""; the SDK's newest).
 func mcpClient(t *testing.T, endpoint, key, version string) *mcp.ClientSession {
 	t.Helper()
-	hc := &http.Client{Transport: bearer{key: key, rt: http.DefaultTransport}, Timeout: 60 * time.Second}
+	hc := &http.Client{Transport: bearer{key: key, rt: http.DefaultTransport.(*http.Transport).Clone()}, Timeout: 60 * time.Second}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "replicas", Version: "1"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1},
 		&mcp.ClientSessionOptions{ProtocolVersion: version})
