@@ -144,7 +144,12 @@ func (s *Service) Server(c Caller) *mcp.Server { return s.build(c, nil) }
 
 // build is Server; required refuses calls that carry no identity.
 func (s *Service) build(c Caller, required func() bool) *mcp.Server {
-	opts := &mcp.ServerOptions{Logger: s.logger(), Instructions: s.instructions(), HasTools: true}
+	// The tool and resource lists are fixed when a server is built, so no
+	// list-changed notification is ever sent: the capabilities say so
+	// rather than the SDK's default listChanged: true.
+	opts := &mcp.ServerOptions{Logger: s.logger(), Instructions: s.instructions(), HasTools: true,
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{},
+			Resources: &mcp.ResourceCapabilities{}}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: s.o.Name, Version: s.o.Version}, opts)
 	var allowed int
 	for i := range s.o.Engines {

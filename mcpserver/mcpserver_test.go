@@ -345,6 +345,25 @@ func mustJSON(v any) json.RawMessage {
 
 // TestErrorsAreToolResults: what RCP refuses comes back as isError with
 // the same code and field the RCP call gets, never as a protocol error.
+// TestCapabilitiesPromiseOnlyWhatIsSent: the tool and resource lists of a
+// server are fixed when it is built and no list-changed notification is
+// ever sent, so initialize advertises none (the SDK's default would
+// promise listChanged: true); tools, resources and logging are offered.
+func TestCapabilitiesPromiseOnlyWhatIsSent(t *testing.T) {
+	e := engine(t, corpus(3, 10), false, testFields)
+	svc := service(t, mcpserver.Options{Engines: []mcpserver.Engine{{Name: "docs", Backend: e}}})
+	caps := connect(t, svc, mcpserver.Caller{}, nil).InitializeResult().Capabilities
+	if caps.Tools == nil || caps.Tools.ListChanged {
+		t.Errorf("tools capability %+v, want present without listChanged", caps.Tools)
+	}
+	if caps.Resources == nil || caps.Resources.ListChanged || caps.Resources.Subscribe {
+		t.Errorf("resources capability %+v, want present without listChanged or subscribe", caps.Resources)
+	}
+	if caps.Logging == nil {
+		t.Error("logging capability missing")
+	}
+}
+
 func TestErrorsAreToolResults(t *testing.T) {
 	e := engine(t, corpus(3, 10), false, testFields)
 	svc := service(t, mcpserver.Options{Engines: []mcpserver.Engine{{Name: "docs", Backend: e}}})
