@@ -153,3 +153,15 @@ func parseDate(s string) (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
+
+// ZeroBound is the signed zero to send as a range bound of op at zero to
+// an engine whose float points tell -0.0 from +0.0, so that the range
+// selects both zeros or neither, as §8's numeric comparison does (-0.0
+// equals 0) whichever way the engine orders the two: gt +0.0 and lt -0.0
+// exclude both, gte -0.0 and lte +0.0 include both.
+func ZeroBound(op Op) float64 {
+	if op == OpGte || op == OpLt {
+		return math.Copysign(0, -1)
+	}
+	return 0
+}

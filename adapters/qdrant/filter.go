@@ -270,7 +270,7 @@ func ordered(path string, c *filterlang.Cond) (*qdrantgo.Condition, error) {
 		return nil, fmt.Errorf("qdrant: %s needs a number or date for %q, got %T", c.Op, c.Field, c.Value)
 	}
 	if f == 0 && c.Type == filterlang.TypeFloat {
-		f = zeroBound(c.Op)
+		f = filterlang.ZeroBound(c.Op)
 	}
 	r := &qdrantgo.Range{}
 	switch c.Op {
@@ -290,17 +290,6 @@ func ordered(path string, c *filterlang.Cond) (*qdrantgo.Condition, error) {
 
 // negZero is -0.0 (the literal -0.0 is +0 in Go).
 var negZero = math.Copysign(0, -1)
-
-// zeroBound is the signed zero that makes a float range bound at zero
-// select both zeros or neither, as §8's numeric comparison does (-0.0
-// equals 0), whether the engine orders -0.0 below +0.0 or not: gt +0.0
-// and lt -0.0 exclude both, gte -0.0 and lte +0.0 include both.
-func zeroBound(op filterlang.Op) float64 {
-	if op == filterlang.OpGte || op == filterlang.OpLt {
-		return negZero
-	}
-	return 0
-}
 
 // wholeMicro reports whether t is a whole microsecond (the engine's
 // datetime precision).

@@ -566,11 +566,10 @@ func (f Field) signedZero(x float64) bool {
 	return f.Precision != Scaled && f.stored(x) == 0
 }
 
-// zeroBound is the bound that makes op against zero select both zeros or
-// neither: gt +0.0 and lt -0.0 exclude both, gte -0.0 and lte +0.0
-// include both.
+// zeroBound is filterlang.ZeroBound written with a fraction: "-0" is
+// read as the integer 0, which is +0.0.
 func zeroBound(op filterlang.Op) any {
-	if op == filterlang.OpGte || op == filterlang.OpLt {
+	if math.Signbit(filterlang.ZeroBound(op)) {
 		return negZero
 	}
 	return posZero
