@@ -172,6 +172,9 @@ var (
 	lineAnchorRE = regexp.MustCompile(`^L\d+(-L\d+)?$`)
 	mdLinkTextRE = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
 	htmlTagRE    = regexp.MustCompile(`<[^>]+>`)
+	// emphasisRE matches '_' runs that open or close emphasis: at a word
+	// boundary, not inside a word such as snake_case.
+	emphasisRE = regexp.MustCompile(`(^|[^\pL\pN])_+|_+([^\pL\pN]|$)`)
 )
 
 // proseLines returns a page's lines with fenced code blocks blanked and
@@ -198,15 +201,24 @@ func proseLines(text string) []string {
 	return lines
 }
 
-// githubSlug is the anchor GitHub gives a heading: its rendered text in
-// lower case, keeping letters, digits, '_', '-' and spaces, each space
-// turned into '-'.
+// githubSlug is the anchor GitHub gives a heading written as Markdown:
+// its rendered text (code spans kept literally, link text without the
+// destination, emphasis markers and HTML tags dropped) in lower case,
+// keeping letters, digits, '_', '-' and spaces, each space turned into '-'.
 func githubSlug(heading string) string {
-	s := mdLinkTextRE.ReplaceAllString(heading, "$1")
-	s = htmlTagRE.ReplaceAllString(s, "")
-	s = strings.ToLower(s)
+	var text strings.Builder
+	for i, part := range strings.Split(heading, "`") {
+		if i%2 == 1 {
+			text.WriteString(part)
+			continue
+		}
+		part = mdLinkTextRE.ReplaceAllString(part, "$1")
+		part = htmlTagRE.ReplaceAllString(part, "")
+		part = emphasisRE.ReplaceAllString(part, "$1$2")
+		text.WriteString(strings.ReplaceAll(part, "*", ""))
+	}
 	var b strings.Builder
-	for _, r := range s {
+	for _, r := range strings.ToLower(text.String()) {
 		switch {
 		case r == ' ':
 			b.WriteByte('-')
@@ -214,10 +226,7 @@ func githubSlug(heading string) string {
 			b.WriteRune(r)
 		}
 	}
-	// Emphasis markers are not text: '_' survives only inside a word.
-	out := b.String()
-	out = strings.Trim(out, "_")
-	return strings.ReplaceAll(strings.ReplaceAll(out, "-_", "-"), "_-", "-")
+	return b.String()
 }
 
 // anchors returns the set of anchors a Markdown page defines.
@@ -227,7 +236,6 @@ func anchors(text string) map[string]bool {
 	set := map[string]bool{}
 	seen := map[string]int{}
 	add := func(h string) {
-		h = strings.ReplaceAll(h, "`", "")
 		s := githubSlug(h)
 		if n, ok := seen[s]; ok {
 			seen[s] = n + 1
