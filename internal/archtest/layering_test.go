@@ -194,6 +194,7 @@ var layers = map[string][]string{
 	"integration/interop":    {},
 	"integration/itest":      {"std"},
 	"integration/mcp":        {},
+	"integration/oauth":      {},
 	"integration/qdrant":     {},
 	"integration/replicas":   {},
 	"internal/archtest":      {},
