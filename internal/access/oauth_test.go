@@ -213,3 +213,40 @@ func TestRefuseWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceReload: a reload that sets the resource serves the
+// metadata and the challenge at once; one that removes it takes both
+// away.
+func TestResourceReload(t *testing.T) {
+	js := newJWKSServer(t, newRSAKey(t, "rsa-1"))
+	plain := access.Options{Keys: testKeys(), JWT: jwtOptions(js)}
+	g, err := access.New(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(g.HostCheck(g.Middleware(http.NotFoundHandler())))
+	t.Cleanup(ts.Close)
+	get := func() (int, string) {
+		resp, err := http.Get(ts.URL + access.MetadataPath + "/mcp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
+	}
+	if st, ch := get(); st != 401 || ch != `Bearer realm="rcp"` {
+		t.Fatalf("before: HTTP %d %q", st, ch)
+	}
+	if err := g.Reload(resourceOptions(js)); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := get(); st != 200 {
+		t.Fatalf("after a reload that sets the resource: HTTP %d", st)
+	}
+	if err := g.Reload(plain); err != nil {
+		t.Fatal(err)
+	}
+	if st, ch := get(); st != 401 || ch != `Bearer realm="rcp"` {
+		t.Fatalf("after a reload that removes it: HTTP %d %q", st, ch)
+	}
+}
