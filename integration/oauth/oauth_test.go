@@ -161,7 +161,11 @@ func freePort(t *testing.T) string {
 
 // startSidecar serves the corpus from the memory engine with the API key
 // and tokens from as for its MCP endpoint.
-func startSidecar(t *testing.T, as *authServer) *sidecar {
+func startSidecar(t *testing.T, as *authServer) *sidecar { return startServe(t, as, false) }
+
+// startServe is startSidecar; federated serves the corpus from two
+// backends, a and b, federated (tools search, search_a, index_add_a…).
+func startServe(t *testing.T, as *authServer, federated bool) *sidecar {
 	t.Helper()
 	dir := t.TempDir()
 	var c strings.Builder
@@ -182,9 +186,12 @@ func startSidecar(t *testing.T, as *authServer) *sidecar {
 	s := &sidecar{base: "http://127.0.0.1:" + port}
 	s.resource = s.base + "/mcp"
 	s.metadataURL = s.base + "/.well-known/oauth-protected-resource/mcp"
+	backends := fmt.Sprintf("  - {name: docs, engine: memory, settings: {corpus: %q, writable: true}, policy: {writable: true}}\n", corpusPath)
+	if federated {
+		backends = strings.ReplaceAll(backends, "name: docs", "name: a") + strings.ReplaceAll(backends, "name: docs", "name: b")
+	}
 	cfg := fmt.Sprintf(`backends:
-  - {name: docs, engine: memory, settings: {corpus: %q, writable: true}, policy: {writable: true}}
-access:
+%saccess:
   keys:
     - {id: batch, env: RCP_OAUTH_TEST_KEY}
   jwt:
@@ -192,7 +199,7 @@ access:
     resource: %q
     jwks_url: %q
     scopes: {read: rcp.read, write: rcp.write}
-`, corpusPath, as.issuer, s.resource, as.jwksURI)
+`, backends, as.issuer, s.resource, as.jwksURI)
 	cfgPath := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -499,6 +506,31 @@ func TestRefusals(t *testing.T) {
 			t.Fatalf("search with the API key: %v, oracle %v", got, want)
 		}
 	})
+}
+
+// TestFederatedRefusals: a federating sidecar is the same resource
+// server: the challenge, the metadata, and a write to one engine without
+// the write scope refused with the step-up challenge; a reader searches.
+func TestFederatedRefusals(t *testing.T) {
+	as := newAuthServer(t)
+	s := startServe(t, as, true)
+	md := fmt.Sprintf("resource_metadata=%q", s.metadataURL)
+	reader := as.token(t, as.readerID, as.readerSecret, "rcp.read", s.resource)
+	if st, ch := s.post(t, "", toolCall("search", map[string]any{"query": "moon"})); st != 401 || ch != "Bearer "+md+`, scope="rcp.read"` {
+		t.Fatalf("no token: HTTP %d %q", st, ch)
+	}
+	add := toolCall("index_add_b", map[string]any{"documents": []map[string]string{{"id": "x", "text": "y"}}})
+	if st, ch := s.post(t, reader, add); st != 403 || ch != "Bearer "+md+`, scope="rcp.read rcp.write", error="insufficient_scope"` {
+		t.Fatalf("index_add_b by a reader: HTTP %d %q", st, ch)
+	}
+	if st, _ := s.post(t, reader, toolCall("search_a", map[string]any{"query": "moon"})); st != 200 {
+		t.Fatalf("search_a by a reader: HTTP %d", st)
+	}
+	var got map[string]any
+	getJSON(t, s.metadataURL, &got)
+	if got["resource"] != s.resource {
+		t.Fatalf("metadata %v", got)
+	}
 }
 
 // keyTransport adds the static API key to every request.
