@@ -21,6 +21,7 @@ func TestReadmeIdentityExamples(t *testing.T) {
 	breakages := map[string][2]string{
 		"amazon-opensearch": {"service: aoss}", "service: es}"},
 		"oidc":              {"algorithms: [RS256, ES256]", "algorithms: [RS256, HS256]"},
+		"mcp-oauth":         {"resource: https://search.example.com/mcp", "resource: http://search.example.com/mcp"},
 	}
 	t.Setenv("RCP_INGEST_KEY", "ingest-key-0123456789")
 	for name, br := range breakages {
