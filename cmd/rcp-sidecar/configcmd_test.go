@@ -11,6 +11,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/sidecar"
 )
 
 // TestConfigCheckPrintsTheFileForm runs `config check` on
@@ -44,7 +45,7 @@ func TestConfigCheckPrintsTheFileForm(t *testing.T) {
 		}
 	})
 
-	cfg, err := config.Load("config.example.yaml", newRegistry())
+	cfg, err := config.Load("config.example.yaml", sidecar.Registry())
 	if err != nil {
 		t.Fatal(err)
 	}

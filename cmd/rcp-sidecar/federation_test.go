@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/sidecar"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 )
@@ -50,20 +51,20 @@ func fedServer(t *testing.T) *httptest.Server {
 // in-process; check, when set, inspects the loaded configuration first.
 func fedServerFor(t *testing.T, path string, check func(*config.Config)) *httptest.Server {
 	t.Helper()
-	g := &globals{configPath: path, logLevel: "error"}
-	cfg, err := loadConfig(g)
+	g := &sidecar.Flags{ConfigPath: path, LogLevel: "error"}
+	cfg, err := sidecar.LoadConfig(g)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if check != nil {
 		check(cfg)
 	}
-	fa, err := openFederation(context.Background(), g, cfg, "test-sidecar")
+	fa, err := sidecar.OpenFederation(context.Background(), g, cfg, "test-sidecar")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(fa.Close)
-	h, err := fa.handler(nil)
+	h, err := fa.FederationHandler()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,16 @@
 package main
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rcp-sidecar/rcp-sidecar/integration/itest"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -33,11 +31,9 @@ type liveEngine struct {
 // here) and OpenSearch when RCP_OS_URL is set.
 func hostileEngines(t *testing.T) []liveEngine {
 	t.Helper()
-	out := []liveEngine{{"elasticsearch", esURL(t)}}
-	if u := os.Getenv("RCP_OS_URL"); u != "" {
-		out = append(out, liveEngine{"opensearch", u})
-	} else {
-		t.Log("RCP_OS_URL is unset: OpenSearch cases skipped")
+	var out []liveEngine
+	for _, e := range itest.SearchEngines(t) {
+		out = append(out, liveEngine{e.Name, e.URL})
 	}
 	return out
 }
@@ -45,39 +41,17 @@ func hostileEngines(t *testing.T) []liveEngine {
 // engineDo sends a raw request to the engine (test setup and checks).
 func engineDo(t *testing.T, base, method, path, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return itest.EngineDo(t, base, method, path, body)
 }
 
 // uniqueName is prefix plus a random suffix, lower-case.
-func uniqueName(prefix string) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return prefix + "-" + hex.EncodeToString(b[:])
-}
+func uniqueName(prefix string) string { return itest.UniqueName(prefix) }
 
 // createLiveIndex creates index name with body and deletes it (and the
 // indices matching cleanup patterns) when the test ends.
 func createLiveIndex(t *testing.T, e liveEngine, name, body string, cleanup ...string) {
 	t.Helper()
-	if st, out := engineDo(t, e.url, http.MethodPut, "/"+name, body); st/100 != 2 {
-		t.Fatalf("create %s: HTTP %d %s", name, st, out)
-	}
-	t.Cleanup(func() {
-		for _, n := range append([]string{name}, cleanup...) {
-			engineDo(t, e.url, http.MethodDelete, "/"+n+"?expand_wildcards=all", "")
-		}
-	})
+	itest.CreateIndex(t, e.url, name, body, cleanup...)
 }
 
 // keyHash is the sha256:<hex> digest of a secret, as the configuration

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/rcp-sidecar/rcp-sidecar/internal/sidecar"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -17,10 +19,11 @@ var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sidecar.Version = version
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "rcp-sidecar:", processRedactor.Load().Redact(err.Error()))
+		fmt.Fprintln(os.Stderr, "rcp-sidecar:", sidecar.Redact(err.Error()))
 		os.Exit(1)
 	}
 }

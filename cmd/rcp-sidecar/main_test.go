@@ -16,6 +16,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/sidecar"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 )
 
@@ -264,7 +265,7 @@ func TestConfigCheck(t *testing.T) {
 // relative paths point).
 func TestExampleConfigLoads(t *testing.T) {
 	t.Chdir(filepath.Join("..", ".."))
-	cfg, err := config.Load("config.example.yaml", newRegistry())
+	cfg, err := config.Load("config.example.yaml", sidecar.Registry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func TestExampleConfigLoads(t *testing.T) {
 		t.Errorf("example config lost its sections: %+v", cfg)
 	}
 	for _, b := range cfg.Backends {
-		if _, ok := newRegistry().Lookup(b.Engine); !ok {
+		if _, ok := sidecar.Registry().Lookup(b.Engine); !ok {
 			t.Errorf("backend %s uses unknown engine %s", b.Name, b.Engine)
 		}
 	}

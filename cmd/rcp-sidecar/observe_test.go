@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/rcp-sidecar/rcp-sidecar/internal/sidecar"
 )
 
 // TestFederationTelemetry: every federated engine gets the single-backend
@@ -13,22 +15,22 @@ import (
 // engine-call latency series, a retrieve count and a circuit gauge per
 // engine, and the aggregator's own requests (ping included) are counted.
 func TestFederationTelemetry(t *testing.T) {
-	g := &globals{configPath: fedConfig(t), logLevel: "error"}
-	cfg, err := loadConfig(g)
+	g := &sidecar.Flags{ConfigPath: fedConfig(t), LogLevel: "error"}
+	cfg, err := sidecar.LoadConfig(g)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	fa, err := openFederation(ctx, g, cfg, "test-sidecar")
+	fa, err := sidecar.OpenFederation(ctx, g, cfg, "test-sidecar")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(fa.Close)
-	h, err := fa.handler(nil)
+	h, err := fa.FederationHandler()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h, err = fa.observed(ctx, h); err != nil {
+	if h, err = fa.WithTelemetry(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 	s := httptest.NewServer(h)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/sidecar"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -22,20 +23,20 @@ type probeReport struct {
 	Reasons      []capability.Reason  `json:"reasons"`
 }
 
-func newProbeCmd(g *globals) *cobra.Command {
+func newProbeCmd(g *sidecar.Flags) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Probe the backend and print the evidence and the capability set, with a reason for each",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := loadApp(cmd.Context(), g)
+			a, err := sidecar.Load(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			r := probeReport{Backend: a.backend, Conformance: a.engine.Conformance(), Evidence: a.engine.Evidence(),
-				Capabilities: a.engine.Capabilities(), Reasons: a.engine.Explain()}
+			r := probeReport{Backend: a.Backend(), Conformance: a.Engine().Conformance(), Evidence: a.Engine().Evidence(),
+				Capabilities: a.Engine().Capabilities(), Reasons: a.Engine().Explain()}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), r)
 			}

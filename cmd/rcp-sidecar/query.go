@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rcp-sidecar/rcp-sidecar/internal/sidecar"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -23,7 +24,7 @@ type queryFlags struct {
 	json   bool
 }
 
-func newQueryCmd(g *globals) *cobra.Command {
+func newQueryCmd(g *sidecar.Flags) *cobra.Command {
 	f := &queryFlags{}
 	cmd := &cobra.Command{
 		Use:   "query [flags] TEXT",
@@ -47,7 +48,7 @@ func newQueryCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func runQuery(cmd *cobra.Command, g *globals, f *queryFlags, text string) error {
+func runQuery(cmd *cobra.Command, g *sidecar.Flags, f *queryFlags, text string) error {
 	params, err := f.params(text)
 	if err != nil {
 		return err
@@ -91,16 +92,16 @@ func (f *queryFlags) params(text string) (map[string]any, error) {
 
 // queryClient targets --url, or builds the configured backend and serves
 // it in-process through the same HTTP handler.
-func queryClient(ctx context.Context, g *globals, url string) (*rpcClient, func(), error) {
+func queryClient(ctx context.Context, g *sidecar.Flags, url string) (*rpcClient, func(), error) {
 	if url != "" {
 		return newRPCClient(url, http.DefaultClient), func() {}, nil
 	}
-	a, err := loadApp(ctx, quietLogs(g))
+	a, err := sidecar.Load(ctx, quietLogs(g))
 	if err != nil {
 		return nil, nil, err
 	}
-	hc := &http.Client{Transport: handlerTransport{a.newServer().Handler()}}
-	return newRPCClient("http://in-process"+a.cfg.Server.HTTP.BasePath, hc), a.Close, nil
+	hc := &http.Client{Transport: handlerTransport{a.Handler()}}
+	return newRPCClient("http://in-process"+a.Config().Server.HTTP.BasePath, hc), a.Close, nil
 }
 
 // queryLogLevel is the in-process log level of `query` without
@@ -111,12 +112,12 @@ const queryLogLevel = "warn"
 
 // quietLogs returns g with the log level of `query` unless --log-level
 // asks for another; logs always go to stderr, never to the table.
-func quietLogs(g *globals) *globals {
-	if g.logLevel != "" {
+func quietLogs(g *sidecar.Flags) *sidecar.Flags {
+	if g.LogLevel != "" {
 		return g
 	}
 	q := *g
-	q.logLevel = queryLogLevel
+	q.LogLevel = queryLogLevel
 	return &q
 }
 

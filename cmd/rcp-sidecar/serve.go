@@ -1,23 +1,15 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
-	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/sidecar"
 )
-
-// stderr receives logs; tests may redirect it.
-var stderr io.Writer = os.Stderr
 
 type serveFlags struct {
 	stdio      bool
@@ -26,7 +18,7 @@ type serveFlags struct {
 	engine     string
 }
 
-func newServeCmd(g *globals) *cobra.Command {
+func newServeCmd(g *sidecar.Flags) *cobra.Command {
 	f := &serveFlags{}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -45,10 +37,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
-	if f.stdio && f.http != "" {
-		return errors.New("--stdio and --http are exclusive")
-	}
+func runServe(cmd *cobra.Command, g *sidecar.Flags, f *serveFlags) error {
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
@@ -56,53 +45,11 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		}
 		defer stop()
 	}
-	ctx := cmd.Context()
-	if done, err := maybeFederate(cmd, g, f); done { // several backends: §16 federation
-		return err
+	o := sidecar.ServeOptions{Stdio: f.stdio, HTTP: f.http, Engine: f.engine, In: cmd.InOrStdin(), Out: cmd.OutOrStdout()}
+	if g.Demo {
+		o.Listening = func(addr, base string) { printDemoBanner(cmd.OutOrStdout(), addr, base) }
 	}
-	rs, err := loadResilientApp(ctx, g) // an engine that is down is waited for (resilience.go)
-	if err != nil {
-		return err
-	}
-	defer rs.Close()
-	a := rs.a
-	if err := a.serveMetrics(ctx); err != nil { // telemetry.metrics_listen (telemetry.go)
-		return err
-	}
-	if f.stdio {
-		a.log.Info("serving RCP over stdio", "backend", a.backend)
-		return rs.serveStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
-	}
-	addr := a.cfg.Server.HTTP.Listen
-	if f.http != "" {
-		addr = f.http
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	if g.demo {
-		printDemoBanner(cmd.OutOrStdout(), ln.Addr().String(), a.cfg.Server.HTTP.BasePath)
-	}
-	logCursorKeys(a.cfg, a.log)
-	a.log.Info("serving RCP over HTTP", "addr", ln.Addr().String(), "base", a.cfg.Server.HTTP.BasePath, "backend", a.backend)
-	ln, h, err := rs.readyHTTP(ctx, ln) // access section (keys, limits, TLS) once the engine is up
-	if err != nil {
-		return err
-	}
-	if h, err = a.withTelemetry(h); err != nil { // trace context, request ids, /metrics
-		return err
-	}
-	// Host and Origin on every route, under the live policy.
-	h = rs.guard.HostCheck(h)
-	defer watchReload(ctx, &reloader{path: a.configPath, guard: rs.guard, defaultEngine: a.backend, log: a.log, running: a.cfg})() // SIGHUP (reload.go)
-	return rs.serveHTTP(ctx, ln, h)
-}
-
-// serveHTTP serves within the limits of s.HTTP until ctx is done, then
-// drains in-flight requests within s.ShutdownGrace (resilience.go).
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, s *config.Server, log *slog.Logger) error {
-	return serveHTTPDrain(ctx, ln, h, serverDrain(s, log), s.HTTP)
+	return sidecar.Serve(cmd.Context(), g, o)
 }
 
 func startCPUProfile(path string) (func(), error) {

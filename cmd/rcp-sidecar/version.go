@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rcp-sidecar/rcp-sidecar/internal/sidecar"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -16,7 +17,7 @@ func newVersionCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
 			fmt.Fprintf(cmd.OutOrStdout(), "rcp-sidecar %s (RCP/%d, %s, engines: %v)\n",
-				version, rcp.ProtocolVersion, runtime.Version(), newRegistry().Names())
+				version, rcp.ProtocolVersion, runtime.Version(), sidecar.Registry().Names())
 		},
 	}
 }

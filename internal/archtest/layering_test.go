@@ -138,9 +138,9 @@ var layers = map[string][]string{
 	"adapters/qdrant": {"std", "adapters", "capability", "filterlang", "rcp",
 		"github.com/qdrant/", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	"adapters/qdrant/qdranttest": {"std", "github.com/qdrant/", "google.golang.org/grpc"},
-	// Decorators wrap an Adapter; the standby keeps a peer sidecar warm.
+	// Decorators wrap an Adapter; the standby serves -32010 until an engine is up.
 	"adapters/resilient":         {"std", "adapters", "capability", "internal/retry", "rcp"},
-	"adapters/resilient/standby": {"std", "rcp", "rcp/jsonrpc"},
+	"adapters/resilient/standby": {"std", "rcp", "rcp/jsonrpc", "rcp/server"},
 	"embedding":                  {"std", "adapters", "capability", "internal/fetch", "internal/retry", "rcp"},
 	"reranker":                   {"std", "internal/fetch", "internal/retry", "rcp"},
 	"reranker/rerankertest":      {"std"},
@@ -171,14 +171,16 @@ var layers = map[string][]string{
 		"github.com/prometheus/", "go.opentelemetry.io/"},
 	"internal/config": {"std", "adapters", "internal/fetch", "retrieval", "filterlang", "github.com/spf13/viper"},
 
-	// The binary wires everything together.
-	"cmd/rcp-sidecar": {"std", "adapters", "adapters/elasticsearch", "adapters/memory", "adapters/opensearch",
-		"adapters/qdrant", "adapters/resilient", "adapters/resilient/standby", "capability", "cmd/rcp-sidecar/demo",
+	// The composition root wires everything together; the binary is
+	// its command line.
+	"internal/sidecar": {"std", "adapters", "adapters/elasticsearch", "adapters/memory", "adapters/opensearch",
+		"adapters/qdrant", "adapters/resilient", "adapters/resilient/standby", "capability", "internal/sidecar/demo",
 		"embedding", "federation", "internal/access", "internal/config", "internal/telemetry", "rcp", "rcp/server",
-		"reranker", "internal/session", "internal/feedback", "internal/statestore", "rankmath",
-		"retrieval", "mcpserver", "github.com/spf13/cobra", "golang.org/x/net/netutil", "github.com/modelcontextprotocol/go-sdk/"},
-	"cmd/rcp-sidecar/demo": {"std"},
-	"deploy/healthcheck":   {"std"},
+		"reranker", "internal/session", "internal/feedback", "internal/statestore",
+		"retrieval", "mcpserver", "golang.org/x/net/netutil"},
+	"internal/sidecar/demo": {"std"},
+	"cmd/rcp-sidecar":       {"std", "capability", "internal/sidecar", "rcp", "github.com/spf13/cobra"},
+	"deploy/healthcheck":    {"std"},
 
 	// Benchmark tools drive in-process engines and fakes.
 	"bench/scifact": {"std", "adapters", "bench/scifact/beir", "embedding", "rcp"},

@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func callerOf(ctx context.Context) string {
 // its start-up check passed), a session store of its own (over the shared
 // state store when one is configured) and a feedback sink, and the facts
 // capability.Derive advertises them from.
-func (a *app) applyExtras(ctx context.Context, o *retrieval.Options, backend string) error {
+func (a *Sidecar) applyExtras(ctx context.Context, o *retrieval.Options, backend string) error {
 	o.Caller = callerOf
 	if rr, facts := a.reranker(ctx); facts != nil {
 		o.Policy.Reranker = facts
@@ -78,7 +78,7 @@ func (a *app) applyExtras(ctx context.Context, o *retrieval.Options, backend str
 // reranker opens the reranker section once and runs its start-up check:
 // a reranker that fails it is not advertised (probe says why), and the
 // sidecar serves without it.
-func (a *app) reranker(ctx context.Context) (*reranker.Client, *capability.RerankerFacts) {
+func (a *Sidecar) reranker(ctx context.Context) (*reranker.Client, *capability.RerankerFacts) {
 	x := &a.extras
 	x.once.Do(func() {
 		rc := a.cfg.Reranker
@@ -108,7 +108,7 @@ func (a *app) reranker(ctx context.Context) (*reranker.Client, *capability.Reran
 
 // demoExtras turns on what the demo shows when the configuration leaves
 // it out: session dedup with the default bounds, and feedback (logged).
-func (a *app) demoExtras() {
+func (a *Sidecar) demoExtras() {
 	if a.cfg.Session == nil {
 		a.cfg.Session = &config.Session{}
 	}

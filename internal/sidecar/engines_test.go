@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func defaults(f adapters.Factory) adapters.Config { return f.NewConfig() }
 // and its Factory.Open refuses an invalid Config when called directly
 // (adapters.Validating checks it; the adapter's open does not again).
 func TestEnginesRefuseInvalidSettings(t *testing.T) {
-	reg := newRegistry()
+	reg := Registry()
 	for _, name := range reg.Names() {
 		bad, ok := invalidSettings[name]
 		if !ok {

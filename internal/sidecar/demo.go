@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"bufio"
@@ -11,8 +11,8 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/memory"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/cmd/rcp-sidecar/demo"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/sidecar/demo"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
@@ -23,7 +23,7 @@ const demoBackend = "demo"
 // once at start-up). obs decorates the store (telemetry: a span and
 // latency per engine call) unless obs is nil. It is opened as any backend is
 // (openBackend), with the store as its adapter.
-func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger, obs *app) (*retrieval.Engine, error) {
+func openDemo(ctx context.Context, emb adapters.Embedder, log *slog.Logger, obs *Sidecar) (*retrieval.Engine, error) {
 	docs, err := demoDocuments()
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"context"
@@ -51,6 +51,10 @@ func secretsRedactor(cfg *config.Config) *telemetry.Redactor {
 // processRedactor is the last secretsRedactor built (nil: none).
 var processRedactor atomic.Pointer[telemetry.Redactor]
 
+// Redact scrubs the secrets of the last configuration loaded in this
+// process from s (a fatal error, before it is printed).
+func Redact(s string) string { return processRedactor.Load().Redact(s) }
+
 // redactFunc is r as server.Options.Redact (nil: nothing to scrub).
 func redactFunc(r *telemetry.Redactor) func(string) string {
 	if r == nil {
@@ -72,13 +76,13 @@ func validTelemetry(cfg *config.Config, err error) (*config.Config, error) {
 
 // tel returns the process's telemetry. An exporter that cannot be built
 // is logged and left out: telemetry never stops the sidecar serving.
-func (a *app) tel() *telemetry.Telemetry {
+func (a *Sidecar) tel() *telemetry.Telemetry {
 	a.obs.once.Do(func() { a.obs.t = openTelemetry(a.cfg.Telemetry, a.log, a.redact) })
 	return a.obs.t
 }
 
 func openTelemetry(tc config.Telemetry, log *slog.Logger, r *telemetry.Redactor) *telemetry.Telemetry {
-	o := telemetry.Options{ServiceName: tc.ServiceName, Version: version, OTLPEndpoint: tc.OTLPEndpoint,
+	o := telemetry.Options{ServiceName: tc.ServiceName, Version: Version, OTLPEndpoint: tc.OTLPEndpoint,
 		SampleRatio: tc.SampleRatio, MetricsInterval: tc.MetricsInterval, LogBodies: tc.LogBodies, Logger: log,
 		Redactor: r}
 	t, err := telemetry.New(context.Background(), o)
@@ -96,10 +100,10 @@ func openTelemetry(tc config.Telemetry, log *slog.Logger, r *telemetry.Redactor)
 
 // observe decorates a served backend: a span, metrics and a log line per
 // request, labelled with the backend's name.
-func (a *app) observe(b server.Backend) server.Backend { return a.observeAs(b, a.backend) }
+func (a *Sidecar) observe(b server.Backend) server.Backend { return a.observeAs(b, a.backend) }
 
 // observeAs is observe with an explicit engine label.
-func (a *app) observeAs(b server.Backend, engine string) server.Backend {
+func (a *Sidecar) observeAs(b server.Backend, engine string) server.Backend {
 	if a.cfg.Telemetry.Disabled {
 		return b
 	}
@@ -109,7 +113,7 @@ func (a *app) observeAs(b server.Backend, engine string) server.Backend {
 // observer is server.Options.Observe for engine: a span, counts, latency
 // and a log line for every request the server answers, lifecycle methods
 // and gating errors included; nil when telemetry is off.
-func (a *app) observer(engine string) telemetry.ObserveFunc {
+func (a *Sidecar) observer(engine string) telemetry.ObserveFunc {
 	if a.cfg.Telemetry.Disabled {
 		return nil
 	}
@@ -119,7 +123,7 @@ func (a *app) observer(engine string) telemetry.ObserveFunc {
 // observeAdapter decorates b's engine adapter with a span (with the
 // OpenTelemetry database attributes of b's engine, dbendpoint.go),
 // latency and error count per engine call.
-func (a *app) observeAdapter(ad adapters.Adapter, b *config.Backend) adapters.Adapter {
+func (a *Sidecar) observeAdapter(ad adapters.Adapter, b *config.Backend) adapters.Adapter {
 	if a.cfg.Telemetry.Disabled {
 		return ad
 	}
@@ -132,7 +136,7 @@ func (a *app) observeAdapter(ad adapters.Adapter, b *config.Backend) adapters.Ad
 // the access section's key check (any valid key) when keys are
 // configured: metrics name engines and traffic, which §15.6 lets a server
 // keep from strangers.
-func (a *app) withTelemetry(h http.Handler) (http.Handler, error) {
+func (a *Sidecar) withTelemetry(h http.Handler) (http.Handler, error) {
 	tc := a.cfg.Telemetry
 	if tc.Disabled {
 		return h, nil
@@ -144,7 +148,7 @@ func (a *app) withTelemetry(h http.Handler) (http.Handler, error) {
 	}
 	mh := t.MetricsHandler()
 	if len(a.cfg.Access.Keys) > 0 || a.cfg.Access.JWT != nil {
-		g, err := newGuard(a.cfg.Access, &app{cfg: a.cfg, log: a.log}) // any valid key or token: metrics span engines
+		g, err := newGuard(a.cfg.Access, &Sidecar{cfg: a.cfg, log: a.log}) // any valid key or token: metrics span engines
 		if err != nil {
 			return nil, err
 		}
@@ -169,7 +173,7 @@ func routeMetrics(path string, metrics, next http.Handler) http.Handler {
 // address). It has no keys, so the keyless Host and Origin check guards it
 // (access.Guard.HostCheck): a web page cannot read it through a rebound
 // name. It stops with ctx or Close.
-func (a *app) serveMetrics(ctx context.Context) error {
+func (a *Sidecar) serveMetrics(ctx context.Context) error {
 	tc := a.cfg.Telemetry
 	if tc.Disabled || tc.MetricsListen == "" || tc.MetricsPath == "" {
 		return nil
@@ -200,7 +204,7 @@ func (a *app) serveMetrics(ctx context.Context) error {
 }
 
 // closeTelemetry stops the metrics listener and flushes exporters.
-func (a *app) closeTelemetry() {
+func (a *Sidecar) closeTelemetry() {
 	if a.obs.metrics != nil {
 		_ = a.obs.metrics.Close()
 	}
@@ -214,10 +218,16 @@ func (a *app) closeTelemetry() {
 	}
 }
 
+// WithTelemetry serves telemetry.metrics_listen and puts trace context,
+// request ids and the metrics path in front of h.
+func (a *Sidecar) WithTelemetry(ctx context.Context, h http.Handler) (http.Handler, error) {
+	return a.observed(ctx, h)
+}
+
 // observed is withTelemetry and serveMetrics for a federation.
-func (fa *fedApp) observed(ctx context.Context, h http.Handler) (http.Handler, error) {
-	if err := fa.obs.serveMetrics(ctx); err != nil {
+func (a *Sidecar) observed(ctx context.Context, h http.Handler) (http.Handler, error) {
+	if err := a.serveMetrics(ctx); err != nil {
 		return nil, err
 	}
-	return fa.obs.withTelemetry(h)
+	return a.withTelemetry(h)
 }

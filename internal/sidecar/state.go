@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"context"
@@ -26,7 +26,7 @@ var sharedStates struct {
 
 // stateStore returns the store the state section names, opened once per
 // process; nil when the section is absent.
-func (a *app) stateStore() (*statestore.Store, error) {
+func (a *Sidecar) stateStore() (*statestore.Store, error) {
 	sc := a.cfg.State
 	if sc == nil {
 		return nil, nil
@@ -65,7 +65,7 @@ func (a *app) stateStore() (*statestore.Store, error) {
 
 // sharedSessions is the state store as the session package's Shared, nil
 // (not a typed nil) without one.
-func (a *app) sharedSessions() (session.Shared, error) {
+func (a *Sidecar) sharedSessions() (session.Shared, error) {
 	s, err := a.stateStore()
 	if s == nil || err != nil {
 		return nil, err

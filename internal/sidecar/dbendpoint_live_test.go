@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/elasticsearch"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/opensearch"
+	"github.com/rcp-sidecar/rcp-sidecar/integration/itest"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/telemetry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -26,22 +27,22 @@ import (
 // that succeed, then a search on the deleted index that fails with an
 // error.type matching the adapter's classification.
 func TestEngineSpansLive(t *testing.T) {
-	for _, e := range hostileEngines(t) {
-		t.Run(e.name, func(t *testing.T) {
-			index := uniqueName("rcp-spans")
-			createLiveIndex(t, e, index, `{"mappings":{"properties":{"text":{"type":"text"}}}}`)
-			if st, out := engineDo(t, e.url, http.MethodPut, "/"+index+"/_doc/d1?refresh=true", `{"text":"comets grow tails"}`); st/100 != 2 {
+	for _, e := range itest.SearchEngines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			index := itest.UniqueName("rcp-spans")
+			itest.CreateIndex(t, e.URL, index, `{"mappings":{"properties":{"text":{"type":"text"}}}}`)
+			if st, out := itest.EngineDo(t, e.URL, http.MethodPut, "/"+index+"/_doc/d1?refresh=true", `{"text":"comets grow tails"}`); st/100 != 2 {
 				t.Fatalf("index a document: HTTP %d %s", st, out)
 			}
-			b := &config.Backend{Name: "docs", Engine: e.name, Policy: config.DefaultPolicy()}
-			switch e.name {
+			b := &config.Backend{Name: "docs", Engine: e.Name, Policy: config.DefaultPolicy()}
+			switch e.Name {
 			case "elasticsearch":
 				c := elasticsearch.Factory.NewConfig().(*elasticsearch.Config)
-				c.URLs, c.Index = []string{e.url}, index
+				c.URLs, c.Index = []string{e.URL}, index
 				b.Config = c
 			case "opensearch":
 				c := opensearch.Factory.NewConfig().(*opensearch.Config)
-				c.URLs, c.Index = []string{e.url}, index
+				c.URLs, c.Index = []string{e.URL}, index
 				b.Config = c
 			}
 			rec := tracetest.NewSpanRecorder()
@@ -50,7 +51,7 @@ func TestEngineSpansLive(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
-			a := &app{cfg: &config.Config{}, log: slog.New(slog.DiscardHandler)}
+			a := &Sidecar{cfg: &config.Config{}, log: slog.New(slog.DiscardHandler)}
 			a.obs.once.Do(func() { a.obs.t = tel })
 			op, err := openBackend(context.Background(), b, openOptions{log: a.log, obs: a, resilient: true})
 			if err != nil {
@@ -65,7 +66,7 @@ func TestEngineSpansLive(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			u, err := url.Parse(e.url)
+			u, err := url.Parse(e.URL)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +74,7 @@ func TestEngineSpansLive(t *testing.T) {
 			if port == "" {
 				port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 			}
-			want := map[string]string{"db.system.name": e.name, "db.collection.name": index,
+			want := map[string]string{"db.system.name": e.Name, "db.collection.name": index,
 				"server.address": u.Hostname(), "server.port": port, "rcp.engine": "docs"}
 			probe := lastSpan(t, rec.Ended(), "engine probe")
 			search := lastSpan(t, rec.Ended(), "engine search")
@@ -92,7 +93,7 @@ func TestEngineSpansLive(t *testing.T) {
 				t.Error("a successful search has error.type")
 			}
 
-			if st, out := engineDo(t, e.url, http.MethodDelete, "/"+index, ""); st/100 != 2 {
+			if st, out := itest.EngineDo(t, e.URL, http.MethodDelete, "/"+index, ""); st/100 != 2 {
 				t.Fatalf("delete %s: HTTP %d %s", index, st, out)
 			}
 			rec.Reset()

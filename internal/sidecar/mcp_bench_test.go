@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"bytes"
@@ -38,7 +38,7 @@ func BenchmarkMCPvsRCP(b *testing.B) {
 	cfg := config.Default()
 	cfg.Telemetry.Disabled = true
 	cfg.Server.MCP.TokenBudget = 0
-	a := &app{cfg: cfg, log: log, backend: demoBackend, engine: eng}
+	a := &Sidecar{cfg: cfg, log: log, backend: demoBackend, engine: eng}
 	g, err := a.accessGuard()
 	if err != nil {
 		b.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"crypto/tls"
@@ -21,7 +21,7 @@ import (
 // standby gate and callers are authenticated before readiness is even
 // looked at. Without keys, jwt or max_inflight it admits every caller a
 // loopback listener should (HostCheck), until a reload brings keys.
-func (a *app) accessGuard() (*access.Guard, error) {
+func (a *Sidecar) accessGuard() (*access.Guard, error) {
 	ac := a.cfg.Access
 	g, err := newGuard(ac, a)
 	if err != nil || !accessOn(ac) {
@@ -35,7 +35,7 @@ func (a *app) accessGuard() (*access.Guard, error) {
 // accessHandler is the RCP server over the engine, each call scoped to
 // its caller's key by g. The guard's middleware goes in front of it
 // separately (readyHTTP).
-func (a *app) accessHandler(g *access.Guard) (http.Handler, error) {
+func (a *Sidecar) accessHandler(g *access.Guard) (http.Handler, error) {
 	b, err := g.Backend(a.backend, a.engine)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func accessOn(ac config.Access) bool {
 	return len(ac.Keys) > 0 || ac.JWT != nil || ac.MaxInflight > 0
 }
 
-func newGuard(ac config.Access, a *app) (*access.Guard, error) {
+func newGuard(ac config.Access, a *Sidecar) (*access.Guard, error) {
 	o, err := guardOptions(ac, a.cfg, a.backend, a.log)
 	if err != nil {
 		return nil, err
@@ -139,10 +139,10 @@ func jwtOptions(j *config.JWT) (*access.JWT, error) {
 // engine, or the engine scoped per key). shutdown needs an admin key over
 // HTTP (access.AuthorizeMethod); configured secrets are scrubbed from what
 // the server relays.
-func (a *app) serverFor(b server.Backend) *server.Server {
+func (a *Sidecar) serverFor(b server.Backend) *server.Server {
 	s := a.cfg.Server
 	return server.New(a.observe(b), server.Options{
-		Name: "rcp-sidecar", Version: version, Deadline: s.Deadline, Logger: a.log, Observe: a.observer(a.backend),
+		Name: "rcp-sidecar", Version: Version, Deadline: s.Deadline, Logger: a.log, Observe: a.observer(a.backend),
 		BasePath: s.HTTP.BasePath, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
 		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
 		Authorize: access.AuthorizeMethod, Redact: redactFunc(a.redact),

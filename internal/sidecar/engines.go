@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
@@ -8,9 +8,9 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant"
 )
 
-// newRegistry is the explicit table of engines compiled into the binary
+// Registry is the explicit table of engines compiled into the binary
 // (docs/ARCHITECTURE.md §2.4): no init side effects, no blank imports.
-func newRegistry() *adapters.Registry {
+func Registry() *adapters.Registry {
 	return adapters.NewRegistry(
 		memory.Factory,
 		elasticsearch.Factory,

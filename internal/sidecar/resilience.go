@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"context"
@@ -32,7 +32,7 @@ const (
 // needs the engine -32010 with retryAfterMs (§13) — until the real server
 // is swapped in. It also owns the re-probe loop and the shutdown drain.
 type resilience struct {
-	a     *app
+	a     *Sidecar
 	ra    *resilient.Adapter // nil for the demo engine
 	gate  *standby.Gate
 	opts  retrieval.Options
@@ -49,8 +49,8 @@ type resilience struct {
 // loadResilientApp is loadApp that tolerates an engine that is down: the
 // adapter is opened and probed once; on failure the probe is retried in
 // the background once serving starts.
-func loadResilientApp(ctx context.Context, g *globals) (*resilience, error) {
-	if g.demo {
+func loadResilientApp(ctx context.Context, g *Flags) (*resilience, error) {
+	if g.Demo {
 		a, err := loadApp(ctx, g)
 		if err != nil {
 			return nil, err
@@ -61,7 +61,7 @@ func loadResilientApp(ctx context.Context, g *globals) (*resilience, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := selectBackend(a.cfg, g.backend)
+	b, err := selectBackend(a.cfg, g.Backend)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func selectBackend(cfg *config.Config, name string) (*config.Backend, error) {
 
 // openResilient opens b's adapter behind the resilient decorator and
 // tries its first probe.
-func openResilient(ctx context.Context, a *app, b *config.Backend) (*resilience, error) {
+func openResilient(ctx context.Context, a *Sidecar, b *config.Backend) (*resilience, error) {
 	emb, err := openEmbedder(ctx, a.cfg.Embedder)
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func resilientOptions(b *config.Backend, log *slog.Logger) resilient.Options {
 	return o
 }
 
-func newResilience(a *app, ra *resilient.Adapter, opts retrieval.Options) *resilience {
+func newResilience(a *Sidecar, ra *resilient.Adapter, opts retrieval.Options) *resilience {
 	rs := &resilience{a: a, ra: ra, opts: opts, fatal: make(chan error, 1), cancel: func() {}}
 	rs.gate = standby.New(rs.retryAfter)
 	return rs
@@ -149,7 +149,7 @@ func (rs *resilience) start(ctx context.Context, build func() (http.Handler, sta
 // await probes with jittered exponential backoff until the engine's first
 // probe succeeds, then swaps the real server in atomically.
 func (rs *resilience) await(ctx context.Context, build func() (http.Handler, standby.StdioFunc, error)) {
-	e, ok := awaitEngine(ctx, rs.ra, rs.opts, &rs.next, func(err error) {
+	e, ok := awaitEngine(ctx, rs.ra, rs.opts, func(t time.Time) { rs.next.Store(t.UnixNano()) }, func(err error) {
 		rs.a.log.Debug("start-up probe failed", "backend", rs.a.backend, "err", err)
 	})
 	if !ok {
@@ -167,13 +167,13 @@ func (rs *resilience) await(ctx context.Context, build func() (http.Handler, sta
 }
 
 // awaitEngine probes ra with jittered exponential backoff until an Engine
-// opens on it; next holds when the next probe runs (UnixNano, for
+// opens on it; next is told when the next probe runs (for
 // retryAfterMs) and failed sees each failure. It returns false when ctx
 // ends first.
-func awaitEngine(ctx context.Context, ra *resilient.Adapter, opts retrieval.Options, next *atomic.Int64, failed func(error)) (*retrieval.Engine, bool) {
+func awaitEngine(ctx context.Context, ra *resilient.Adapter, opts retrieval.Options, next func(time.Time), failed func(error)) (*retrieval.Engine, bool) {
 	for delay := startBackoffMin; ; delay = min(2*delay, startBackoffMax) {
 		wait := delay/2 + rand.N(delay/2+1)
-		next.Store(time.Now().Add(wait).UnixNano())
+		next(time.Now().Add(wait))
 		if !sleepCtx(ctx, wait) {
 			return nil, false
 		}
@@ -291,4 +291,17 @@ func serverDrain(s *config.Server, log *slog.Logger) standby.Drain {
 	return standby.Drain{Grace: s.Grace(), Closed: func(n int) {
 		log.Warn("shutdown: closed connections still open after the grace period", "connections", n, "grace", s.Grace())
 	}}
+}
+
+// effectiveResilience fills each backend's resilience block with the
+// values serve applies, defaults included, so config check shows them.
+func effectiveResilience(cfg *config.Config) {
+	for i := range cfg.Backends {
+		b := &cfg.Backends[i]
+		o := resilientOptions(b, nil).Effective()
+		retries := o.Retries
+		b.Resilience = config.Resilience{Timeout: o.Timeout, WriteTimeout: o.WriteTimeout, Retries: &retries,
+			BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax, BreakerFailures: o.FailureThreshold,
+			BreakerOpenFor: o.OpenFor, ReprobeInterval: o.ReprobeInterval}
+	}
 }

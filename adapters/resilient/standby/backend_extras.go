@@ -1,4 +1,4 @@
-package main
+package standby
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 )
 
 // Rerank implements server.Reranker once the backend is open.
-func (v *lateView) Rerank(ctx context.Context, p *rcp.RerankCallParams) (*rcp.RerankResult, error) {
+func (v *View) Rerank(ctx context.Context, p *rcp.RerankCallParams) (*rcp.RerankResult, error) {
 	return viaLate(v, ctx, p, func(b server.Backend, ctx context.Context, p *rcp.RerankCallParams) (*rcp.RerankResult, error) {
 		r, ok := b.(server.Reranker)
 		if !ok {
@@ -19,7 +19,7 @@ func (v *lateView) Rerank(ctx context.Context, p *rcp.RerankCallParams) (*rcp.Re
 }
 
 // Feedback implements server.FeedbackReceiver once the backend is open.
-func (v *lateView) Feedback(ctx context.Context, p *rcp.FeedbackParams) (*rcp.FeedbackResult, error) {
+func (v *View) Feedback(ctx context.Context, p *rcp.FeedbackParams) (*rcp.FeedbackResult, error) {
 	return viaLate(v, ctx, p, func(b server.Backend, ctx context.Context, p *rcp.FeedbackParams) (*rcp.FeedbackResult, error) {
 		f, ok := b.(server.FeedbackReceiver)
 		if !ok {

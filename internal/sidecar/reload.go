@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func watchReload(ctx context.Context, r *reloader) (stop func()) {
 // reload loads the file and swaps the access policy, or logs why not.
 func (r *reloader) reload() error {
 	r.log.Info("reload: re-reading the configuration", "file", r.path)
-	cfg, err := validTelemetry(config.Load(r.path, newRegistry()))
+	cfg, err := validTelemetry(config.Load(r.path, Registry()))
 	if err == nil {
 		var o access.Options
 		if o, err = guardOptions(cfg.Access, cfg, r.defaultEngine, r.log); err == nil {

@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"testing"
@@ -18,7 +18,7 @@ backends:
   - {name: es-gzip, engine: elasticsearch, settings: {urls: ["http://127.0.0.1:9200"], index: a, disable_compression: false}}
   - {name: os, engine: opensearch, settings: {urls: ["http://127.0.0.1:9200"], index: a}}
   - {name: os-gzip, engine: opensearch, settings: {urls: ["http://127.0.0.1:9200"], index: a, disable_compression: false}}
-`), newRegistry())
+`), Registry())
 	if err != nil {
 		t.Fatal(err)
 	}

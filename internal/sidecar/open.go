@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"context"
@@ -20,7 +20,7 @@ type openOptions struct {
 	// emb is the embedder handed to the adapter and the Engine; nil: none.
 	emb adapters.Embedder
 	// obs decorates the adapter with telemetry; nil: no decorator.
-	obs *app
+	obs *Sidecar
 	// registry finds the backend's engine; nil: the binary's engines.
 	registry *adapters.Registry
 	// adapter, when set, is served as is instead of being opened from
@@ -127,7 +127,7 @@ func openBackend(ctx context.Context, b *config.Backend, o openOptions) (_ *open
 // openAdapter opens b's adapter with the factory of its engine.
 func openAdapter(ctx context.Context, b *config.Backend, reg *adapters.Registry, log *slog.Logger, emb adapters.Embedder) (adapters.Adapter, error) {
 	if reg == nil {
-		reg = newRegistry()
+		reg = Registry()
 	}
 	f, ok := reg.Lookup(b.Engine)
 	if !ok {

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/rcp-sidecar/rcp-sidecar/cmd/rcp-sidecar/demo"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/sidecar/demo"
 )
 
 type doc struct {

@@ -1,0 +1,210 @@
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/federation"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/telemetry"
+	"github.com/rcp-sidecar/rcp-sidecar/mcpserver"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
+)
+
+// ServeMCP serves MCP over in/out until the client closes stdin (the
+// requests read are answered first, within server.shutdown_grace) or ctx
+// ends: one backend (--backend, --demo or a single configured one), or
+// every configured backend and their federation.
+func ServeMCP(ctx context.Context, g *Flags, in io.Reader, out io.Writer) error {
+	if !g.Demo && g.Backend == "" && g.ConfigPath != "" {
+		if cfg, err := loadConfig(g); err == nil && len(cfg.Backends) > 1 {
+			a, err := openFederation(ctx, g, cfg, "rcp-sidecar-mcp")
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			svc, err := a.fedMCPService(a.fed.agg.Engines(), a.fed.agg)
+			if err != nil {
+				return err
+			}
+			a.log.Info("serving MCP over stdio", "engines", strings.Join(a.fed.ids, ","))
+			return svc.ServeIO(ctx, mcpserver.Caller{}, in, out, a.cfg.Server.Grace())
+		}
+	}
+	a, err := loadApp(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	svc, err := a.mcpService(a.engine)
+	if err != nil {
+		return err
+	}
+	a.log.Info("serving MCP over stdio", "backend", a.backend)
+	return svc.ServeIO(ctx, mcpserver.Caller{}, in, out, a.cfg.Server.Grace())
+}
+
+// mcpOptions applies server.mcp and server.deadline.
+func mcpOptions(cfg *config.Config, redact func(string) string) mcpserver.Options {
+	m := cfg.Server.MCP
+	return mcpserver.Options{Name: "rcp-sidecar", Version: Version, Deadline: cfg.Server.Deadline,
+		MaxSchemaFields: m.MaxSchemaFields, TokenBudget: m.TokenBudget, MaxWriteBatch: m.MaxWriteBatch, Redact: redact}
+}
+
+// mcpEngine describes one probed engine to the MCP service; b answers
+// its calls (scoped and observed by the caller).
+func mcpEngine(name string, e *retrieval.Engine, b server.Backend, maxQueryChars int) mcpserver.Engine {
+	return mcpserver.Engine{Name: name, Backend: b, Describe: func() string { return engineSummary(name, e) },
+		Explain: func() any { return probeResource(name, e) }, MaxQueryChars: maxQueryChars}
+}
+
+// engineSummary opens a search tool's description: what the corpus is
+// and which fields a query matches.
+func engineSummary(name string, e *retrieval.Engine) string {
+	ev := e.Evidence()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Search the %q index", name)
+	if ev != nil && ev.Engine != "" {
+		fmt.Fprintf(&b, " (%s %s)", ev.Engine, ev.Version)
+	}
+	b.WriteString(".")
+	if ev != nil && len(ev.TextFields) > 0 {
+		names := make([]string, len(ev.TextFields))
+		for i, f := range ev.TextFields {
+			names[i] = f.Name
+		}
+		fmt.Fprintf(&b, " Keyword search matches the fields %s.", strings.Join(names, ", "))
+	}
+	if ev != nil && len(ev.VectorFields) > 0 {
+		fmt.Fprintf(&b, " Semantic search runs on the vector field %s.", ev.VectorFields[0].Name)
+	}
+	return b.String()
+}
+
+// mcpProbe is the probe resource: what is advertised and why. It leaves
+// out what a caller should not learn from it (the engine address and
+// document counts, which would measure other tenants).
+type mcpProbe struct {
+	Backend      string                 `json:"backend"`
+	Engine       string                 `json:"engine,omitempty"`
+	Version      string                 `json:"version,omitempty"`
+	TextFields   []capability.TextField `json:"textFields,omitempty"`
+	VectorFields []mcpVectorField       `json:"vectorFields,omitempty"`
+	Conformance  string                 `json:"conformance"`
+	Capabilities rcp.Capabilities       `json:"capabilities"`
+	Reasons      []capability.Reason    `json:"reasons"`
+}
+
+type mcpVectorField struct {
+	Name       string                `json:"name"`
+	Dims       int                   `json:"dims"`
+	Similarity capability.Similarity `json:"similarity"`
+}
+
+func probeResource(name string, e *retrieval.Engine) mcpProbe {
+	p := mcpProbe{Backend: name, Conformance: e.Conformance(), Capabilities: e.Capabilities(), Reasons: e.Explain()}
+	if ev := e.Evidence(); ev != nil {
+		p.Engine, p.Version, p.TextFields = ev.Engine, ev.Version, ev.TextFields
+		for _, v := range ev.VectorFields {
+			p.VectorFields = append(p.VectorFields, mcpVectorField{Name: v.Name, Dims: v.Dims, Similarity: v.Similarity})
+		}
+	}
+	return p
+}
+
+// mcpService serves a single engine; b is the engine, scoped per key when
+// access control is on.
+func (a *Sidecar) mcpService(b server.Backend) (*mcpserver.Service, error) {
+	o := mcpOptions(a.cfg, redactFunc(a.redact))
+	o.Engines = []mcpserver.Engine{mcpEngine(a.backend, a.engine, a.observe(b), policyMaxQueryChars(a.cfg, a.backend))}
+	o.Observe = func(string) telemetry.ObserveFunc { return a.observer(a.backend) }
+	o.Logger = a.log.With("component", "mcp")
+	return mcpserver.New(o)
+}
+
+// fedMCPService serves every engine and their federation; es and agg are
+// scoped per key when access control is on (fedHandler).
+func (a *Sidecar) fedMCPService(es []federation.Engine, agg server.Backend) (*mcpserver.Service, error) {
+	o := mcpOptions(a.cfg, redactFunc(a.redact))
+	for _, fe := range es {
+		id := fe.ID
+		e := mcpserver.Engine{Name: id, Backend: fe.Backend, MaxQueryChars: policyMaxQueryChars(a.cfg, id),
+			Describe: func() string {
+				if eng := a.memberEngine(id); eng != nil {
+					return engineSummary(id, eng)
+				}
+				return ""
+			},
+			Explain: func() any {
+				if eng := a.memberEngine(id); eng != nil {
+					return probeResource(id, eng)
+				}
+				return map[string]any{"backend": id, "ready": false}
+			},
+		}
+		if ready := fe.Ready; ready != nil {
+			e.Ready = func() bool { return ready() == nil }
+		}
+		o.Engines = append(o.Engines, e)
+	}
+	o.Federation = &mcpserver.Engine{Name: "federation", Backend: a.observe(agg)}
+	o.Observe = func(engine string) telemetry.ObserveFunc {
+		if engine == "" {
+			engine = a.backend
+		}
+		return a.observer(engine)
+	}
+	o.Logger = a.log.With("component", "mcp")
+	return mcpserver.New(o)
+}
+
+func policyMaxQueryChars(cfg *config.Config, backend string) int {
+	for _, b := range cfg.Backends {
+		if b.Name == backend {
+			return b.Policy.MaxQueryChars
+		}
+	}
+	return 0
+}
+
+// mcpHandler is the MCP server over Streamable HTTP, each request scoped
+// to its key by the access middleware in front of it, and its body
+// bounded as RCP's is (g.LimitBody: server.http.max_body_bytes,
+// body_timeout). A nil g (an in-process test without access) leaves the
+// calls unscoped and the body to the SDK's default limit.
+func mcpHandler(svc *mcpserver.Service, g *access.Guard) http.Handler {
+	var o mcpserver.HTTPOptions
+	if g == nil {
+		return svc.Handler(o)
+	}
+	o.MaxBodyBytes = g.MaxBodyBytes()
+	o.Required = g.Authenticating
+	o.RefuseWrite = g.RefuseWrite
+	o.Identify = func(r *http.Request) *mcpserver.Identity {
+		p := access.FromContext(r.Context())
+		if p == nil {
+			return nil
+		}
+		return &mcpserver.Identity{ID: p.ID(), Carry: access.Carrier(r.Context()),
+			Caller: mcpserver.Caller{Engines: p.Allows, ReadOnly: !p.CanWrite()}}
+	}
+	return g.LimitBody(svc.Handler(o))
+}
+
+// withMCP routes server.mcp.path to mcp and everything else to next.
+func withMCP(path string, mcp, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == path || strings.HasPrefix(r.URL.Path, path+"/") {
+			mcp.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,87 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+
+	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+)
+
+// stderr receives logs; tests may redirect it.
+var stderr io.Writer = os.Stderr
+
+// ServeOptions are serve's own flags and streams.
+type ServeOptions struct {
+	// Stdio serves NDJSON on In and Out (§5.1) instead of HTTP.
+	Stdio bool
+	// HTTP is the listen address; "" is server.http.listen.
+	HTTP string
+	// Engine serves only this backend (an alias of Flags.Backend).
+	Engine string
+	// In and Out are the stdio streams.
+	In  io.Reader
+	Out io.Writer
+	// Listening, when set, is told the HTTP address and base path once the
+	// listener is bound (the demo prints its banner there).
+	Listening func(addr, base string)
+}
+
+// Serve serves RCP over stdio or HTTP until ctx ends: one backend
+// (g.Backend, the demo, or the only one configured), waited for when its
+// engine is down, or over HTTP several backends and their federation.
+func Serve(ctx context.Context, g *Flags, f ServeOptions) error {
+	if f.Stdio && f.HTTP != "" {
+		return errors.New("--stdio and --http are exclusive")
+	}
+	if done, err := maybeFederate(ctx, g, f); done { // several backends: §16 federation
+		return err
+	}
+	rs, err := loadResilientApp(ctx, g) // an engine that is down is waited for (resilience.go)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	a := rs.a
+	if err := a.serveMetrics(ctx); err != nil { // telemetry.metrics_listen (telemetry.go)
+		return err
+	}
+	if f.Stdio {
+		a.log.Info("serving RCP over stdio", "backend", a.backend)
+		return rs.serveStdio(ctx, f.In, f.Out)
+	}
+	addr := a.cfg.Server.HTTP.Listen
+	if f.HTTP != "" {
+		addr = f.HTTP
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	if f.Listening != nil {
+		f.Listening(ln.Addr().String(), a.cfg.Server.HTTP.BasePath)
+	}
+	logCursorKeys(a.cfg, a.log)
+	a.log.Info("serving RCP over HTTP", "addr", ln.Addr().String(), "base", a.cfg.Server.HTTP.BasePath, "backend", a.backend)
+	ln, h, err := rs.readyHTTP(ctx, ln) // access section (keys, limits, TLS) once the engine is up
+	if err != nil {
+		return err
+	}
+	if h, err = a.withTelemetry(h); err != nil { // trace context, request ids, /metrics
+		return err
+	}
+	// Host and Origin on every route, under the live policy.
+	h = rs.guard.HostCheck(h)
+	defer watchReload(ctx, &reloader{path: a.configPath, guard: rs.guard, defaultEngine: a.backend, log: a.log, running: a.cfg})() // SIGHUP (reload.go)
+	return rs.serveHTTP(ctx, ln, h)
+}
+
+// serveHTTP serves within the limits of s.HTTP until ctx is done, then
+// drains in-flight requests within s.ShutdownGrace (resilience.go).
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, s *config.Server, log *slog.Logger) error {
+	return serveHTTPDrain(ctx, ln, h, serverDrain(s, log), s.HTTP)
+}
