@@ -85,7 +85,7 @@ func loadConfig(g *globals) (*config.Config, error) {
 		if g.demo {
 			return validTelemetry(config.FromEnv())
 		}
-		return nil, errors.New("no configuration: pass --config FILE, or --demo")
+		return nil, errors.New("no configuration: pass --config FILE, set " + configEnv + ", or pass --demo")
 	}
 	return validTelemetry(config.Load(g.configPath, newRegistry()))
 }

@@ -17,7 +17,7 @@ func newConfigCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if g.configPath == "" {
-				return errors.New("config check: pass --config FILE")
+				return errors.New("config check: pass --config FILE or set " + configEnv)
 			}
 			cfg, err := config.Load(g.configPath, newRegistry())
 			if err != nil {

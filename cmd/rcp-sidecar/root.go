@@ -10,6 +10,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// configEnv names the environment variable that is the default of
+// --config, for hosts that launch the binary with flags of their own.
+const configEnv = "RCP_SIDECAR_CONFIG"
+
 // globals are the persistent flags shared by every subcommand.
 type globals struct {
 	configPath string
@@ -25,9 +29,11 @@ func newRootCmd() *cobra.Command {
 		Short:         "Serve the Retrieval Context Protocol (RCP/1) in front of a search engine",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionLine(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n") // --version prints what `version` prints
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.configPath, "config", "", "configuration file (YAML)")
+	pf.StringVar(&g.configPath, "config", os.Getenv(configEnv), "configuration file (YAML); defaults to $"+configEnv)
 	pf.StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn, error (overrides server.log_level)")
 	pf.StringVar(&g.backend, "backend", "", "backend name to use when the configuration has several")
 	pf.BoolVar(&g.demo, "demo", false, "use the bundled demo corpus with the in-memory engine")
