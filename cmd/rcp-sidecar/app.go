@@ -91,13 +91,14 @@ func loadConfig(g *globals) (*config.Config, error) {
 }
 
 // openSelected opens the backend --backend names and builds its Engine;
-// a failed first probe fails start-up.
+// a failed first probe, one attempt within resilience.timeout, fails
+// start-up.
 func (a *app) openSelected(ctx context.Context, name string, emb adapters.Embedder) error {
 	b, err := selectBackend(a.cfg, name)
 	if err != nil {
 		return err
 	}
-	op, err := openBackend(ctx, b, openOptions{log: a.log, emb: emb, obs: a})
+	op, err := openBackend(ctx, b, openOptions{log: a.log, emb: emb, obs: a, resilient: true, oneShot: true})
 	if err != nil {
 		return err
 	}
