@@ -200,20 +200,7 @@ func TestPythonClientElasticsearch(t *testing.T) {
 	var suffix [4]byte
 	_, _ = crand.Read(suffix[:])
 	index := "mcp-" + hex.EncodeToString(suffix[:])
-	do := func(method, path, ctype, body string) {
-		t.Helper()
-		req, _ := http.NewRequest(method, es+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", ctype)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode/100 != 2 || bytes.Contains(b, []byte(`"errors":true`)) {
-			t.Fatalf("%s %s: HTTP %d %s", method, path, resp.StatusCode, tail(string(b), 500))
-		}
-	}
+	do := func(method, path, ctype, body string) { t.Helper(); engineDo(t, es, method, path, ctype, body) }
 	do(http.MethodPut, "/"+index, "application/json", `{"settings":{"number_of_shards":1,"number_of_replicas":0},"mappings":{"properties":{
 		"title":{"type":"text"},"text":{"type":"text"},"topic":{"type":"keyword"},"tenant":{"type":"keyword"},"year":{"type":"integer"}}}}`)
 	t.Cleanup(func() {
@@ -236,6 +223,23 @@ func TestPythonClientElasticsearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	checks(t, py, script, serve(t, bin, cfg), docs)
+}
+
+// engineDo sends one request to the Elasticsearch or OpenSearch node at
+// base and fails t unless it succeeds (a bulk request without errors).
+func engineDo(t *testing.T, base, method, path, ctype, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", ctype)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 || bytes.Contains(b, []byte(`"errors":true`)) {
+		t.Fatalf("%s %s: HTTP %d %s", method, path, resp.StatusCode, tail(string(b), 500))
+	}
 }
 
 // TestLangGraphExample runs examples/langgraph/agent.py, a LangGraph ReAct
