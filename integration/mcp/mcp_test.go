@@ -24,10 +24,10 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/integration/itest"
 )
 
-// serve runs `serve --http 127.0.0.1:0 --config cfg` and returns its /mcp URL.
-func serve(t *testing.T, bin, cfg string) string {
+// serve runs `serve --http 127.0.0.1:0 args...` and returns its /mcp URL.
+func serve(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	cmd := exec.Command(bin, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestPythonClientElasticsearch(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	checks(t, py, script, serve(t, bin, cfg), docs)
+	checks(t, py, script, serve(t, bin, "--config", cfg), docs)
 }
 
 // engineDo sends one request to the Elasticsearch or OpenSearch node at
