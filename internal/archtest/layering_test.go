@@ -168,7 +168,11 @@ var layers = map[string][]string{
 	"internal/access":   {"std", "adapters", "internal/fetch", "filterlang", "rankmath", "rcp", "rcp/jsonrpc", "rcp/server", "golang.org/x/time/rate", "github.com/go-jose/go-jose/v4"},
 	"internal/telemetry": {"std", "adapters", "capability", "filterlang", "rcp", "rcp/server",
 		"github.com/prometheus/", "go.opentelemetry.io/"},
-	"internal/config": {"std", "adapters", "internal/fetch", "retrieval", "filterlang", "github.com/spf13/viper"},
+	// viper reads and decodes; yaml.v3 (viper's parser) finds a key's line,
+	// goccy/go-yaml a syntax error's; mapstructure names a field that
+	// failed to decode.
+	"internal/config": {"std", "adapters", "internal/fetch", "retrieval", "filterlang", "github.com/spf13/viper",
+		"go.yaml.in/yaml/v3", "github.com/goccy/go-yaml", "github.com/go-viper/mapstructure/v2"},
 
 	// The binary wires everything together.
 	"cmd/rcp-sidecar": {"std", "adapters", "adapters/elasticsearch", "adapters/memory", "adapters/opensearch",
