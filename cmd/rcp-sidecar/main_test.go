@@ -41,9 +41,16 @@ func TestMain(m *testing.M) {
 // run executes the binary and returns stdout, stderr and the error.
 func run(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
+	return runEnv(t, nil, stdin, args...)
+}
+
+// runEnv is run with env added to the environment.
+func runEnv(t *testing.T, env []string, stdin string, args ...string) (string, string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -353,7 +360,7 @@ func TestConfigFromEnv(t *testing.T) {
 		{"", []string{"probe"}, "", "pass --config FILE, set RCP_SIDECAR_CONFIG, or pass --demo"},
 	}
 	for _, tt := range tests {
-		out, stderr, err := runEnv(t, []string{"RCP_SIDECAR_CONFIG=" + tt.env}, tt.args...)
+		out, stderr, err := runEnv(t, []string{"RCP_SIDECAR_CONFIG=" + tt.env}, "", tt.args...)
 		wantFail := tt.wantOut == "" && tt.wantErr != ""
 		if (err != nil) != wantFail || !strings.Contains(out, tt.wantOut) || !strings.Contains(stderr, tt.wantErr) {
 			t.Errorf("RCP_SIDECAR_CONFIG=%s %v: err=%v\nstdout:\n%s\nstderr:\n%s", filepath.Base(tt.env), tt.args, err, out, stderr)
@@ -364,19 +371,6 @@ func TestConfigFromEnv(t *testing.T) {
 			t.Errorf("%s --help does not name RCP_SIDECAR_CONFIG:\n%s", cmd, out)
 		}
 	}
-}
-
-// runEnv is run with env added to the environment.
-func runEnv(t *testing.T, env []string, args ...string) (string, string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	return out.String(), errb.String(), err
 }
 
 func writeFile(t *testing.T, path, s string) {

@@ -186,7 +186,7 @@ func TestPythonClientMemory(t *testing.T) {
 		"search": "search", "query": "solar", "filter": map[string]any{"field": "topic", "value": "astronomy"},
 		"want_ids": want(docs, "astronomy", ""), "page_k": 5, "bad_field": "colour"}.String())
 	t.Logf("stdio:\n%s", out)
-	checks(t, py, script, serve(t, bin, keyed), docs)
+	checks(t, py, script, serve(t, bin, "--config", keyed), docs)
 }
 
 // TestPythonClientElasticsearch: the same checks against a real
