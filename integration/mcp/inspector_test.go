@@ -64,7 +64,8 @@ var portability = regexp.MustCompile(`(\d+) errors?, (\d+) warnings?`)
 
 // TestInspectorStrict: `inspector --cli rcp-sidecar mcp --method
 // tools/list --strict` reports no schema-portability error or warning
-// for the tools of every engine — the demo, and a real Elasticsearch,
+// for the tools of every engine — the demo (over stdio, and over
+// Streamable HTTP from `serve`), and a real Elasticsearch,
 // OpenSearch and Qdrant target with text, keyword, number and vector
 // fields and an embedder, so that every mode and filter type is in the
 // schemas. The configuration reaches the sidecar through
@@ -73,10 +74,11 @@ var portability = regexp.MustCompile(`(\d+) errors?, (\d+) warnings?`)
 func TestInspectorStrict(t *testing.T) {
 	bin := itest.BuildSidecar(t, t.TempDir())
 	targets := map[string]func(t *testing.T) []string{
-		"demo":          func(*testing.T) []string { return []string{bin, "mcp", "--demo"} },
-		"elasticsearch": func(t *testing.T) []string { return viaEnv(bin, luceneConfig(t, "elasticsearch", "RCP_ES_URL")) },
-		"opensearch":    func(t *testing.T) []string { return viaEnv(bin, luceneConfig(t, "opensearch", "RCP_OS_URL")) },
-		"qdrant":        func(t *testing.T) []string { return viaEnv(bin, qdrantConfig(t)) },
+		"demo":           func(*testing.T) []string { return []string{bin, "mcp", "--demo"} },
+		"demo over HTTP": func(t *testing.T) []string { return []string{serve(t, bin, "--demo")} },
+		"elasticsearch":  func(t *testing.T) []string { return viaEnv(bin, luceneConfig(t, "elasticsearch", "RCP_ES_URL")) },
+		"opensearch":     func(t *testing.T) []string { return viaEnv(bin, luceneConfig(t, "opensearch", "RCP_OS_URL")) },
+		"qdrant":         func(t *testing.T) []string { return viaEnv(bin, qdrantConfig(t)) },
 	}
 	for name, target := range targets {
 		t.Run(name, func(t *testing.T) {
@@ -99,7 +101,7 @@ func TestInspectorStrict(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %d tools, no portability error or warning: %v", name, len(list.Tools), list.Tools)
-			if !strings.Contains(out, `"dense"`) && name != "demo" {
+			if !strings.Contains(out, `"dense"`) && !strings.HasPrefix(name, "demo") {
 				t.Errorf("%s: the tools offer no dense mode; the embedder is not in the schemas", name)
 			}
 		})
