@@ -102,7 +102,11 @@ func locate(data []byte, err error) error {
 	if n == nil {
 		return err
 	}
-	return newError(data, n.Line, n.Column, err)
+	e := newError(data, n.Line, n.Column, err)
+	if secretPath.MatchString(path) {
+		e.Source = maskAll(e.Source) // under a credential's key every value is one
+	}
+	return e
 }
 
 // splitPath splits "backends[1].settings.url" into "backends", "[1]",
@@ -162,6 +166,20 @@ func newError(data []byte, line, column int, err error) *Error {
 	}
 	return &Error{Line: line, Column: column, Source: src, Err: err}
 }
+
+// maskAll keeps a quoted line's indentation, list dash and key, and
+// prints the rest as "<secret>".
+func maskAll(line string) string {
+	rest := strings.TrimLeft(line, " \t-")
+	keep := line[:len(line)-len(rest)]
+	if k, _, ok := strings.Cut(rest, ":"); ok && !strings.ContainsAny(k, "{[\"'") {
+		keep += k + ":"
+	}
+	return strings.TrimRight(keep, " ") + " <secret>"
+}
+
+// secretPath matches a key path with a credential-like key in it.
+var secretPath = regexp.MustCompile(`(?i)password|secret|token|key|hash|credential`)
 
 // secretKey matches a key that looks like a credential, and its colon.
 var secretKey = regexp.MustCompile(`(?i)\b[A-Za-z0-9_]*(?:password|secret|token|key|hash|credential)[A-Za-z0-9_]*["']?\s*:`)

@@ -46,6 +46,10 @@ func TestErrorPositions(t *testing.T) {
 			"  - engine: fake", ""},
 		{"password masked", "backends:\n  - name: docs\n    engine: fake\n    settings:\n      url: \"http://x:1\"\n     password: hunter2\n",
 			6, 6, "parse yaml", "     password: <secret>", "hunter2"},
+		{"cursor key masked", "server:\n  cursor_keys:\n    - value: \"0123456789abcdef0123\"\n" + backend, 3, 7,
+			"server.cursor_keys[0]: the key is 20 hex digits", "    - value: <secret>", "0123456789abcdef"},
+		{"access key hash masked", "access:\n  keys:\n    - id: a\n      hash: \"sha256:00\"\n      filter: 3\n" + backend, 5, 7,
+			"access.keys[0].filter", "      filter: <secret>", ""},
 		{"api key masked", "embedder:\n  url: http://e:1\n  model: m\n  api_key: [sk-live-123]\n" + backend, 4, 3, "embedder.api_key",
 			"  api_key: <secret>", "sk-live-123"},
 	}
