@@ -163,8 +163,32 @@ func newError(data []byte, line, column int, err error) *Error {
 	src := ""
 	if lines := strings.Split(string(data), "\n"); line >= 1 && line <= len(lines) {
 		src = maskSecrets(strings.TrimRight(lines[line-1], "\r"))
+		if underSecret(lines, line-1) {
+			src = maskAll(src)
+		}
 	}
 	return &Error{Line: line, Column: column, Source: src, Err: err}
+}
+
+// underSecret reports whether a key that looks like a credential
+// encloses lines[i] by indentation (a line the parser may not have read,
+// so the node tree cannot say).
+func underSecret(lines []string, i int) bool {
+	indent := len(lines[i]) - len(strings.TrimLeft(lines[i], " \t"))
+	for j := i - 1; j >= 0 && indent > 0; j-- {
+		l := strings.TrimRight(lines[j], "\r")
+		body := strings.TrimLeft(l, " \t")
+		if body == "" || strings.HasPrefix(body, "#") {
+			continue
+		}
+		if in := len(l) - len(body); in < indent {
+			if secretKey.MatchString(strings.TrimLeft(body, "- ")) {
+				return true
+			}
+			indent = in
+		}
+	}
+	return false
 }
 
 // maskAll keeps a quoted line's indentation, list dash and key, and

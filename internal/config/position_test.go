@@ -50,6 +50,8 @@ func TestErrorPositions(t *testing.T) {
 			"server.cursor_keys[0]: the key is 20 hex digits", "    - value: <secret>", "0123456789abcdef"},
 		{"access key hash masked", "access:\n  keys:\n    - id: a\n      hash: \"sha256:00\"\n      filter: 3\n" + backend, 5, 7,
 			"access.keys[0].filter", "      filter: <secret>", ""},
+		{"mis-indent under a key", "server:\n  cursor_keys:\n    - env: K\n     value: \"" + strings.Repeat("ab", 32) + "\"\n" + backend, 4, 6,
+			"parse yaml", "     value: <secret>", "abababab"},
 		{"api key masked", "embedder:\n  url: http://e:1\n  model: m\n  api_key: [sk-live-123]\n" + backend, 4, 3, "embedder.api_key",
 			"  api_key: <secret>", "sk-live-123"},
 	}
