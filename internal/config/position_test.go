@@ -96,3 +96,23 @@ func TestErrorsWithoutPosition(t *testing.T) {
 		t.Errorf("error = %v (located: %v), want the unlocated backends error", err, e != nil)
 	}
 }
+
+// FuzzErrorPosition: whatever the file, Parse does not panic, and a
+// located error points inside the file and quotes that line.
+func FuzzErrorPosition(f *testing.F) {
+	f.Add("server:\n  http:\n    listen: \"127.0.0.1:8080\"\n   base_path: /x\nbackends: []\n")
+	f.Add("backends: [\n")
+	f.Add("server:\n  cursor_keys:\n    - env: K\n     value: x\n")
+	f.Add("a: &x {b: 1}\nc: *x\nbackends:\n  - {name: d, engine: fake, settings: {url: 3}}\n")
+	f.Fuzz(func(t *testing.T, y string) {
+		_, err := config.Parse([]byte(y), registry)
+		var e *config.Error
+		if !errors.As(err, &e) {
+			return
+		}
+		lines := strings.Split(y, "\n")
+		if e.Line < 1 || e.Line > len(lines) || e.Column < 0 {
+			t.Fatalf("error at line %d column %d of a %d-line file: %v", e.Line, e.Column, len(lines), err)
+		}
+	})
+}
