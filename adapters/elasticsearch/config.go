@@ -108,6 +108,10 @@ func DefaultConfig() *Config {
 // DefaultRerankMaxCandidates is rerank_max_candidates when unset.
 const DefaultRerankMaxCandidates = 100
 
+// Endpoint names where the engine is reached, for log lines and errors:
+// the node URLs, comma-separated (Validate refuses credentials in them).
+func (c *Config) Endpoint() string { return strings.Join(c.URLs, ",") }
+
 // Validate implements adapters.Config.
 func (c *Config) Validate() error {
 	for _, check := range []func() error{c.validateURLs, c.validateIndex, c.validateAuth, c.validateOptions} {

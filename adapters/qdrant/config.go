@@ -65,6 +65,10 @@ func DefaultConfig() *Config {
 	return &Config{TextField: "text", Timeout: 30 * time.Second}
 }
 
+// Endpoint names where the engine is reached, for log lines and errors:
+// the gRPC address as configured.
+func (c *Config) Endpoint() string { return c.Address }
+
 // Validate implements adapters.Config.
 func (c *Config) Validate() error {
 	if c.Address == "" {

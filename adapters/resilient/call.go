@@ -74,22 +74,39 @@ func (r *Adapter) once(ctx context.Context, timeout time.Duration, f func(contex
 	defer unhook()
 	tctx, tcancel := context.WithTimeoutCause(cctx, timeout, errCallTimeout)
 	err := f(tctx)
-	err = translate(ctx, tctx, err)
+	err = r.translate(ctx, tctx, timeout, err)
 	tcancel()
 	r.recordOutcome(ctx, trial, err)
 	return err
 }
 
 // translate replaces the error of an attempt ended by the decorator's own
-// context (per-call timeout, Abort) while the request's is still live.
-func translate(ctx, tctx context.Context, err error) error {
+// context (per-call timeout, Abort) while the request's is still live. A
+// timeout says where and how long was waited; the inner error adds
+// nothing to that (it is the same deadline, seen from the client).
+func (r *Adapter) translate(ctx, tctx context.Context, timeout time.Duration, err error) error {
 	if err == nil || ctx.Err() != nil || tctx.Err() == nil {
 		return err
 	}
 	if errors.Is(context.Cause(tctx), errShutdown) {
 		return &Error{Code: rcp.CodeBackendUnavailable, msg: "shutting down: " + err.Error()}
 	}
-	return &Error{Code: rcp.CodeTimeout, msg: "engine call timed out: " + err.Error()}
+	return &Error{Code: rcp.CodeTimeout, msg: "no answer from " + r.target() + " within " + timeout.String()}
+}
+
+// target names the engine for a message: "elasticsearch at URL", or as
+// much of that as the options give.
+func (r *Adapter) target() string {
+	e, u := r.opts.Engine, r.opts.Endpoint
+	switch {
+	case e == "" && u == "":
+		return "the engine"
+	case u == "":
+		return e
+	case e == "":
+		return u
+	}
+	return e + " at " + u
 }
 
 func (r *Adapter) recordOutcome(ctx context.Context, trial uint64, err error) {

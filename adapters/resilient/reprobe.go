@@ -29,7 +29,7 @@ func (r *Adapter) Run(ctx context.Context) {
 		}
 		if _, err := r.Probe(ctx); err != nil {
 			fails++
-			r.log.Warn("re-probe failed", "backend", r.opts.Name, "code", r.ErrorCode(err).String(),
+			r.log.Debug("re-probe failed", "backend", r.opts.Name, "code", r.ErrorCode(err).String(), // Probe logged why
 				"breaker", r.State(), "next_in", r.opts.ReprobeInterval<<min(fails, 3))
 			continue
 		}

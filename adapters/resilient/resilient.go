@@ -39,6 +39,10 @@ const (
 type Options struct {
 	// Name labels log lines (the backend name).
 	Name string
+	// Engine and Endpoint name the engine kind ("elasticsearch") and where
+	// it is reached (its URL, without credentials) in the probe log lines
+	// and in the error of a call that timed out; either may be empty.
+	Engine, Endpoint string
 	// Timeout bounds one Search or Probe attempt; WriteTimeout one Upsert
 	// or Delete attempt. The request's own deadline always wins when it is
 	// sooner (§13.1).
@@ -142,14 +146,29 @@ func (r *Adapter) Baseline() *capability.Evidence {
 	return r.baseline
 }
 
-// Probe implements adapters.Adapter: idempotent, so retried.
+// Probe implements adapters.Adapter: idempotent, so retried. Each probe
+// logs one line naming the engine, its endpoint and the per-attempt
+// timeout (info until the first success, debug for re-probes after it),
+// and each failed probe one warning with its cause.
 func (r *Adapter) Probe(ctx context.Context) (*capability.Evidence, error) {
+	level := slog.LevelInfo
+	if r.Baseline() != nil {
+		level = slogDebug
+	}
+	where := []slog.Attr{slog.String("backend", r.opts.Name), slog.String("engine", r.opts.Engine)}
+	if r.opts.Endpoint != "" {
+		where = append(where, slog.String("url", r.opts.Endpoint))
+	}
+	r.log.LogAttrs(ctx, level, "probing engine", append(where, slog.Duration("timeout", r.opts.Timeout))...)
 	var ev *capability.Evidence
 	err := r.do(ctx, "probe", r.opts.Timeout, true, func(ctx context.Context) (err error) {
 		ev, err = r.inner.Probe(ctx)
 		return err
 	})
 	if err != nil {
+		if ctx.Err() == nil {
+			r.log.LogAttrs(ctx, slog.LevelWarn, "probe failed", append(where, slog.String("err", err.Error()))...)
+		}
 		return nil, err
 	}
 	r.observe(ev)

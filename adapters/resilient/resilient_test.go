@@ -457,3 +457,61 @@ func TestPartialShardFailuresDoNotOpenBreaker(t *testing.T) {
 		}
 	})
 }
+
+// TestProbeLogLines: a probe logs one line naming the engine, its URL and
+// the timeout, and a failed probe one warning with the cause; a timeout's
+// message names the URL and the timeout once, with no repeated prefix
+// (the inner error of a timed-out call is the same deadline again).
+func TestProbeLogLines(t *testing.T) {
+	cases := []struct {
+		name     string
+		step     func(context.Context, int64) error
+		wantErr  string
+		wantWarn bool
+	}{
+		{"engine up", nil, "", false},
+		{"blackholed", func(ctx context.Context, _ int64) error {
+			<-ctx.Done()
+			return fmt.Errorf("get http://es:9200/docs: %w", context.Cause(ctx)) // what an HTTP client returns
+		}, "resilient: no answer from elasticsearch at http://es:9200 within 2s", true},
+		{"refused", failWith(errors.New("dial tcp es:9200: connect: connection refused")),
+			"dial tcp es:9200: connect: connection refused", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var logs bytes.Buffer
+				f := &fakeEngine{}
+				f.setStep(tc.step)
+				r := New(f, Options{Name: "docs", Engine: "elasticsearch", Endpoint: "http://es:9200", Timeout: 2 * time.Second,
+					Retries: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+				_, err := r.Probe(context.Background())
+				if got := fmt.Sprint(err); tc.wantErr == "" && err != nil || tc.wantErr != "" && got != tc.wantErr {
+					t.Errorf("err = %q, want %q", got, tc.wantErr)
+				}
+				lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+				probing, failed := 0, 0
+				for _, l := range lines {
+					switch {
+					case strings.Contains(l, `msg="probing engine"`):
+						probing++
+						if !strings.Contains(l, "engine=elasticsearch url=http://es:9200 timeout=2s") {
+							t.Errorf("probe line lacks engine, url or timeout: %s", l)
+						}
+					case strings.Contains(l, `msg="probe failed"`):
+						failed++
+						if !strings.Contains(l, "url=http://es:9200") || !strings.Contains(l, tc.wantErr) {
+							t.Errorf("failure line lacks url or cause %q: %s", tc.wantErr, l)
+						}
+					}
+					if strings.Count(l, "resilient:") > 1 || strings.Count(l, "within") > 1 {
+						t.Errorf("repeated prefix: %s", l)
+					}
+				}
+				if probing != 1 || failed != map[bool]int{true: 1}[tc.wantWarn] {
+					t.Errorf("probing lines = %d, failure lines = %d, want 1 and %v:\n%s", probing, failed, tc.wantWarn, logs.String())
+				}
+			})
+		})
+	}
+}

@@ -17,7 +17,7 @@ func newConfigCmd(g *sidecar.Flags) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if g.ConfigPath == "" {
-				return errors.New("config check: pass --config FILE")
+				return errors.New("config check: pass --config FILE or set " + sidecar.ConfigEnv)
 			}
 			cfg, err := sidecar.CheckConfig(g.ConfigPath) // the guard's own checks, no fetch
 			if err != nil {

@@ -42,9 +42,16 @@ func TestMain(m *testing.M) {
 // run executes the binary and returns stdout, stderr and the error.
 func run(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
+	return runEnv(t, nil, stdin, args...)
+}
+
+// runEnv is run with env added to the environment.
+func runEnv(t *testing.T, env []string, stdin string, args ...string) (string, string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -324,6 +331,46 @@ func TestVersion(t *testing.T) {
 	out, _, err := run(t, "", "version")
 	if err != nil || !strings.Contains(out, "RCP/1") || !strings.Contains(out, "memory") {
 		t.Errorf("version: %v %q", err, out)
+	}
+	flag, stderr, err := run(t, "", "--version")
+	if err != nil || flag != out {
+		t.Errorf("--version: err=%v stdout=%q stderr=%q, want what `version` prints: %q", err, flag, stderr, out)
+	}
+}
+
+// TestConfigFromEnv: RCP_SIDECAR_CONFIG is the default of --config for
+// every command that reads a configuration, --config wins over it, and
+// the help says so.
+func TestConfigFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	writeFile(t, good, "backends:\n  - {name: fromenv, engine: memory}\n")
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, "server:\n  listen_adress: x\nbackends:\n  - {name: a, engine: memory}\n")
+	tests := []struct {
+		env     string
+		args    []string
+		wantOut string // on stdout; "" when an error is wanted
+		wantErr string // on stderr
+	}{
+		{good, []string{"config", "check"}, `"name": "fromenv"`, "ok (1 backend(s): fromenv)"},
+		{good, []string{"probe", "--json"}, `"backend": "fromenv"`, ""},
+		{good, []string{"query", "--k", "1", "protein"}, "", ""},
+		{bad, []string{"config", "check"}, "", `unknown key "server.listen_adress"`},
+		{bad, []string{"config", "check", "--config", good}, `"name": "fromenv"`, ""}, // the flag wins
+		{"", []string{"probe"}, "", "pass --config FILE, set RCP_SIDECAR_CONFIG, or pass --demo"},
+	}
+	for _, tt := range tests {
+		out, stderr, err := runEnv(t, []string{"RCP_SIDECAR_CONFIG=" + tt.env}, "", tt.args...)
+		wantFail := tt.wantOut == "" && tt.wantErr != ""
+		if (err != nil) != wantFail || !strings.Contains(out, tt.wantOut) || !strings.Contains(stderr, tt.wantErr) {
+			t.Errorf("RCP_SIDECAR_CONFIG=%s %v: err=%v\nstdout:\n%s\nstderr:\n%s", filepath.Base(tt.env), tt.args, err, out, stderr)
+		}
+	}
+	for _, cmd := range []string{"serve", "mcp", "probe", "query", "config"} {
+		if out, _, _ := run(t, "", cmd, "--help"); !strings.Contains(out, "defaults to $RCP_SIDECAR_CONFIG") {
+			t.Errorf("%s --help does not name RCP_SIDECAR_CONFIG:\n%s", cmd, out)
+		}
 	}
 }
 

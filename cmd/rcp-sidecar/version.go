@@ -16,8 +16,14 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version, the RCP protocol version and the engines compiled in",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "rcp-sidecar %s (RCP/%d, %s, engines: %v)\n",
-				version, rcp.ProtocolVersion, runtime.Version(), sidecar.Registry().Names())
+			fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 		},
 	}
+}
+
+// versionLine is what `version` and `--version` print: the build's
+// version, the RCP protocol version, the Go release and the engines.
+func versionLine() string {
+	return fmt.Sprintf("rcp-sidecar %s (RCP/%d, %s, engines: %v)",
+		version, rcp.ProtocolVersion, runtime.Version(), sidecar.Registry().Names())
 }

@@ -24,10 +24,10 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/integration/itest"
 )
 
-// serve runs `serve --http 127.0.0.1:0 --config cfg` and returns its /mcp URL.
-func serve(t *testing.T, bin, cfg string) string {
+// serve runs `serve --http 127.0.0.1:0 args...` and returns its /mcp URL.
+func serve(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	cmd := exec.Command(bin, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +186,7 @@ func TestPythonClientMemory(t *testing.T) {
 		"search": "search", "query": "solar", "filter": map[string]any{"field": "topic", "value": "astronomy"},
 		"want_ids": want(docs, "astronomy", ""), "page_k": 5, "bad_field": "colour"}.String())
 	t.Logf("stdio:\n%s", out)
-	checks(t, py, script, serve(t, bin, keyed), docs)
+	checks(t, py, script, serve(t, bin, "--config", keyed), docs)
 }
 
 // TestPythonClientElasticsearch: the same checks against a real
@@ -200,20 +200,7 @@ func TestPythonClientElasticsearch(t *testing.T) {
 	var suffix [4]byte
 	_, _ = crand.Read(suffix[:])
 	index := "mcp-" + hex.EncodeToString(suffix[:])
-	do := func(method, path, ctype, body string) {
-		t.Helper()
-		req, _ := http.NewRequest(method, es+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", ctype)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode/100 != 2 || bytes.Contains(b, []byte(`"errors":true`)) {
-			t.Fatalf("%s %s: HTTP %d %s", method, path, resp.StatusCode, tail(string(b), 500))
-		}
-	}
+	do := func(method, path, ctype, body string) { t.Helper(); engineDo(t, es, method, path, ctype, body) }
 	do(http.MethodPut, "/"+index, "application/json", `{"settings":{"number_of_shards":1,"number_of_replicas":0},"mappings":{"properties":{
 		"title":{"type":"text"},"text":{"type":"text"},"topic":{"type":"keyword"},"tenant":{"type":"keyword"},"year":{"type":"integer"}}}}`)
 	t.Cleanup(func() {
@@ -235,7 +222,24 @@ func TestPythonClientElasticsearch(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	checks(t, py, script, serve(t, bin, cfg), docs)
+	checks(t, py, script, serve(t, bin, "--config", cfg), docs)
+}
+
+// engineDo sends one request to the Elasticsearch or OpenSearch node at
+// base and fails t unless it succeeds (a bulk request without errors).
+func engineDo(t *testing.T, base, method, path, ctype, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", ctype)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 || bytes.Contains(b, []byte(`"errors":true`)) {
+		t.Fatalf("%s %s: HTTP %d %s", method, path, resp.StatusCode, tail(string(b), 500))
+	}
 }
 
 // TestLangGraphExample runs examples/langgraph/agent.py, a LangGraph ReAct

@@ -16,10 +16,11 @@ import (
 
 // TestTypeScriptClient: the TypeScript SDK client (which validates
 // structured content against a tool's output schema, tool errors
-// included) lists the demo's tools over stdio, searches with a filter,
-// and receives a bad filter as a tool error whose text carries the RCP
-// error an RCP client gets for the same retrieve (read from `serve
-// --stdio`).
+// included), over stdio (`mcp --demo`) and Streamable HTTP (`serve
+// --demo`), lists the demo's tools, searches with a filter, receives a
+// bad filter as a tool error whose text carries the RCP error an RCP
+// client gets for the same retrieve (read from `serve --stdio`), and
+// writes a document with index_add that a filtered search then finds.
 func TestTypeScriptClient(t *testing.T) {
 	how := "run integration/mcp/setup.sh and source integration/.work/mcp.env"
 	node := itest.RequireEnv(t, "RCP_MCP_NODE", how)
@@ -29,23 +30,34 @@ func TestTypeScriptClient(t *testing.T) {
 	if want.Message == "" || want.Data.Field != "filter.colour" {
 		t.Fatalf("RCP error for the bad filter: %+v", want)
 	}
-	p := plan{"command": bin, "args": []string{"mcp", "--demo"}, "query": "comets",
-		"filter": map[string]any{"field": "topic", "value": "astronomy"}, "bad_field": "colour"}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(itest.RepoRoot(t), "integration", "mcp", "ts", "check_client.cjs"), p.String())
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("check_client.cjs: %v\n--- transcript\n%s\n--- stderr (tail)\n%s", err, out.String(), tail(errb.String(), 3000))
+	transports := map[string]func() plan{
+		"stdio": func() plan { return plan{"command": bin, "args": []string{"mcp", "--demo"}} },
+		"http":  func() plan { return plan{"http": serve(t, bin, "--demo")} },
 	}
-	t.Logf("TypeScript client:\n%s", out.String())
-	code, _ := json.Marshal(want.Code)
-	for _, s := range []string{want.Message, string(code), `"filter.colour"`} {
-		if !strings.Contains(out.String(), s) {
-			t.Fatalf("the TypeScript client's output lacks %q of the RCP error", s)
-		}
+	for name, transport := range transports {
+		t.Run(name, func(t *testing.T) {
+			p := transport()
+			p["query"], p["bad_field"] = "comets", "colour"
+			p["filter"] = map[string]any{"field": "topic", "value": "astronomy"}
+			p["add"] = map[string]any{"id": "ts-added-" + name, "text": "heliopause bow shock of the " + name + " probe",
+				"meta": map[string]any{"topic": "astronomy"}}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, filepath.Join(itest.RepoRoot(t), "integration", "mcp", "ts", "check_client.cjs"), p.String())
+			cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("check_client.cjs: %v\n--- transcript\n%s\n--- stderr (tail)\n%s", err, out.String(), tail(errb.String(), 3000))
+			}
+			t.Logf("TypeScript client over %s:\n%s", name, out.String())
+			code, _ := json.Marshal(want.Code)
+			for _, s := range []string{want.Message, string(code), `"filter.colour"`} {
+				if !strings.Contains(out.String(), s) {
+					t.Fatalf("the TypeScript client's output lacks %q of the RCP error", s)
+				}
+			}
+		})
 	}
 }
 

@@ -169,7 +169,11 @@ var layers = map[string][]string{
 		"github.com/modelcontextprotocol/go-sdk/"},
 	"internal/telemetry": {"std", "adapters", "capability", "filterlang", "rcp", "rcp/server",
 		"github.com/prometheus/", "go.opentelemetry.io/"},
-	"internal/config": {"std", "adapters", "internal/fetch", "retrieval", "filterlang", "github.com/spf13/viper"},
+	// viper reads and decodes; yaml.v3 (viper's parser) finds a key's line,
+	// goccy/go-yaml a syntax error's; mapstructure names a field that
+	// failed to decode.
+	"internal/config": {"std", "adapters", "internal/fetch", "retrieval", "filterlang", "github.com/spf13/viper",
+		"go.yaml.in/yaml/v3", "github.com/goccy/go-yaml", "github.com/go-viper/mapstructure/v2"},
 
 	// The composition root wires everything together; the binary is
 	// its command line.

@@ -3,6 +3,7 @@ package config_test
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,8 +55,9 @@ func TestCursorKeys(t *testing.T) {
 			}
 			cfg, err := config.Parse([]byte(y), registry)
 			if tt.wantErr != "" {
-				if err == nil || !strings.HasSuffix(err.Error(), tt.wantErr) {
-					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				var located *config.Error
+				if !errors.As(err, &located) || located.Err.Error() != tt.wantErr {
+					t.Fatalf("error = %v, want %q at its line", err, tt.wantErr)
 				}
 				if strings.Contains(err.Error(), short) {
 					t.Fatalf("error shows key material: %v", err)

@@ -52,9 +52,9 @@ func checkStruct(prefix string, m map[string]any, t reflect.Type) error {
 		f, ok := fieldFor(t, k)
 		if !ok {
 			if why, retired := retiredKeys[prefix+k]; retired {
-				return fmt.Errorf("%s%s: %s", prefix, k, why)
+				return &pathError{path: prefix + k, err: fmt.Errorf("%s%s: %s", prefix, k, why)}
 			}
-			return fmt.Errorf("unknown key %q", prefix+k)
+			return &pathError{path: prefix + k, err: fmt.Errorf("unknown key %q", prefix+k)}
 		}
 		if f == nil {
 			continue // a ",remain" field accepts anything

@@ -2,12 +2,14 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
 	"regexp"
 	"strings"
 
+	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
@@ -24,6 +26,11 @@ func Load(path string, reg *adapters.Registry) (*Config, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	cfg, err := Parse(data, reg)
+	var located *Error
+	if errors.As(err, &located) {
+		located.File = path
+		return nil, fmt.Errorf("config %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -32,8 +39,17 @@ func Load(path string, reg *adapters.Registry) (*Config, error) {
 
 // Parse decodes YAML in two phases: the top-level structs strictly (unknown
 // keys name their path), then each backend's settings strictly into the
-// Config of the engine found in reg, followed by Validate.
+// Config of the engine found in reg, followed by Validate. An error about
+// a key or token of the file is an *Error naming its line and column.
 func Parse(data []byte, reg *adapters.Registry) (*Config, error) {
+	cfg, err := parse(data, reg)
+	if err != nil {
+		return nil, locate(data, err)
+	}
+	return cfg, nil
+}
+
+func parse(data []byte, reg *adapters.Registry) (*Config, error) {
 	raw, err := readRaw(data)
 	if err != nil {
 		return nil, err
@@ -75,7 +91,7 @@ func readRaw(data []byte) (map[string]any, error) {
 	v := viper.New()
 	v.SetConfigType("yaml")
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
-		return nil, fmt.Errorf("parse yaml: %w", err)
+		return nil, syntaxError(data, err)
 	}
 	return v.AllSettings(), nil
 }
@@ -90,7 +106,7 @@ func decodeTop(raw map[string]any) (*Config, error) {
 	emb := DefaultEmbedder()
 	cfg.Embedder = &emb
 	if err := v.UnmarshalExact(cfg); err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
+		return nil, decodeError("", err)
 	}
 	if !embedderSet() {
 		cfg.Embedder = nil
@@ -184,13 +200,24 @@ func decodeSettings(path string, b *Backend, reg *adapters.Registry) error {
 		return fmt.Errorf("%s.settings: %w", path, err)
 	}
 	if err := v.UnmarshalExact(c); err != nil {
-		return fmt.Errorf("%s.settings: %w", path, err)
+		return decodeError(path+".settings.", err)
 	}
 	if err := c.Validate(); err != nil {
 		return fmt.Errorf("%s.settings (%s): %w", path, b.Name, err)
 	}
 	b.Config = c
 	return b.Tenancy.validate(path+".tenancy", f)
+}
+
+// decodeError names the key a value could not be decoded for (the first,
+// when there are several), with prefix before the decoder's field name.
+func decodeError(prefix string, err error) error {
+	var de *mapstructure.DecodeError
+	if !errors.As(err, &de) {
+		return fmt.Errorf("%sdecode: %w", prefix, err)
+	}
+	path := prefix + de.Name()
+	return &pathError{path: path, err: fmt.Errorf("%s: %w", path, de.Unwrap())}
 }
 
 var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)

@@ -114,19 +114,20 @@ func loadConfig(g *Flags) (*config.Config, error) {
 		if g.Demo {
 			return validTelemetry(config.FromEnv())
 		}
-		return nil, errors.New("no configuration: pass --config FILE, or --demo")
+		return nil, errors.New("no configuration: pass --config FILE, set " + ConfigEnv + ", or pass --demo")
 	}
 	return validTelemetry(config.Load(g.ConfigPath, Registry()))
 }
 
 // openSelected opens the backend --backend names and builds its Engine;
-// a failed first probe fails start-up.
+// a failed first probe, one attempt within resilience.timeout, fails
+// start-up.
 func (a *Sidecar) openSelected(ctx context.Context, name string, emb adapters.Embedder) error {
 	b, err := selectBackend(a.cfg, name)
 	if err != nil {
 		return err
 	}
-	op, err := openBackend(ctx, b, openOptions{log: a.log, emb: emb, obs: a})
+	op, err := openBackend(ctx, b, openOptions{log: a.log, emb: emb, obs: a, resilient: true, oneShot: true})
 	if err != nil {
 		return err
 	}
@@ -256,3 +257,7 @@ func (a *Sidecar) Close() {
 	}
 	a.closeTelemetry()
 }
+
+// ConfigEnv names the environment variable that is the default of
+// --config, for hosts that launch the binary with flags of their own.
+const ConfigEnv = "RCP_SIDECAR_CONFIG"

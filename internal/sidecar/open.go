@@ -30,6 +30,10 @@ type openOptions struct {
 	// when set, is handed the decorator (circuit metrics).
 	resilient bool
 	watch     func(backend string, ra *resilient.Adapter)
+	// oneShot makes the resilient decorator try each call once: a
+	// command that answers once (probe, query) reports a failure at once,
+	// each attempt still bounded by the backend's resilience timeouts.
+	oneShot bool
 	// late starts the backend even when its first probe fails: the
 	// adapter is kept, opened.engine is nil and opened.probeErr says why,
 	// for the caller to retry (standby, late federation members).
@@ -109,7 +113,11 @@ func openBackend(ctx context.Context, b *config.Backend, o openOptions) (_ *open
 		}
 	}
 	if o.resilient {
-		op.ra = resilient.New(ad, resilientOptions(b, log))
+		ro := resilientOptions(b, o.log) // it labels its lines with the backend and engine itself
+		if o.oneShot {
+			ro.Retries = -1
+		}
+		op.ra = resilient.New(ad, ro)
 		if o.watch != nil {
 			o.watch(b.Name, op.ra)
 		}

@@ -94,7 +94,7 @@ func openResilient(ctx context.Context, a *Sidecar, b *config.Backend) (*resilie
 	a.backend = b.Name
 	rs := newResilience(a, op.ra, op.opts)
 	if a.engine = op.engine; op.probeErr != nil {
-		op.log.Warn("backend not ready; serving -32010 until its first probe succeeds", "err", op.probeErr)
+		op.log.Warn("backend not ready; serving -32010 until its first probe succeeds") // the probe logged why
 	}
 	return rs, nil
 }
@@ -103,10 +103,13 @@ func openResilient(ctx context.Context, a *Sidecar, b *config.Backend) (*resilie
 func resilientOptions(b *config.Backend, log *slog.Logger) resilient.Options {
 	r := b.Resilience
 	o := resilient.Options{
-		Name: b.Name, Timeout: r.Timeout, WriteTimeout: r.WriteTimeout,
+		Name: b.Name, Engine: b.Engine, Timeout: r.Timeout, WriteTimeout: r.WriteTimeout,
 		BackoffBase: r.BackoffBase, BackoffMax: r.BackoffMax,
 		FailureThreshold: r.BreakerFailures, OpenFor: r.BreakerOpenFor,
 		ReprobeInterval: r.ReprobeInterval, Logger: log,
+	}
+	if e, ok := b.Config.(endpointer); ok {
+		o.Endpoint = e.Endpoint()
 	}
 	if r.Retries != nil {
 		o.Retries = *r.Retries
@@ -116,6 +119,9 @@ func resilientOptions(b *config.Backend, log *slog.Logger) resilient.Options {
 	}
 	return o
 }
+
+// endpointer is engine settings that name where the engine is reached.
+type endpointer interface{ Endpoint() string }
 
 func newResilience(a *Sidecar, ra *resilient.Adapter, opts retrieval.Options) *resilience {
 	rs := &resilience{a: a, ra: ra, opts: opts, fatal: make(chan error, 1), cancel: func() {}}
