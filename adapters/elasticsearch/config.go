@@ -192,3 +192,14 @@ func (c *Config) validateOptions() error {
 	}
 	return nil
 }
+
+// Endpoint implements adapters.Described: db.system.name "elasticsearch"
+// (a name the OpenTelemetry conventions define), the single node when one
+// URL is configured, the configured index, and the endpoint ids of the
+// calls the adapter makes (as those conventions ask).
+func (c *Config) Endpoint() adapters.Endpoint {
+	ep := adapters.Endpoint{System: "elasticsearch", Collection: c.Index,
+		Operations: adapters.Operations{Search: "search", Upsert: "bulk", Delete: "bulk", Rerank: "inference.inference"}}
+	ep.Address, ep.Port = adapters.SingleURL(c.URLs)
+	return ep
+}

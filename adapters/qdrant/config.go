@@ -118,3 +118,16 @@ func (c *Config) textField() string {
 	}
 	return c.TextField
 }
+
+// Endpoint implements adapters.Described: db.system.name "qdrant" (not
+// among the OpenTelemetry conventions' names, so the product's lower-case
+// name, as they ask of other systems), the configured node and
+// collection, and the Points service methods the adapter calls.
+func (c *Config) Endpoint() adapters.Endpoint {
+	host, port, err := c.hostPort()
+	if err != nil {
+		host, port = c.Address, 0
+	}
+	return adapters.Endpoint{System: "qdrant", Address: host, Port: port, Collection: c.Collection,
+		Operations: adapters.Operations{Search: "Query", Upsert: "Upsert", Delete: "Delete"}}
+}

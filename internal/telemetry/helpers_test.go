@@ -47,7 +47,7 @@ type stackOpts struct {
 	logBodies bool
 	noRecord  bool // no span processor: spans are never recorded
 	wrap      func(adapters.Adapter) adapters.Adapter
-	endpoint  telemetry.Endpoint  // the engine's database attributes (EngineAdapter)
+	endpoint  adapters.Endpoint   // the engine's database attributes (EngineAdapter)
 	redactor  *telemetry.Redactor // Options.Redactor
 }
 
