@@ -183,6 +183,7 @@ var layers = map[string][]string{
 	// Benchmark tools drive in-process engines and fakes.
 	"bench/scifact": {"std", "adapters", "bench/scifact/beir", "embedding", "rcp"},
 	"bench/hop":     {"std", "adapters", "bench/scifact/beir", "embedding", "rcp", "github.com/qdrant/"},
+	"bench/load":    {"std", "rcp", "github.com/spf13/cobra"},
 	"bench/scifact/beir": {"std", "adapters", "adapters/elasticsearch", "adapters/opensearch", "adapters/qdrant",
 		"adapters/qdrant/qdranttest", "capability", "rcp", "rcp/server", "retrieval", "github.com/qdrant/"},
 
