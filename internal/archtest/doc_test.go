@@ -198,9 +198,6 @@ type sketchEdge struct {
 	line     int
 }
 
-// engines stands for the `adapters/<engine>` placeholder of the sketch.
-var engines = []string{"adapters/memory", "adapters/elasticsearch", "adapters/opensearch", "adapters/qdrant"}
-
 // parseSketch reads the code block after "Import direction": each line is
 // groups of comma-separated packages joined by arrows, an arrow meaning
 // "is imported by".
@@ -235,7 +232,7 @@ func sketchGroup(s string) []string {
 		switch name {
 		case "":
 		case "adapters/<engine>":
-			out = append(out, engines...)
+			out = append(out, adapterChildren()...)
 		default:
 			out = append(out, name)
 		}
@@ -273,4 +270,20 @@ func TestDocTableDiffs(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("diffs =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// adapterChildren stands for the sketch's `adapters/<engine>`: every
+// package one level under adapters/ that imports the contract (the
+// engines, and the resilient decorator, for which the edge holds too),
+// so the placeholder needs no list of engines here.
+func adapterChildren() []string {
+	var out []string
+	for p, allow := range layers {
+		rest, ok := strings.CutPrefix(p, "adapters/")
+		if ok && !strings.Contains(rest, "/") && contains(allow, "adapters") {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
