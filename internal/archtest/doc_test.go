@@ -187,7 +187,7 @@ func TestArchitectureDocSketch(t *testing.T) {
 			t.Errorf("%s:%d: the sketch names %s, which layers does not list", archDoc, e.line, e.to)
 			continue
 		}
-		if !contains(allow, e.from) {
+		if !allowed(module+"/"+e.from, allow) {
 			t.Errorf("%s:%d: the sketch draws %s ──→ %s, but layers does not let %s import %s", archDoc, e.line, e.from, e.to, e.to, e.from)
 		}
 	}
@@ -280,7 +280,7 @@ func adapterChildren() []string {
 	var out []string
 	for p, allow := range layers {
 		rest, ok := strings.CutPrefix(p, "adapters/")
-		if ok && !strings.Contains(rest, "/") && contains(allow, "adapters") {
+		if ok && !strings.Contains(rest, "/") && allowed(module+"/adapters", allow) {
 			out = append(out, p)
 		}
 	}
