@@ -6,10 +6,11 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/integration/itest"
 )
 
 // TestLoadAgainstDemo builds rcp-sidecar, starts `serve --demo` over HTTP
@@ -47,11 +48,7 @@ func TestLoadRefusesAnUnreachableTarget(t *testing.T) {
 // 127.0.0.1:0` and returns the base URL printed in its banner.
 func startDemo(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "rcp-sidecar")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/rcp-sidecar").CombinedOutput(); err != nil {
-		t.Fatalf("build rcp-sidecar: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "serve", "--demo", "--http", "127.0.0.1:0", "--log-level", "warn")
+	cmd := exec.Command(itest.BuildSidecar(t, t.TempDir()), "serve", "--demo", "--http", "127.0.0.1:0", "--log-level", "warn")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
