@@ -14,8 +14,8 @@ import (
 	"unsafe"
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	"github.com/rcp-sidecar/rcp-sidecar/internal/retry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retry"
 )
 
 // maxResponseBytes bounds one upstream response body (64 MiB).
@@ -91,7 +91,7 @@ func (n *numbers) UnmarshalJSON(b []byte) error {
 func trimJSONSpace(b []byte) []byte { return bytes.Trim(b, " \t\n\r") }
 
 // embedBatch sends one batch, retrying transient failures with the
-// module's backoff (internal/retry).
+// module's backoff (retry).
 func (o *OpenAI) embedBatch(ctx context.Context, texts []string, kind string) ([][]float32, error) {
 	body, err := o.requestBody(texts, kind)
 	if err != nil {

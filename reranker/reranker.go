@@ -9,7 +9,7 @@
 //     {"query","texts","raw_scores"} answered by [{"index","score"}].
 //
 // Every call is bounded: a per-call timeout, a bounded number of retries
-// with the module's backoff (internal/retry) on 429, 5xx and connection
+// with the module's backoff (retry) on 429, 5xx and connection
 // errors, a cap on the passages per call and on the response size. The
 // API key is sent as a bearer token and never appears in an error.
 package reranker
@@ -30,8 +30,8 @@ import (
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/internal/fetch"
-	"github.com/rcp-sidecar/rcp-sidecar/internal/retry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	"github.com/rcp-sidecar/rcp-sidecar/retry"
 )
 
 // API selects the request and response shape of the service.

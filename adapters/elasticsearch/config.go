@@ -108,10 +108,6 @@ func DefaultConfig() *Config {
 // DefaultRerankMaxCandidates is rerank_max_candidates when unset.
 const DefaultRerankMaxCandidates = 100
 
-// Endpoint names where the engine is reached, for log lines and errors:
-// the node URLs, comma-separated (Validate refuses credentials in them).
-func (c *Config) Endpoint() string { return strings.Join(c.URLs, ",") }
-
 // Validate implements adapters.Config.
 func (c *Config) Validate() error {
 	for _, check := range []func() error{c.validateURLs, c.validateIndex, c.validateAuth, c.validateOptions} {
@@ -195,4 +191,16 @@ func (c *Config) validateOptions() error {
 		return fmt.Errorf("elasticsearch: rerank_inference_id %q has an invalid character", c.RerankInferenceID)
 	}
 	return nil
+}
+
+// Endpoint implements adapters.Described: db.system.name "elasticsearch"
+// (a name the OpenTelemetry conventions define), the single node when one
+// URL is configured, the configured index, and the endpoint ids of the
+// calls the adapter makes (as those conventions ask).
+func (c *Config) Endpoint() adapters.Endpoint {
+	ep := adapters.Endpoint{System: "elasticsearch", Collection: c.Index,
+		Operations: adapters.Operations{Search: "search", Upsert: "bulk", Delete: "bulk", Rerank: "inference.inference"}}
+	ep.URL = strings.Join(c.URLs, ",")
+	ep.Address, ep.Port = adapters.SingleURL(c.URLs)
+	return ep
 }

@@ -8,15 +8,15 @@ import (
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/filterdiff"
+	"github.com/rcp-sidecar/rcp-sidecar/conformance/filterdifftest"
 )
 
 // TestLiveFilterDifferential: on generated mappings and documents, every
 // (field, operator) the sidecar advertises selects what §8 says, and every
-// other leaf is refused with the right error (filterdiff).
+// other leaf is refused with the right error (filterdifftest).
 func TestLiveFilterDifferential(t *testing.T) {
 	base := liveURL(t)
-	filterdiff.Run(t, filterdiff.Target{
+	filterdifftest.Run(t, filterdifftest.Target{
 		Engine: "elasticsearch", URL: base, Package: "./adapters/elasticsearch/",
 		// The integ-test distribution the live tests run has neither the
 		// mapper-extras module (scaled_float, match_only_text) nor the
@@ -36,13 +36,13 @@ func TestLiveFilterDifferential(t *testing.T) {
 	})
 }
 
-// esFeatures are the filterdiff features of the node at base. Elasticsearch
+// esFeatures are the filterdifftest features of the node at base. Elasticsearch
 // 9.2.0 mis-indexes a document whose epoch_second date is a JSON number
 // with a fraction (the number also lands in the next numeric field), so
 // there such dates are written as strings.
-func esFeatures(t *testing.T, base string) filterdiff.Feature {
+func esFeatures(t *testing.T, base string) filterdifftest.Feature {
 	t.Helper()
-	feats := filterdiff.FeatureFlattened | filterdiff.FeatureRuntime
+	feats := filterdifftest.FeatureFlattened | filterdifftest.FeatureRuntime
 	_, body, err := esDo(context.Background(), base, http.MethodGet, "/_nodes/_local?filter_path=nodes.*.version", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -55,10 +55,10 @@ func esFeatures(t *testing.T, base string) filterdiff.Feature {
 	}
 	for _, n := range ni.Nodes {
 		if !strings.HasPrefix(n.Version, "9.2.0") {
-			feats |= filterdiff.FeatureEpochFractionNumbers
+			feats |= filterdifftest.FeatureEpochFractionNumbers
 		}
 		if atLeast(n.Version, [2]int{8, 0}) { // 7.17 refuses epoch millis before 1970
-			feats |= filterdiff.FeatureNegativeEpochMillis
+			feats |= filterdifftest.FeatureNegativeEpochMillis
 		}
 	}
 	return feats

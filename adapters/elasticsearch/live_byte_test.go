@@ -3,8 +3,8 @@ package elasticsearch
 import (
 	"testing"
 
-	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/livetest"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/conformance/livetest"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/livetest"
+	"github.com/rcp-sidecar/rcp-sidecar/conformance/livetest"
 )
 
 // TestLiveDateFilters: date filters select what §8 selects on date and

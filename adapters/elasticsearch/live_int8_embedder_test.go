@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/livetest"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/conformance/livetest"
 )
 
 // TestLiveInt8Embedder: an index mapped like Elastic's Rally track

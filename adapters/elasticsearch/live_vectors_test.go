@@ -9,7 +9,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
-	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/livetest"
+	"github.com/rcp-sidecar/rcp-sidecar/conformance/livetest"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/adapters/adaptertest"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/memory"
+	"github.com/rcp-sidecar/rcp-sidecar/conformance/adaptertest"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 

@@ -5,22 +5,22 @@ import (
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/filterdiff"
+	"github.com/rcp-sidecar/rcp-sidecar/conformance/filterdifftest"
 )
 
 // TestLiveFilterDifferential: on generated mappings and documents, every
 // (field, operator) the sidecar advertises selects what §8 says, and every
-// other leaf is refused with the right error (filterdiff).
+// other leaf is refused with the right error (filterdifftest).
 func TestLiveFilterDifferential(t *testing.T) {
 	base := liveURL(t)
-	filterdiff.Run(t, filterdiff.Target{
+	filterdifftest.Run(t, filterdifftest.Target{
 		Engine: "opensearch", URL: base, Package: "./adapters/opensearch/",
 		// OpenSearch 3.x ships mapper-extras, wildcard, constant_keyword,
 		// unsigned_long, flat_object and derived fields; it has neither
 		// flattened nor a runtime mapping section.
-		Features: filterdiff.FeatureMapperExtras | filterdiff.FeatureWildcard | filterdiff.FeatureConstantKeyword |
-			filterdiff.FeatureUnsignedLong | filterdiff.FeatureFlatObject | filterdiff.FeatureDerived | filterdiff.FeatureEpochFractionNumbers |
-			filterdiff.FeatureNegativeEpochMillis,
+		Features: filterdifftest.FeatureMapperExtras | filterdifftest.FeatureWildcard | filterdifftest.FeatureConstantKeyword |
+			filterdifftest.FeatureUnsignedLong | filterdifftest.FeatureFlatObject | filterdifftest.FeatureDerived | filterdifftest.FeatureEpochFractionNumbers |
+			filterdifftest.FeatureNegativeEpochMillis,
 		CreateIndex: func(ctx context.Context, name string, body map[string]any) error {
 			return createIndex(ctx, base, name, body)
 		},

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/livetest"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/conformance/livetest"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 

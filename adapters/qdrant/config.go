@@ -65,10 +65,6 @@ func DefaultConfig() *Config {
 	return &Config{TextField: "text", Timeout: 30 * time.Second}
 }
 
-// Endpoint names where the engine is reached, for log lines and errors:
-// the gRPC address as configured.
-func (c *Config) Endpoint() string { return c.Address }
-
 // Validate implements adapters.Config.
 func (c *Config) Validate() error {
 	if c.Address == "" {
@@ -121,4 +117,17 @@ func (c *Config) textField() string {
 		return "text"
 	}
 	return c.TextField
+}
+
+// Endpoint implements adapters.Described: db.system.name "qdrant" (not
+// among the OpenTelemetry conventions' names, so the product's lower-case
+// name, as they ask of other systems), the configured node and
+// collection, and the Points service methods the adapter calls.
+func (c *Config) Endpoint() adapters.Endpoint {
+	host, port, err := c.hostPort()
+	if err != nil {
+		host, port = c.Address, 0
+	}
+	return adapters.Endpoint{System: "qdrant", URL: c.Address, Address: host, Port: port, Collection: c.Collection,
+		Operations: adapters.Operations{Search: "Query", Upsert: "Upsert", Delete: "Delete"}}
 }

@@ -11,9 +11,9 @@ import (
 	qdrantgo "github.com/qdrant/go-client/qdrant"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/adapters/adaptertest"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/conformance/adaptertest"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
 )
 

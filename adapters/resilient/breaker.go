@@ -2,7 +2,7 @@ package resilient
 
 import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	retrypkg "github.com/rcp-sidecar/rcp-sidecar/internal/retry"
+	retrypkg "github.com/rcp-sidecar/rcp-sidecar/retry"
 )
 
 // Breaker states as reported by State.

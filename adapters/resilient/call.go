@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	retrypkg "github.com/rcp-sidecar/rcp-sidecar/internal/retry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	retrypkg "github.com/rcp-sidecar/rcp-sidecar/retry"
 )
 
 // Error is a failure produced by the decorator itself: the breaker is
@@ -38,7 +38,7 @@ var errCallTimeout = errors.New("resilient: engine call timed out")
 
 // do runs f under the breaker, each attempt with its own deadline, and
 // retries when retry is set and the failure is retryable (§12.2), backing
-// off as internal/retry does for every retried call of the module.
+// off as retry does for every retried call of the module.
 func (r *Adapter) do(ctx context.Context, op string, timeout time.Duration, retry bool, f func(context.Context) error) error {
 	p := retrypkg.Policy{MaxAttempts: 1}
 	if retry {

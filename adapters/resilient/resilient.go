@@ -19,8 +19,8 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
-	retrypkg "github.com/rcp-sidecar/rcp-sidecar/internal/retry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
+	retrypkg "github.com/rcp-sidecar/rcp-sidecar/retry"
 )
 
 // Defaults applied by New to zero Options fields.

@@ -1,7 +1,7 @@
 // Command rcp-sidecar serves the Retrieval Context Protocol (RCP/1) in
 // front of a search engine. Subcommands: serve, probe, query, config
-// check, version and bench. Logs go to stderr only; in `serve --stdio`
-// stdout carries protocol frames and nothing else (§5.1).
+// check and version. Logs go to stderr only; in `serve --stdio` stdout
+// carries protocol frames and nothing else (§5.1).
 package main
 
 import (

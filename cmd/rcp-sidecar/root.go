@@ -23,6 +23,6 @@ func newRootCmd() *cobra.Command {
 	pf.StringVar(&g.LogLevel, "log-level", "", "log level: debug, info, warn, error (overrides server.log_level)")
 	pf.StringVar(&g.Backend, "backend", "", "backend name to use when the configuration has several")
 	pf.BoolVar(&g.Demo, "demo", false, "use the bundled demo corpus with the in-memory engine")
-	root.AddCommand(newServeCmd(g), newMCPCmd(g), newProbeCmd(g), newQueryCmd(g), newConfigCmd(g), newVersionCmd(), newBenchCmd())
+	root.AddCommand(newServeCmd(g), newMCPCmd(g), newProbeCmd(g), newQueryCmd(g), newConfigCmd(g), newVersionCmd())
 	return root
 }

@@ -19,6 +19,10 @@ func TestAllowed(t *testing.T) {
 		{module + "/rcp/jsonrpc", []string{"rcp"}, false},
 		{"github.com/elastic/go-elasticsearch/v8", []string{"std", "github.com/elastic/"}, true},
 		{"github.com/spf13/cobra", []string{"std", "github.com/spf13/viper"}, false},
+		{module + "/adapters/qdrant", []string{"adapters/*"}, true},
+		{module + "/adapters", []string{"adapters/*"}, false},
+		{module + "/adapters/resilient/standby", []string{"adapters/*"}, false},
+		{module + "/adaptersx/y", []string{"adapters/*"}, false},
 	}
 	for _, tt := range tests {
 		if got := allowed(tt.imp, tt.allow); got != tt.want {

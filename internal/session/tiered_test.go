@@ -7,7 +7,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
+
+// Tiered is the store the retrieval Engine consumes through the interface
+// it declares (retrieval.SessionStore); this package does not import
+// retrieval, only its test checks the fit.
+var _ retrieval.SessionStore = (*Tiered)(nil)
 
 // mapShared is a fake shared store (named as one): sets in a map, or
 // every call failing when down is set.

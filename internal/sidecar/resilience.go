@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient/standby"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
@@ -108,9 +109,7 @@ func resilientOptions(b *config.Backend, log *slog.Logger) resilient.Options {
 		FailureThreshold: r.BreakerFailures, OpenFor: r.BreakerOpenFor,
 		ReprobeInterval: r.ReprobeInterval, Logger: log,
 	}
-	if e, ok := b.Config.(endpointer); ok {
-		o.Endpoint = e.Endpoint()
-	}
+	o.Endpoint = adapters.EndpointOf(b.Config).URL
 	if r.Retries != nil {
 		o.Retries = *r.Retries
 		if o.Retries == 0 {
@@ -119,9 +118,6 @@ func resilientOptions(b *config.Backend, log *slog.Logger) resilient.Options {
 	}
 	return o
 }
-
-// endpointer is engine settings that name where the engine is reached.
-type endpointer interface{ Endpoint() string }
 
 func newResilience(a *Sidecar, ra *resilient.Adapter, opts retrieval.Options) *resilience {
 	rs := &resilience{a: a, ra: ra, opts: opts, fatal: make(chan error, 1), cancel: func() {}}

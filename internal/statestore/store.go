@@ -9,7 +9,7 @@
 // caller's identity, never by a secret.
 //
 // Every call is bounded: a short timeout (Options.Timeout), no client
-// retries, and a circuit breaker (internal/retry's) that refuses calls at
+// retries, and a circuit breaker (retry's) that refuses calls at
 // once after FailureThreshold failures in a row, for OpenFor, then lets
 // one call try. A request that carries a budget (WithBudget) waits on the
 // store for at most one timeout in all, and skips the store once one of
@@ -34,7 +34,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/rcp-sidecar/rcp-sidecar/internal/retry"
+	"github.com/rcp-sidecar/rcp-sidecar/retry"
 )
 
 // Defaults applied by Open to zero Options.

@@ -23,54 +23,19 @@ import (
 // pass through. The result is an adapters.Writer exactly when a is, and
 // when a reports a circuit breaker State it is watched (WatchCircuit).
 // Its spans carry the rcp.* attributes only; EngineAdapter adds the
-// OpenTelemetry database attributes of a known engine.
+// OpenTelemetry database attributes an engine's Config describes
+// (adapters.Described).
 func (t *Telemetry) Adapter(a adapters.Adapter, engine string) adapters.Adapter {
-	return t.EngineAdapter(a, engine, Endpoint{})
-}
-
-// Endpoint names the database behind an adapter in the terms of
-// OpenTelemetry's database semantic conventions (semconv 1.43).
-type Endpoint struct {
-	// System is db.system.name: SystemElasticsearch, SystemOpenSearch or
-	// SystemQdrant. Empty (the in-process memory engine): no db.*,
-	// server.* or error.type attribute is set.
-	System string
-	// Address and Port are server.address and server.port of the one node
-	// the adapter talks to; empty and 0 when that is not a single known
-	// node (several Elasticsearch URLs are balanced by the client).
-	Address string
-	Port    int
-	// Collection is db.collection.name for calls whose plan names none
-	// (probe, writes): the configured index or collection. Leave it empty
-	// when tenants have indices of their own, since a write's index is
-	// then the tenant's.
-	Collection string
-}
-
-// Values of Endpoint.System (db.system.name). Elasticsearch and OpenSearch
-// are names the conventions define; qdrant is not (yet) among them and is
-// the product's lower-case name, as the conventions ask of other systems.
-const (
-	SystemElasticsearch = "elasticsearch"
-	SystemOpenSearch    = "opensearch"
-	SystemQdrant        = "qdrant"
-)
-
-// dbOperations is db.operation.name by system and adapter operation: the
-// Elasticsearch/OpenSearch endpoint id (as their conventions ask) and the
-// Qdrant Points service method. A probe makes several calls and has none.
-var dbOperations = map[string]map[string]string{
-	SystemElasticsearch: {"search": "search", "upsert": "bulk", "delete": "bulk", "rerank": "inference.inference"},
-	SystemOpenSearch:    {"search": "search", "upsert": "bulk", "delete": "bulk", "rerank": "ml.predict"},
-	SystemQdrant:        {"search": "Query", "upsert": "Upsert", "delete": "Delete"},
+	return t.EngineAdapter(a, engine, adapters.Endpoint{})
 }
 
 // EngineAdapter is Adapter with the engine's database attributes on every
 // engine span: db.system.name, db.operation.name, db.collection.name (the
 // plan's target for a search), server.address and server.port, and
 // error.type (the §12 symbol of the adapter's classification) on failure,
-// next to the rcp.* attributes.
-func (t *Telemetry) EngineAdapter(a adapters.Adapter, engine string, ep Endpoint) adapters.Adapter {
+// next to the rcp.* attributes. ep is what the engine's Config describes
+// (adapters.EndpointOf); the zero Endpoint sets rcp.* attributes only.
+func (t *Telemetry) EngineAdapter(a adapters.Adapter, engine string, ep adapters.Endpoint) adapters.Adapter {
 	if cs, ok := a.(CircuitState); ok {
 		t.WatchCircuit(engine, cs)
 	}
@@ -87,12 +52,12 @@ func (t *Telemetry) EngineAdapter(a adapters.Adapter, engine string, ep Endpoint
 }
 
 // dbAttrs are the fixed database attributes of op's spans on ep.
-func dbAttrs(ep Endpoint, op string) []attribute.KeyValue {
+func dbAttrs(ep adapters.Endpoint, op string) []attribute.KeyValue {
 	if ep.System == "" {
 		return nil
 	}
 	kv := []attribute.KeyValue{semconv.DBSystemNameKey.String(ep.System)}
-	if name := dbOperations[ep.System][op]; name != "" {
+	if name := ep.Operations.Of(op); name != "" {
 		kv = append(kv, semconv.DBOperationNameKey.String(name))
 	}
 	if ep.Collection != "" && op != "search" {

@@ -8,6 +8,11 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/elasticsearch"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/memory"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/opensearch"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/telemetry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
@@ -28,39 +33,49 @@ func spanAttrs(sp sdktrace.ReadOnlySpan) map[string]string {
 // taken from the semconv package the code uses.
 var dbKeys = []string{"db.system.name", "db.operation.name", "db.collection.name", "server.address", "server.port", "error.type"}
 
+// qdrantTenantIndices is what a Qdrant backend whose tenants have
+// collections of their own describes: no configured collection, since a
+// write's collection is then the tenant's (the caller clears it).
+func qdrantTenantIndices() adapters.Endpoint {
+	ep := (&qdrant.Config{Address: "10.0.0.7:6334", Collection: "shared"}).Endpoint()
+	ep.Collection = ""
+	return ep
+}
+
 // TestEngineSpanDBAttributes drives a retrieve, an index/add and an
 // index/delete through the real server, Engine and memory engine, with
-// the engine decorator told it fronts each kind of engine, and reads the
+// the engine decorator told it fronts each kind of engine (the Endpoint
+// that engine's Config describes), and reads the
 // in-memory exporter: every engine span carries the database attributes
 // the conventions define for it next to the rcp.* ones, and a memory
 // engine's spans carry none of them.
 func TestEngineSpanDBAttributes(t *testing.T) {
 	tests := []struct {
 		name string
-		ep   telemetry.Endpoint
+		ep   adapters.Endpoint
 		// want maps span name → the database attributes it must carry
 		// (exactly: any other db.*/server.*/error.type key is an error).
 		want map[string]map[string]string
 	}{
-		{"elasticsearch single node", telemetry.Endpoint{System: "elasticsearch", Address: "es.internal", Port: 9200, Collection: "docs"},
+		{"elasticsearch single node", (&elasticsearch.Config{URLs: []string{"http://es.internal:9200"}, Index: "docs"}).Endpoint(),
 			map[string]map[string]string{
 				"engine search": {"db.system.name": "elasticsearch", "db.operation.name": "search", "db.collection.name": "memory", "server.address": "es.internal", "server.port": "9200"},
 				"engine upsert": {"db.system.name": "elasticsearch", "db.operation.name": "bulk", "db.collection.name": "docs", "server.address": "es.internal", "server.port": "9200"},
 				"engine delete": {"db.system.name": "elasticsearch", "db.operation.name": "bulk", "db.collection.name": "docs", "server.address": "es.internal", "server.port": "9200"},
 			}},
-		{"opensearch behind several nodes", telemetry.Endpoint{System: "opensearch", Collection: "docs"},
+		{"opensearch behind several nodes", (&opensearch.Config{URLs: []string{"http://os-0:9200", "http://os-1:9200"}, Index: "docs"}).Endpoint(),
 			map[string]map[string]string{
 				"engine search": {"db.system.name": "opensearch", "db.operation.name": "search", "db.collection.name": "memory"},
 				"engine upsert": {"db.system.name": "opensearch", "db.operation.name": "bulk", "db.collection.name": "docs"},
 				"engine delete": {"db.system.name": "opensearch", "db.operation.name": "bulk", "db.collection.name": "docs"},
 			}},
-		{"qdrant with tenant indices", telemetry.Endpoint{System: "qdrant", Address: "10.0.0.7", Port: 6334},
+		{"qdrant with tenant indices", qdrantTenantIndices(),
 			map[string]map[string]string{
 				"engine search": {"db.system.name": "qdrant", "db.operation.name": "Query", "db.collection.name": "memory", "server.address": "10.0.0.7", "server.port": "6334"},
 				"engine upsert": {"db.system.name": "qdrant", "db.operation.name": "Upsert", "server.address": "10.0.0.7", "server.port": "6334"},
 				"engine delete": {"db.system.name": "qdrant", "db.operation.name": "Delete", "server.address": "10.0.0.7", "server.port": "6334"},
 			}},
-		{"memory engine", telemetry.Endpoint{},
+		{"memory engine", adapters.EndpointOf(&memory.Config{}),
 			map[string]map[string]string{"engine search": {}, "engine upsert": {}, "engine delete": {}}},
 	}
 	for _, tc := range tests {
@@ -119,7 +134,7 @@ func TestEngineSpanErrorType(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
-			s := newStack(t, stackOpts{wrap: failWith(tc.code), endpoint: telemetry.Endpoint{System: "qdrant"}})
+			s := newStack(t, stackOpts{wrap: failWith(tc.code), endpoint: adapters.Endpoint{System: "qdrant"}})
 			if _, err := s.client(t).Call(context.Background(), rcp.MethodRetrieve, map[string]any{"query": "zebra", "k": 2, "mode": "sparse"}); err == nil {
 				t.Fatal("retrieve succeeded over a failing engine")
 			}

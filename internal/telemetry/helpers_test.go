@@ -12,9 +12,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
-	"github.com/rcp-sidecar/rcp-sidecar/adapters/adaptertest"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/memory"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/conformance/adaptertest"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/telemetry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
@@ -47,7 +47,7 @@ type stackOpts struct {
 	logBodies bool
 	noRecord  bool // no span processor: spans are never recorded
 	wrap      func(adapters.Adapter) adapters.Adapter
-	endpoint  telemetry.Endpoint  // the engine's database attributes (EngineAdapter)
+	endpoint  adapters.Endpoint   // the engine's database attributes (EngineAdapter)
 	redactor  *telemetry.Redactor // Options.Redactor
 }
 

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/elasticsearch"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/memory"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/opensearch"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/telemetry"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -40,13 +42,16 @@ func (f fakeNativeReranker) NativeRerank(_ context.Context, _ string, passages [
 // ids of the Elasticsearch and OpenSearch REST specifications), so the
 // Engine behind it serves the rerank method with the engine's reranker.
 func TestNativeRerankSpan(t *testing.T) {
-	for _, tc := range []struct{ system, op string }{
-		{"elasticsearch", "inference.inference"},
-		{"opensearch", "ml.predict"},
+	for _, tc := range []struct {
+		system, op string
+		cfg        adapters.Described
+	}{
+		{"elasticsearch", "inference.inference", &elasticsearch.Config{}},
+		{"opensearch", "ml.predict", &opensearch.Config{}},
 	} {
 		t.Run(tc.system, func(t *testing.T) {
 			s := newStack(t, stackOpts{wrap: func(a adapters.Adapter) adapters.Adapter { return fakeNativeReranker{a} },
-				endpoint: telemetry.Endpoint{System: tc.system}})
+				endpoint: tc.cfg.Endpoint()})
 			c := s.client(t)
 			raw, rerr := c.Call(context.Background(), rcp.MethodRerank, map[string]any{"query": "q", "passages": []string{"a", "b", "c"}})
 			if rerr != nil {
@@ -81,7 +86,7 @@ func TestNativeRerankAbsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = tel.Shutdown(context.Background()) }()
-	a := tel.EngineAdapter(memory.New(memory.Options{}), "x", telemetry.Endpoint{})
+	a := tel.EngineAdapter(memory.New(memory.Options{}), "x", adapters.Endpoint{})
 	nr, ok := a.(adapters.NativeReranker)
 	if !ok {
 		t.Fatal("the decorator does not forward adapters.NativeReranker")

@@ -1,4 +1,6 @@
-// Package adaptertest is the conformance suite every adapter passes.
+// Package adaptertest is a test kit: the conformance suite every adapter
+// passes. Only tests import it; the shipped binary never links it
+// (internal/archtest).
 //
 // An adapter's _test.go implements Harness (build a target from Schema,
 // load its Docs, return an adapter bound to it) and calls

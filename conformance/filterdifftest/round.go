@@ -1,4 +1,4 @@
-package filterdiff
+package filterdifftest
 
 import (
 	"encoding/json"

@@ -1,19 +1,36 @@
+// Command load drives retrieve requests against an RCP HTTP server and
+// compares it, in the same run, with a bare net/http handler serving the
+// same response bytes (or with a --baseline RCP server): req/s, p50 and
+// p99, and with --pid the target's RSS and CPU time per request. With
+// --rate it runs open loop and counts admitted against shed requests.
+//
+// It is a measuring tool for the project, not part of the shipped
+// rcp-sidecar binary (a load generator has no place in a production
+// image, and bench/hop is built the same way):
+//
+//	go run ./bench/load --url http://127.0.0.1:8080/rcp -c 32 -d 10s --pid $(pgrep -n rcp-sidecar)
 package main
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 type benchFlags struct {
@@ -44,17 +61,25 @@ var defaultBenchQueries = []string{
 	"children over-applying grammar rules",
 }
 
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newBenchCmd().ExecuteContext(ctx); err != nil {
+		os.Exit(1)
+	}
+}
+
 func newBenchCmd() *cobra.Command {
 	f := &benchFlags{}
 	cmd := &cobra.Command{
-		Use:   "bench",
+		Use:   "load",
 		Short: "Load-test an RCP HTTP server and compare it with a bare net/http handler",
-		Long: "bench drives retrieve requests over a query list against --url with --connections\n" +
+		Long: "load drives retrieve requests over a query list against --url with --connections\n" +
 			"concurrent connections for --duration, then, in the same run, serves the same response\n" +
 			"bytes from a bare net/http handler and measures that too. It reports req/s, p50 and p99\n" +
 			"for both and the throughput ratio; with --pid it samples the target's RSS and CPU time.\n" +
 			"CPU per request is reported for the load tool itself (which hosts the bare handler).",
-		Example: "  rcp-sidecar bench --url http://127.0.0.1:8080/rcp -c 32 -d 10s --pid $(pgrep -n rcp-sidecar)",
+		Example: "  go run ./bench/load --url http://127.0.0.1:8080/rcp -c 32 -d 10s --pid $(pgrep -n rcp-sidecar)",
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return runBench(cmd.Context(), cmd.OutOrStdout(), f) },
 	}
@@ -86,8 +111,8 @@ func runBench(ctx context.Context, w io.Writer, f *benchFlags) error {
 	if err := addHeaders(hc, f); err != nil {
 		return err
 	}
-	c := newRPCClient(f.url, hc)
-	if err := c.initialize(ctx); err != nil {
+	c := &target{base: strings.TrimSuffix(f.url, "/")}
+	if err := c.initialize(ctx, hc); err != nil {
 		return fmt.Errorf("bench: initialize %s: %w", f.url, err)
 	}
 	reqs := retrieveBodies(queries, f.k, f.mode)
@@ -143,7 +168,7 @@ func loadQueries(path string) ([]string, error) {
 
 // fetchSample returns the target's exact response bytes for one request;
 // the bare handler replays them.
-func fetchSample(ctx context.Context, hc *http.Client, c *rpcClient, body []byte) ([]byte, error) {
+func fetchSample(ctx context.Context, hc *http.Client, c *target, body []byte) ([]byte, error) {
 	resp, err := post(ctx, hc, c.base+"/retrieve", c.session, body)
 	if err != nil {
 		return nil, fmt.Errorf("bench: sample request: %w", err)
@@ -174,4 +199,46 @@ func startBare(sample []byte) (string, func(), error) {
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
 	return "http://" + ln.Addr().String() + "/rcp/retrieve", func() { hs.Close() }, nil
+}
+
+// target is the RCP server under test: its base URL and, for a stateful
+// server, the session token its initialize returned (§13).
+type target struct {
+	base, session string
+}
+
+// initialize runs the §13 handshake and keeps _meta.session when present.
+func (c *target) initialize(ctx context.Context, hc *http.Client) error {
+	body := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%d,"client":{"name":"bench-load","version":"0"}}}`, rcp.ProtocolVersion)
+	resp, err := post(ctx, hc, c.base+"/initialize", "", body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	var res struct {
+		Result *struct {
+			Meta struct {
+				Session string `json:"session"`
+			} `json:"_meta"`
+		} `json:"result"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(data, &res) != nil || res.Result == nil {
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, snippet(string(data), 200))
+	}
+	c.session = res.Result.Meta.Session
+	return nil
+}
+
+// snippet is s with runs of white space folded, cut to n runes.
+func snippet(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }

@@ -1,5 +1,5 @@
-// Package filterdiff is a property-based differential test of §8 filters
-// against a live Elasticsearch or OpenSearch engine.
+// Package filterdifftest is a test kit: a property-based differential
+// test of §8 filters against a live Elasticsearch or OpenSearch engine.
 //
 // Each round generates an index whose fields are drawn from a table of
 // field kinds (kinds.go): mapping parameters that change what a filter
@@ -30,9 +30,9 @@
 // Only tests import this package. An adapter's test wires it to its engine
 // with its own helpers and calls Run:
 //
-//	filterdiff.Run(t, filterdiff.Target{
+//	filterdifftest.Run(t, filterdifftest.Target{
 //		Engine: "elasticsearch", URL: base, Package: "./adapters/elasticsearch/",
-//		Features: filterdiff.FeatureFlattened | filterdiff.FeatureRuntime,
+//		Features: filterdifftest.FeatureFlattened | filterdifftest.FeatureRuntime,
 //		CreateIndex: func(ctx context.Context, name string, body map[string]any) error { ... },
 //		DeleteIndex: func(name string) { ... },
 //		Open: func(ctx context.Context, index, bm25Field string) (adapters.Adapter, error) { ... },
@@ -44,4 +44,4 @@
 // full with the command that reproduces it, the filter, the mappings of
 // its fields, the expected and returned ids, and the source values of the
 // documents that differ.
-package filterdiff
+package filterdifftest

@@ -1,5 +1,9 @@
-// Package livetest holds checks that Elasticsearch and OpenSearch tests run
-// alike against a live engine.
+// Package livetest is a test kit: the live regression classes (one
+// regression per mapping shape that once made a filter return the wrong
+// documents), date, vector, byte-vector and int8 checks that the
+// Elasticsearch and OpenSearch adapter tests run alike against a live
+// engine, through the real retrieval Engine. Only tests import it; the
+// shipped binary never links it (internal/archtest).
 package livetest
 
 import (

@@ -1,4 +1,4 @@
-package filterdiff
+package filterdifftest
 
 // The oracle: what a §8 filter selects, computed from the source
 // documents alone (never from the engine or the sidecar's evaluator).
