@@ -110,16 +110,15 @@ func (s *Service) search(e *Engine, required func() bool) mcp.ToolHandler {
 		if berr != nil {
 			return s.errorResult(berr), nil
 		}
-		raw, rerr := s.retrieveParams(e, req.Params.Arguments)
+		p, rerr := s.retrieveParams(e, req.Params.Arguments)
+		var raw json.RawMessage // what telemetry reads (_meta): never a refused call's
+		if rerr == nil {
+			raw = req.Params.Arguments
+		}
 		ctx, done := s.observe(ctx, e, rcp.MethodRetrieve, raw)
 		if rerr != nil {
 			done(rerr)
 			return s.errorResult(rerr), nil
-		}
-		p, perr := rcp.DecodeParams[rcp.RetrieveParams](raw)
-		if perr != nil {
-			done(perr)
-			return s.errorResult(perr), nil
 		}
 		ctx, cancel := s.withDeadline(ctx)
 		defer cancel()
@@ -129,19 +128,27 @@ func (s *Service) search(e *Engine, required func() bool) mcp.ToolHandler {
 		if err != nil {
 			return s.errorResult(err), nil
 		}
-		return &mcp.CallToolResult{Content: hitsText(res, p), StructuredContent: res}, nil
+		structured, err := res.AppendJSON(nil)
+		if err != nil {
+			return s.errorResult(err), nil
+		}
+		// The result is encoded once, by the same encoder as an RCP
+		// answer; the SDK carries the bytes as they are.
+		return &mcp.CallToolResult{Content: hitsText(res, p), StructuredContent: json.RawMessage(structured)}, nil
 	}
 }
 
-// retrieveParams turns a search tool's arguments into retrieve params:
-// only the tool's arguments are accepted, and the configured tokenBudget
-// applies when none is given and the engine packs to a budget.
-func (s *Service) retrieveParams(e *Engine, args json.RawMessage) (json.RawMessage, *rcp.Error) {
-	var in map[string]json.RawMessage
-	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+// retrieveParams turns a search tool's arguments into retrieve params,
+// decoding them once: only the tool's arguments are accepted, k defaults
+// to defaultK (at most maxK) and the configured tokenBudget applies when
+// none is given and the engine packs to a budget.
+func (s *Service) retrieveParams(e *Engine, args json.RawMessage) (*rcp.RetrieveParams, *rcp.Error) {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return nil, rcp.InvalidParams("query", "query is required")
 	}
-	if err := json.Unmarshal(args, &in); err != nil {
+	var in map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &in); err != nil {
 		return nil, rcp.InvalidParams("arguments", "arguments must be a JSON object")
 	}
 	names := make([]string, 0, len(in))
@@ -158,24 +165,23 @@ func (s *Service) retrieveParams(e *Engine, args json.RawMessage) (json.RawMessa
 	if _, ok := in["query"]; !ok {
 		return nil, rcp.InvalidParams("query", "query is required")
 	}
+	p, perr := rcp.DecodeParams[rcp.RetrieveParams](trimmed)
+	if perr != nil {
+		return nil, perr
+	}
 	rc := caps.Retrieve
 	if _, ok := in["k"]; !ok {
-		k := defaultK
+		k := int64(defaultK)
 		if rc != nil && rc.MaxK > 0 {
-			k = min(k, rc.MaxK)
+			k = min(k, int64(rc.MaxK))
 		}
-		in["k"] = json.RawMessage(strconv.Itoa(k))
+		p.K = &k
 	}
-	if _, ok := in["tokenBudget"]; !ok && s.o.TokenBudget > 0 {
-		if rc != nil && rc.TokenBudget {
-			in["tokenBudget"] = json.RawMessage(strconv.Itoa(s.o.TokenBudget))
-		}
+	if _, ok := in["tokenBudget"]; !ok && s.o.TokenBudget > 0 && rc != nil && rc.TokenBudget {
+		tb := int64(s.o.TokenBudget)
+		p.TokenBudget = &tb
 	}
-	out, err := json.Marshal(in)
-	if err != nil {
-		return nil, rcp.InvalidParams("arguments", "arguments are not valid JSON")
-	}
-	return out, nil
+	return p, nil
 }
 
 // hitsText renders a result as one text block per hit plus a footer: what

@@ -69,7 +69,7 @@ func (a *adapter) searchSnapshot(ctx context.Context, st *probeState, p *adapter
 // searchBody POSTs a search body to path and decodes the response.
 func (a *adapter) searchBody(ctx context.Context, path string, body []byte) (*dsl.SearchResponse, error) {
 	var sr *dsl.SearchResponse
-	_, err := a.doWith(ctx, http.MethodPost, path, body, false, func(data []byte) (err error) {
+	_, err := a.doWith(ctx, http.MethodPost, dsl.WithSearchFilterPath(path), body, false, func(data []byte) (err error) {
 		if sr, err = dsl.DecodeSearch(data); err != nil {
 			return fmt.Errorf("elasticsearch: %w", err)
 		}

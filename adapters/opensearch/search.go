@@ -29,7 +29,7 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 		return nil, fmt.Errorf("opensearch: plan op %q is not a search", p.Op)
 	}
 	var sr *dsl.SearchResponse
-	_, err := a.http.doWith(ctx, method, path, p.Body, false, func(data []byte) (err error) {
+	_, err := a.http.doWith(ctx, method, dsl.WithSearchFilterPath(path), p.Body, false, func(data []byte) (err error) {
 		if sr, err = dsl.DecodeSearch(data); err != nil {
 			return fmt.Errorf("opensearch: %w", err)
 		}
