@@ -12,6 +12,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 )
 
 // probeState is what Plan and decoding need from the last probe.
@@ -161,43 +162,22 @@ var filterOptions = dslfilter.Options{IgnoredField: true}
 // ignore_above in _ignored.
 func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]field, []string, *dslfilter.Fields, error) {
 	if a.tenancy != nil {
-		per, notes, err := a.configuredMapping()
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		body, err := json.Marshal(map[string]json.RawMessage{a.tenancy.Template: a.tenancy.Mapping})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("elasticsearch: tenant index mapping: %w", err)
-		}
-		filters, err := dslfilter.Analyze(body, filterOptions)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("elasticsearch: tenant index mapping: %w", err)
-		}
-		return per, notes, filters, nil
+		return a.configuredMapping()
 	}
 	var body json.RawMessage
 	if _, err := a.getJSON(ctx, "/"+url.PathEscape(a.cfg.Index)+"/_mapping", &body); err != nil {
 		return nil, nil, nil, err
 	}
-	var raw map[string]indexMapping
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, nil, nil, fmt.Errorf("elasticsearch: decode mapping: %w", err)
-	}
-	if len(raw) == 0 { // a pattern matching nothing
-		return nil, nil, nil, &Error{Op: "GET mapping", Status: 404,
-			Cause: &dsl.ErrorCause{Type: "index_not_found_exception", Reason: "no index matches the target"}}
-	}
-	filters, err := dslfilter.Analyze(body, filterOptions)
+	m, err := mapping.Read(body)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("elasticsearch: %w", err)
 	}
-	per := map[string]map[string]field{}
-	var notes []string
-	for _, idx := range sortedKeys(raw) {
-		per[idx] = map[string]field{}
-		flatten("", raw[idx].Mappings.Properties, per[idx], &notes)
+	if len(m.Indices) == 0 { // a pattern matching nothing
+		return nil, nil, nil, &Error{Op: "GET mapping", Status: 404,
+			Cause: &dsl.ErrorCause{Type: "index_not_found_exception", Reason: "no index matches the target"}}
 	}
-	return per, slices.Compact(notes), filters, nil
+	per, notes := perIndex(m)
+	return per, notes, dslfilter.Analyze(m, filterOptions), nil
 }
 
 // probeExtras adds the document count, determinism and inference
