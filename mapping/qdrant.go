@@ -20,24 +20,24 @@ type qdrantInfo struct {
 			} `json:"vectorsConfig"`
 			SparseVectorsConfig struct {
 				Map map[string]struct {
-					Modifier string `json:"modifier"`
+					Modifier enumName `json:"modifier"`
 				} `json:"map"`
 			} `json:"sparseVectorsConfig"`
 		} `json:"params"`
 		QuantizationConfig map[string]json.RawMessage `json:"quantizationConfig"`
 	} `json:"config"`
 	PayloadSchema map[string]struct {
-		DataType string `json:"dataType"`
+		DataType enumName `json:"dataType"`
 	} `json:"payloadSchema"`
 }
 
 type qdrantVector struct {
 	Size               json.Number                `json:"size"`
-	Distance           string                     `json:"distance"`
-	Datatype           string                     `json:"datatype"`
+	Distance           enumName                   `json:"distance"`
+	Datatype           enumName                   `json:"datatype"`
 	QuantizationConfig map[string]json.RawMessage `json:"quantizationConfig"`
 	MultivectorConfig  *struct {
-		Comparator string `json:"comparator"`
+		Comparator enumName `json:"comparator"`
 	} `json:"multivectorConfig"`
 }
 
@@ -53,7 +53,7 @@ func ReadQdrant(name string, raw []byte) (*Mapping, error) {
 	}
 	ix := Index{Name: name, Fields: []Field{}}
 	for _, key := range sortedKeys(info.PayloadSchema) {
-		f := Field{Path: key, Key: key, Type: strings.ToLower(info.PayloadSchema[key].DataType)}
+		f := Field{Path: key, Key: key, Type: strings.ToLower(string(info.PayloadSchema[key].DataType))}
 		if f.Type == "" {
 			f.Type = "unknown"
 		}
@@ -77,7 +77,7 @@ func ReadQdrant(name string, raw []byte) (*Mapping, error) {
 	}
 	sp := info.Config.Params.SparseVectorsConfig.Map
 	for _, n := range sortedKeys(sp) {
-		ix.Vectors = append(ix.Vectors, Field{Path: n, Type: "sparse_vector", Vector: &Vector{Modifier: strings.ToLower(sp[n].Modifier)}})
+		ix.Vectors = append(ix.Vectors, Field{Path: n, Type: "sparse_vector", Vector: &Vector{Modifier: strings.ToLower(string(sp[n].Modifier))}})
 	}
 	m := &Mapping{Indices: []Index{ix}}
 	m.merge()
@@ -86,12 +86,12 @@ func ReadQdrant(name string, raw []byte) (*Mapping, error) {
 
 func qdrantDense(name string, p qdrantVector, collQuant string) Field {
 	size, _ := p.Size.Int64() // a size that is no integer reads as 0: no usable vector
-	v := &Vector{Dims: int(size), Similarity: p.Distance, Element: p.Datatype, Quantization: quantization(p.QuantizationConfig)}
+	v := &Vector{Dims: int(size), Similarity: string(p.Distance), Element: string(p.Datatype), Quantization: quantization(p.QuantizationConfig)}
 	if v.Quantization == "" {
 		v.Quantization = collQuant
 	}
 	if p.MultivectorConfig != nil {
-		v.Multivector = p.MultivectorConfig.Comparator
+		v.Multivector = string(p.MultivectorConfig.Comparator)
 		if v.Multivector == "" {
 			v.Multivector = "MaxSim" // the enum's zero value, left out of JSON
 		}
@@ -140,4 +140,23 @@ func DottedName(key string) (string, error) {
 		}
 		rest = rest[1:]
 	}
+}
+
+// enumName is a proto3 JSON enum value: its name, or the number of a
+// value the reader's schema does not know (kept as its decimal text).
+type enumName string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *enumName) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*e = enumName(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("enum value %s is neither a name nor a number", b)
+	}
+	*e = enumName(n)
+	return nil
 }
