@@ -129,16 +129,18 @@ var layers = map[string][]string{
 	"adapters/internal/tenantidx": {"std", "adapters", "rcp"},
 	// Error classification steps the Elasticsearch-family adapters share.
 	"adapters/internal/eserrors": {"std", "adapters/internal/dsl", "rcp"},
+	// The settings the Elasticsearch-family adapters share.
+	"adapters/internal/esconfig": {"std", "adapters"},
 	// HTTP plumbing the Elasticsearch-family adapters share.
 	"adapters/internal/eshttp": {"std", "adapters/internal/dsl"},
 	// The memory engine's optional English analyzer stems with Snowball.
 	"adapters/memory": {"std", "adapters", "capability", "filterlang", "rankmath", "rcp", "github.com/blevesearch/snowballstem"},
 	"adapters/elasticsearch": {"std", "adapters", "capability", "filterlang", "rcp", "mapping", "adapters/internal/dsl",
 		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
-		"adapters/internal/tenantidx", "github.com/elastic/"},
+		"adapters/internal/esconfig", "adapters/internal/tenantidx", "github.com/elastic/"},
 	"adapters/opensearch": {"std", "adapters", "capability", "filterlang", "rcp", "mapping", "internal/fetch", "adapters/internal/dsl",
 		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
-		"adapters/internal/tenantidx", "github.com/opensearch-project/", "github.com/aws/aws-sdk-go-v2/"},
+		"adapters/internal/esconfig", "adapters/internal/tenantidx", "github.com/opensearch-project/", "github.com/aws/aws-sdk-go-v2/"},
 	"adapters/qdrant": {"std", "adapters", "capability", "filterlang", "rcp", "mapping",
 		"github.com/qdrant/", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	"adapters/qdrant/qdranttest": {"std", "github.com/qdrant/", "google.golang.org/grpc"},
