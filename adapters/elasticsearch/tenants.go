@@ -10,6 +10,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/tenantidx"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 )
@@ -27,38 +28,30 @@ import (
 // not exist (and create was not set). The tenant set (a.tenants) calls it
 // once per index and keeps what it returns.
 func (a *adapter) probeTenant(ctx context.Context, name string, create bool) (*probeState, error) {
-	if create {
-		if err := a.createIndex(ctx, name); err != nil {
-			return nil, err
-		}
-	}
-	var body json.RawMessage
-	_, err := a.getJSON(ctx, "/"+url.PathEscape(name)+"/_mapping", &body)
-	var m *mapping.Mapping
-	if err == nil {
-		m, err = mapping.Read(body)
-	}
-	switch {
-	case isStatus(err, 404) && !create:
-		return nil, nil
-	case err != nil:
+	m, _, err := a.tenantCalls().Fetch(ctx, name, create)
+	if m == nil || err != nil {
 		return nil, err
-	case len(m.Indices) != 1:
-		return nil, fmt.Errorf("elasticsearch: tenant index %s resolves to %d indices (an alias or pattern holds its name)", name, len(m.Indices))
-	}
-	if m.Index(name) == nil {
-		return nil, fmt.Errorf("elasticsearch: tenant index name %s is an alias of another index", name)
 	}
 	base, err := a.probed()
 	if err != nil {
 		return nil, err
 	}
 	per, notes := perIndex(m)
-	filters := dslfilter.Analyze(m, filterOptions)
-	st := a.buildState(a.facts.Load(), per, notes, filters)
+	st := a.buildState(a.facts.Load(), per, notes, dslfilter.Analyze(m, filterOptions))
 	st.ev.Target = name
 	st.ev.Deterministic = base.ev.Deterministic
 	return st, nil
+}
+
+// tenantCalls are the engine calls of a tenant index probe.
+func (a *adapter) tenantCalls() tenantidx.Calls {
+	return tenantidx.Calls{Engine: Name, Create: a.createIndex,
+		Mapping: func(ctx context.Context, name string) ([]byte, error) {
+			var body json.RawMessage
+			_, err := a.getJSON(ctx, "/"+url.PathEscape(name)+"/_mapping", &body)
+			return body, err
+		},
+		NotFound: func(err error) bool { return isStatus(err, 404) }}
 }
 
 // createIndex creates a tenant index from the configured body; one that

@@ -126,7 +126,7 @@ var layers = map[string][]string{
 	"adapters/internal/dsl":       {"std"},
 	"adapters/internal/dslfilter": {"std", "adapters/internal/dsl", "filterlang", "rcp", "capability", "mapping"},
 	// Index-isolation bookkeeping the Elasticsearch-family adapters share.
-	"adapters/internal/tenantidx": {"std", "adapters", "rcp"},
+	"adapters/internal/tenantidx": {"std", "adapters", "mapping", "rcp"},
 	// Error classification steps the Elasticsearch-family adapters share.
 	"adapters/internal/eserrors": {"std", "adapters/internal/dsl", "rcp"},
 	// The settings the Elasticsearch-family adapters share.
