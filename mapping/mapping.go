@@ -157,6 +157,18 @@ func (m *Mapping) Index(name string) *Index {
 	return nil
 }
 
+// MultiFields returns each field's multi-fields (fields), keyed by the
+// field's path, in name order.
+func (ix *Index) MultiFields() map[string][]Field {
+	out := map[string][]Field{}
+	for _, f := range ix.Fields {
+		if f.MultiOf != "" {
+			out[f.MultiOf] = append(out[f.MultiOf], f)
+		}
+	}
+	return out
+}
+
 // Field returns the field at path, or nil.
 func (ix *Index) Field(path string) *Field {
 	for i := range ix.Fields {

@@ -43,12 +43,7 @@ func perIndex(m *mapping.Mapping) (map[string]map[string]field, []string) {
 	var notes []string
 	for _, ix := range m.Indices {
 		out := map[string]field{}
-		subs := map[string][]mapping.Field{}
-		for _, f := range ix.Fields {
-			if f.MultiOf != "" {
-				subs[f.MultiOf] = append(subs[f.MultiOf], f)
-			}
-		}
+		subs := ix.MultiFields()
 		for _, f := range ix.Fields {
 			switch {
 			case f.Runtime || f.Nested != "" || f.Type == "object":

@@ -56,17 +56,13 @@ func Analyze(m *mapping.Mapping, opt Options) *Fields {
 	var notes []string
 	for _, ix := range m.Indices {
 		targets := map[string]bool{}
-		multi := map[string][]mapping.Field{}
 		for _, f := range ix.Fields {
 			for _, t := range f.CopyTo {
 				targets[t] = true
 			}
-			if f.MultiOf != "" {
-				multi[f.MultiOf] = append(multi[f.MultiOf], f)
-			}
 		}
 		vs := map[string]verdict{}
-		walk(ix.Fields, multi, targets, opt, vs, &notes)
+		walk(ix.Fields, ix.MultiFields(), targets, opt, vs, &notes)
 		for _, f := range ix.Fields {
 			if f.Runtime {
 				vs[f.Path] = verdict{refused: "runtime field: its values are computed by a script, not read from the document"}
