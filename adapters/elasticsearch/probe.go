@@ -225,19 +225,17 @@ func isStatus(err error, codes ...int) bool {
 // an unchanged index (§7.7.1). Replicas may rank ties (and BM25 scores,
 // through deleted-document counts) differently.
 func (a *adapter) probeDeterminism(ctx context.Context, ev *capability.Evidence) bool {
-	var s map[string]struct {
-		Settings struct {
-			Index struct {
-				Replicas string `json:"number_of_replicas"`
-			} `json:"index"`
-		} `json:"settings"`
-	}
-	if _, err := a.getJSON(ctx, "/"+url.PathEscape(a.cfg.Index)+"/_settings/index.number_of_replicas", &s); err != nil || len(s) == 0 {
+	var body json.RawMessage
+	if _, err := a.getJSON(ctx, "/"+url.PathEscape(a.cfg.Index)+"/_settings/index.number_of_replicas", &body); err != nil {
 		return false
 	}
-	for _, idx := range sortedKeys(s) {
-		if r := s[idx].Settings.Index.Replicas; r != "0" {
-			ev.Notes = append(ev.Notes, fmt.Sprintf("index %s has %s replica(s): repeated requests may order ties differently", idx, r))
+	settings, err := mapping.ReadSettings(body)
+	if err != nil || len(settings) == 0 {
+		return false
+	}
+	for _, ix := range settings {
+		if ix.Replicas != "0" {
+			ev.Notes = append(ev.Notes, fmt.Sprintf("index %s has %s replica(s): repeated requests may order ties differently", ix.Name, ix.Replicas))
 			return false
 		}
 	}
