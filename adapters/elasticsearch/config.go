@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/esconfig"
 )
 
 // Secret is a credential that never prints (adapters.Secret: "<secret>"
@@ -15,10 +16,7 @@ import (
 type Secret = adapters.Secret
 
 // FieldConfig names a BM25 field and its query-time boost.
-type FieldConfig struct {
-	Name  string  `json:"name" mapstructure:"name"`
-	Boost float64 `json:"boost,omitempty" mapstructure:"boost"`
-}
+type FieldConfig = esconfig.FieldConfig
 
 // Config is the `settings` block of an elasticsearch backend.
 type Config struct {
@@ -27,46 +25,23 @@ type Config struct {
 	// Index is the target index, alias or pattern. Required.
 	Index string `json:"index" mapstructure:"index"`
 
-	// TextFields are the BM25 fields with boosts; empty means every
-	// searchable text field the probe finds.
-	TextFields []FieldConfig `json:"text_fields,omitempty" mapstructure:"text_fields"`
-	// ContentField supplies Hit.text (default: "text", "content" or
-	// "body", else the first text field).
-	ContentField string `json:"content_field,omitempty" mapstructure:"content_field"`
-	// VectorField selects the dense_vector field (default: the first
-	// indexed one).
-	VectorField string `json:"vector_field,omitempty" mapstructure:"vector_field"`
-	// TitleField and URIField feed Hit.citation (default: detected
-	// "title" and "url"/"uri" fields).
-	TitleField string `json:"title_field,omitempty" mapstructure:"title_field"`
-	URIField   string `json:"uri_field,omitempty" mapstructure:"uri_field"`
-	// MultiMatchType is the multi_match type (default best_fields) and
-	// TieBreaker its tie_breaker.
-	MultiMatchType string   `json:"multi_match_type,omitempty" mapstructure:"multi_match_type"`
-	TieBreaker     *float64 `json:"tie_breaker,omitempty" mapstructure:"tie_breaker"`
+	// Writable opts in to index/add and index/delete.
+	Writable bool `json:"writable,omitempty" mapstructure:"writable"`
+
+	// Common are the settings the OpenSearch adapter takes too (text,
+	// vector and citation fields, refresh, basic and bearer auth, CA file,
+	// compression, timeout, rerank window).
+	esconfig.Common `mapstructure:",squash"`
+
 	// Highlight asks for the best fragment of the content field and
 	// reports its offsets in Hit.citation.
 	Highlight bool `json:"highlight,omitempty" mapstructure:"highlight"`
-	// MetaFields limits Hit.meta to these _source fields (names or
-	// patterns as _source includes take them, e.g. "author", "meta.*");
-	// empty returns every field. The content, title, URI and document-id
-	// fields are fetched regardless, as they feed the hit itself.
-	MetaFields []string `json:"meta_fields,omitempty" mapstructure:"meta_fields"`
-
-	// Writable opts in to index/add and index/delete; Refresh is the
-	// refresh policy of writes: wait_for (default), true or false.
-	Writable bool   `json:"writable,omitempty" mapstructure:"writable"`
-	Refresh  string `json:"refresh,omitempty" mapstructure:"refresh"`
 
 	// Outbound authentication: at most one of APIKey, Username+Password,
 	// Bearer.
-	APIKey   Secret `json:"api_key,omitempty" mapstructure:"api_key"`
-	Username string `json:"username,omitempty" mapstructure:"username"`
-	Password Secret `json:"password,omitempty" mapstructure:"password"`
-	Bearer   Secret `json:"bearer,omitempty" mapstructure:"bearer"`
-	// CAFile is a PEM bundle to trust; CAFingerprint pins the server CA
-	// by SHA-256 hex fingerprint.
-	CAFile        string `json:"ca_file,omitempty" mapstructure:"ca_file"`
+	APIKey Secret `json:"api_key,omitempty" mapstructure:"api_key"`
+	// CAFingerprint pins the server CA by SHA-256 hex fingerprint (instead
+	// of CAFile).
 	CAFingerprint string `json:"ca_fingerprint,omitempty" mapstructure:"ca_fingerprint"`
 
 	// DocumentIDField is a keyword field naming the document a chunk
@@ -82,27 +57,17 @@ type Config struct {
 	// (default 1m).
 	PITKeepAlive time.Duration `json:"pit_keep_alive,omitempty" mapstructure:"pit_keep_alive"`
 
-	// DisableCompression stops asking for gzip responses (the default): on
-	// loopback or a fast LAN compression only costs CPU on both sides. Set
-	// it to false for a slow link.
-	DisableCompression bool `json:"disable_compression" mapstructure:"disable_compression"`
-
 	// RerankInferenceID picks the inference endpoint (task_type rerank)
 	// that serves rerank when the engine has several; empty uses the only
-	// one. RerankMaxCandidates bounds the passages of one rerank call and
-	// retrieve's rerank window (rerank.maxCandidates, default 100).
-	RerankInferenceID   string `json:"rerank_inference_id,omitempty" mapstructure:"rerank_inference_id"`
-	RerankMaxCandidates int    `json:"rerank_max_candidates,omitempty" mapstructure:"rerank_max_candidates"`
-
-	// Timeout bounds each HTTP request as a backstop to the request
-	// context (default 30s).
-	Timeout time.Duration `json:"timeout,omitempty" mapstructure:"timeout"`
+	// one.
+	RerankInferenceID string `json:"rerank_inference_id,omitempty" mapstructure:"rerank_inference_id"`
 }
 
 // DefaultConfig returns a Config with defaults applied.
 func DefaultConfig() *Config {
-	return &Config{Refresh: "wait_for", MultiMatchType: "best_fields", Timeout: 30 * time.Second, PITKeepAlive: time.Minute,
-		DisableCompression: true, RerankMaxCandidates: DefaultRerankMaxCandidates}
+	c := &Config{Common: esconfig.Defaults(), PITKeepAlive: time.Minute}
+	c.RerankMaxCandidates = DefaultRerankMaxCandidates
+	return c
 }
 
 // DefaultRerankMaxCandidates is rerank_max_candidates when unset.
@@ -163,15 +128,8 @@ func (c *Config) validateAuth() error {
 }
 
 func (c *Config) validateOptions() error {
-	switch c.Refresh {
-	case "", "wait_for", "true", "false":
-	default:
-		return fmt.Errorf("elasticsearch: refresh %q is not wait_for, true or false", c.Refresh)
-	}
-	for _, f := range c.MetaFields {
-		if strings.TrimSpace(f) == "" {
-			return errors.New("elasticsearch: meta_fields: empty field name")
-		}
+	if err := c.Common.Validate("elasticsearch"); err != nil {
+		return err
 	}
 	for _, f := range c.TextFields {
 		if f.Name == "" || f.Boost < 0 {

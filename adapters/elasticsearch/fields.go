@@ -2,34 +2,12 @@ package elasticsearch
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 )
-
-// prop is one mapping property as GET /<idx>/_mapping returns it.
-type prop struct {
-	Type        string          `json:"type"`
-	Index       *bool           `json:"index"`
-	Dims        int             `json:"dims"`
-	Similarity  string          `json:"similarity"`
-	ElementType string          `json:"element_type"`
-	IgnoreAbove int             `json:"ignore_above"`
-	InferenceID string          `json:"inference_id"`
-	Properties  map[string]prop `json:"properties"`
-	Fields      map[string]prop `json:"fields"`
-
-	// IndexOptions is how a dense_vector field is indexed (vectors.go).
-	IndexOptions *struct {
-		Type string `json:"type"`
-	} `json:"index_options"`
-}
-
-// indexMapping is one entry of a _mapping response.
-type indexMapping struct {
-	Mappings struct {
-		Properties map[string]prop `json:"properties"`
-	} `json:"mappings"`
-}
 
 // field is a flattened leaf field of one index.
 type field struct {
@@ -56,42 +34,49 @@ func (f field) signature() string {
 	return fmt.Sprintf("%s/%t/%s/%d/%s/%s", f.Type, f.Indexed, f.Sub, f.Dims, f.Similarity, f.Element)
 }
 
-// flatten walks properties into leaf fields keyed by dotted name; nested
-// objects are reported in notes and skipped (they need nested queries).
-func flatten(prefix string, props map[string]prop, out map[string]field, notes *[]string) {
-	for _, name := range sortedKeys(props) {
-		p := props[name]
-		full := prefix + name
-		switch {
-		case p.Type == "nested":
-			*notes = append(*notes, fmt.Sprintf("field %s: nested objects are not searchable or filterable by this adapter", full))
-		case p.Type == "" || p.Type == "object":
-			flatten(full+".", p.Properties, out, notes)
-		default:
-			out[full] = leaf(full, p)
-			for _, sub := range sortedKeys(p.Fields) {
-				sp := p.Fields[sub]
-				f := leaf(full+"."+sub, sp)
-				f.IsSub = true
-				out[f.Name] = f
+// perIndex flattens every index of the mapping model into its leaf
+// fields keyed by dotted name (a text field's multi-fields included,
+// marked IsSub); nested objects are reported in notes and skipped (they
+// need nested queries), as are runtime fields.
+func perIndex(m *mapping.Mapping) (map[string]map[string]field, []string) {
+	per := map[string]map[string]field{}
+	var notes []string
+	for _, ix := range m.Indices {
+		out := map[string]field{}
+		subs := ix.MultiFields()
+		for _, f := range ix.Fields {
+			switch {
+			case f.Runtime || f.Nested != "" || f.Type == "object":
+			case f.Type == "nested":
+				notes = append(notes, fmt.Sprintf("field %s: nested objects are not searchable or filterable by this adapter", f.Path))
+			case f.MultiOf != "":
+				sub := leaf(f, nil)
+				sub.IsSub = true
+				out[f.Path] = sub
+			default:
+				out[f.Path] = leaf(f, subs[f.Path])
 			}
 		}
+		per[ix.Name] = out
 	}
+	return per, slices.Compact(notes)
 }
 
-func leaf(name string, p prop) field {
-	f := field{Name: name, Type: p.Type, Indexed: p.Index == nil || *p.Index, IgnoreAbove: p.IgnoreAbove,
-		Dims: p.Dims, Similarity: p.Similarity, Element: p.ElementType, Inference: p.InferenceID}
+// leaf reads one field of the model, with its multi-fields subs.
+func leaf(p mapping.Field, subs []mapping.Field) field {
+	f := field{Name: p.Path, Type: p.Type, Indexed: p.Indexed(), IgnoreAbove: intOr0(p.IgnoreAbove),
+		Similarity: p.Similarity, Inference: p.InferenceID}
+	if v := p.Vector; v != nil {
+		f.Dims, f.Similarity, f.Element = v.Dims, v.Similarity, v.Element
+	}
 	if p.Type == "dense_vector" {
-		f.Element, f.Similarity = vectorDefaults(p)
-		if p.IndexOptions != nil {
-			f.IndexType = p.IndexOptions.Type
-		}
+		f.Element, f.Similarity = vectorDefaults(f.Element, f.Similarity)
+		f.IndexType = p.Vector.IndexType
 	}
 	if p.Type == "text" || p.Type == "match_only_text" {
-		for _, sub := range sortedKeys(p.Fields) {
-			if p.Fields[sub].Type == "keyword" && (p.Fields[sub].Index == nil || *p.Fields[sub].Index) {
-				f.Sub, f.IgnoreAbove = name+"."+sub, p.Fields[sub].IgnoreAbove
+		for _, sp := range subs {
+			if sp.Type == "keyword" && sp.Indexed() {
+				f.Sub, f.IgnoreAbove = sp.Path, intOr0(sp.IgnoreAbove)
 				break
 			}
 		}
@@ -99,10 +84,16 @@ func leaf(name string, p prop) field {
 	return f
 }
 
+func intOr0(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
 // vectorDefaults fills dense_vector defaults: element float; similarity
 // cosine, or l2_norm for bit vectors.
-func vectorDefaults(p prop) (element, sim string) {
-	element, sim = p.ElementType, p.Similarity
+func vectorDefaults(element, sim string) (string, string) {
 	if element == "" {
 		element = "float"
 	}

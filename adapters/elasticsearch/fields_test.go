@@ -1,21 +1,21 @@
 package elasticsearch
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 )
 
 func TestUnusedAndDefaults(t *testing.T) {
-	var props map[string]prop
-	raw := `{"s":{"type":"semantic_text","inference_id":"e5"},"sv":{"type":"sparse_vector"},
-	"b":{"type":"dense_vector","dims":16,"element_type":"bit"},"v":{"type":"dense_vector","dims":3}}`
-	if err := json.Unmarshal([]byte(raw), &props); err != nil {
+	raw := `{"ix":{"mappings":{"properties":{"s":{"type":"semantic_text","inference_id":"e5"},"sv":{"type":"sparse_vector"},
+	"b":{"type":"dense_vector","dims":16,"element_type":"bit"},"v":{"type":"dense_vector","dims":3}}}}}`
+	m, err := mapping.Read([]byte(raw))
+	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]field{}
-	var notes []string
-	flatten("", props, out, &notes)
+	per, _ := perIndex(m)
+	out := per["ix"]
 	got := strings.Join(unusedFieldNotes(out), "|")
 	if !strings.Contains(got, "semantic_text field s") || !strings.Contains(got, "sparse_vector field sv") {
 		t.Errorf("notes %q", got)

@@ -12,6 +12,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 )
 
 // probeState is what Plan and decoding need from the last probe.
@@ -161,43 +162,22 @@ var filterOptions = dslfilter.Options{IgnoredField: true}
 // ignore_above in _ignored.
 func (a *adapter) probeMappings(ctx context.Context) (map[string]map[string]field, []string, *dslfilter.Fields, error) {
 	if a.tenancy != nil {
-		per, notes, err := a.configuredMapping()
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		body, err := json.Marshal(map[string]json.RawMessage{a.tenancy.Template: a.tenancy.Mapping})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("elasticsearch: tenant index mapping: %w", err)
-		}
-		filters, err := dslfilter.Analyze(body, filterOptions)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("elasticsearch: tenant index mapping: %w", err)
-		}
-		return per, notes, filters, nil
+		return a.configuredMapping()
 	}
 	var body json.RawMessage
 	if _, err := a.getJSON(ctx, "/"+url.PathEscape(a.cfg.Index)+"/_mapping", &body); err != nil {
 		return nil, nil, nil, err
 	}
-	var raw map[string]indexMapping
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, nil, nil, fmt.Errorf("elasticsearch: decode mapping: %w", err)
-	}
-	if len(raw) == 0 { // a pattern matching nothing
-		return nil, nil, nil, &Error{Op: "GET mapping", Status: 404,
-			Cause: &dsl.ErrorCause{Type: "index_not_found_exception", Reason: "no index matches the target"}}
-	}
-	filters, err := dslfilter.Analyze(body, filterOptions)
+	m, err := mapping.Read(body)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("elasticsearch: %w", err)
 	}
-	per := map[string]map[string]field{}
-	var notes []string
-	for _, idx := range sortedKeys(raw) {
-		per[idx] = map[string]field{}
-		flatten("", raw[idx].Mappings.Properties, per[idx], &notes)
+	if len(m.Indices) == 0 { // a pattern matching nothing
+		return nil, nil, nil, &Error{Op: "GET mapping", Status: 404,
+			Cause: &dsl.ErrorCause{Type: "index_not_found_exception", Reason: "no index matches the target"}}
 	}
-	return per, slices.Compact(notes), filters, nil
+	per, notes := perIndex(m)
+	return per, notes, dslfilter.Analyze(m, filterOptions), nil
 }
 
 // probeExtras adds the document count, determinism and inference
@@ -245,19 +225,17 @@ func isStatus(err error, codes ...int) bool {
 // an unchanged index (§7.7.1). Replicas may rank ties (and BM25 scores,
 // through deleted-document counts) differently.
 func (a *adapter) probeDeterminism(ctx context.Context, ev *capability.Evidence) bool {
-	var s map[string]struct {
-		Settings struct {
-			Index struct {
-				Replicas string `json:"number_of_replicas"`
-			} `json:"index"`
-		} `json:"settings"`
-	}
-	if _, err := a.getJSON(ctx, "/"+url.PathEscape(a.cfg.Index)+"/_settings/index.number_of_replicas", &s); err != nil || len(s) == 0 {
+	var body json.RawMessage
+	if _, err := a.getJSON(ctx, "/"+url.PathEscape(a.cfg.Index)+"/_settings/index.number_of_replicas", &body); err != nil {
 		return false
 	}
-	for _, idx := range sortedKeys(s) {
-		if r := s[idx].Settings.Index.Replicas; r != "0" {
-			ev.Notes = append(ev.Notes, fmt.Sprintf("index %s has %s replica(s): repeated requests may order ties differently", idx, r))
+	settings, err := mapping.ReadSettings(body)
+	if err != nil || len(settings) == 0 {
+		return false
+	}
+	for _, ix := range settings {
+		if ix.Replicas != "0" {
+			ev.Notes = append(ev.Notes, fmt.Sprintf("index %s has %s replica(s): repeated requests may order ties differently", ix.Name, ix.Replicas))
 			return false
 		}
 	}

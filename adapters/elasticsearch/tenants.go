@@ -10,7 +10,9 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/tenantidx"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 )
 
 // Index isolation (tenancy mode "index", adapters.TenantIndex): each
@@ -26,43 +28,30 @@ import (
 // not exist (and create was not set). The tenant set (a.tenants) calls it
 // once per index and keeps what it returns.
 func (a *adapter) probeTenant(ctx context.Context, name string, create bool) (*probeState, error) {
-	if create {
-		if err := a.createIndex(ctx, name); err != nil {
-			return nil, err
-		}
-	}
-	var body json.RawMessage
-	_, err := a.getJSON(ctx, "/"+url.PathEscape(name)+"/_mapping", &body)
-	var raw map[string]indexMapping
-	if err == nil {
-		err = json.Unmarshal(body, &raw)
-	}
-	switch {
-	case isStatus(err, 404) && !create:
-		return nil, nil
-	case err != nil:
+	m, _, err := a.tenantCalls().Fetch(ctx, name, create)
+	if m == nil || err != nil {
 		return nil, err
-	case len(raw) != 1:
-		return nil, fmt.Errorf("elasticsearch: tenant index %s resolves to %d indices (an alias or pattern holds its name)", name, len(raw))
-	}
-	if _, ok := raw[name]; !ok {
-		return nil, fmt.Errorf("elasticsearch: tenant index name %s is an alias of another index", name)
 	}
 	base, err := a.probed()
 	if err != nil {
 		return nil, err
 	}
-	var notes []string
-	per := map[string]map[string]field{name: {}}
-	flatten("", raw[name].Mappings.Properties, per[name], &notes)
-	filters, err := dslfilter.Analyze(body, filterOptions)
-	if err != nil {
-		return nil, fmt.Errorf("elasticsearch: tenant index %s: %w", name, err)
-	}
-	st := a.buildState(a.facts.Load(), per, notes, filters)
+	per, notes := perIndex(m)
+	st := a.buildState(a.facts.Load(), per, notes, dslfilter.Analyze(m, filterOptions))
 	st.ev.Target = name
 	st.ev.Deterministic = base.ev.Deterministic
 	return st, nil
+}
+
+// tenantCalls are the engine calls of a tenant index probe.
+func (a *adapter) tenantCalls() tenantidx.Calls {
+	return tenantidx.Calls{Engine: Name, Create: a.createIndex,
+		Mapping: func(ctx context.Context, name string) ([]byte, error) {
+			var body json.RawMessage
+			_, err := a.getJSON(ctx, "/"+url.PathEscape(name)+"/_mapping", &body)
+			return body, err
+		},
+		NotFound: func(err error) bool { return isStatus(err, 404) }}
 }
 
 // createIndex creates a tenant index from the configured body; one that
@@ -77,17 +66,19 @@ func (a *adapter) createIndex(ctx context.Context, name string) error {
 }
 
 // configuredMapping is the probe's view of the configured tenant index
-// body: its fields, as one index named by the template.
-func (a *adapter) configuredMapping() (map[string]map[string]field, []string, error) {
-	var body indexMapping
-	if err := json.Unmarshal(a.tenancy.Mapping, &body); err != nil {
-		return nil, nil, fmt.Errorf("elasticsearch: tenant index mapping: %w", err)
+// body: its fields and filters, as one index named by the template.
+func (a *adapter) configuredMapping() (map[string]map[string]field, []string, *dslfilter.Fields, error) {
+	body, err := json.Marshal(map[string]json.RawMessage{a.tenancy.Template: a.tenancy.Mapping})
+	var m *mapping.Mapping
+	if err == nil {
+		m, err = mapping.Read(body)
 	}
-	var notes []string
-	per := map[string]map[string]field{a.tenancy.Template: {}}
-	flatten("", body.Mappings.Properties, per[a.tenancy.Template], &notes)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("elasticsearch: tenant index mapping: %w", err)
+	}
+	per, notes := perIndex(m)
 	notes = append(notes, fmt.Sprintf("tenants are isolated by index: each in %s, created on its first write; callers without a tenant read %s and cannot write", a.tenancy.Template, a.cfg.Index))
-	return per, notes, nil
+	return per, notes, dslfilter.Analyze(m, filterOptions), nil
 }
 
 // configuredDeterminism is probeDeterminism for the configured body: no

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/esconfig"
 )
 
 // Secret is a credential that never prints (adapters.Secret: "<secret>"
@@ -15,10 +15,7 @@ import (
 type Secret = adapters.Secret
 
 // FieldConfig names a BM25 field and its query-time boost.
-type FieldConfig struct {
-	Name  string  `json:"name" mapstructure:"name"`
-	Boost float64 `json:"boost,omitempty" mapstructure:"boost"`
-}
+type FieldConfig = esconfig.FieldConfig
 
 // Config is the `settings` block of an opensearch backend.
 type Config struct {
@@ -27,70 +24,34 @@ type Config struct {
 	// Index is the target index or alias. Required.
 	Index string `json:"index" mapstructure:"index"`
 
-	// TextFields are the BM25 fields with boosts; empty means every text
-	// field the probe finds.
-	TextFields []FieldConfig `json:"text_fields,omitempty" mapstructure:"text_fields"`
-	// ContentField supplies Hit.text (default: "text", "content" or
-	// "body", else the first text field).
-	ContentField string `json:"content_field,omitempty" mapstructure:"content_field"`
-	// VectorField selects the knn_vector field (default: the first one).
-	VectorField string `json:"vector_field,omitempty" mapstructure:"vector_field"`
-	// TitleField and URIField feed Hit.citation (default: detected
-	// "title" and "url"/"uri" fields).
-	TitleField string `json:"title_field,omitempty" mapstructure:"title_field"`
-	URIField   string `json:"uri_field,omitempty" mapstructure:"uri_field"`
-	// MultiMatchType is the multi_match type (default best_fields) and
-	// TieBreaker its tie_breaker.
-	MultiMatchType string   `json:"multi_match_type,omitempty" mapstructure:"multi_match_type"`
-	TieBreaker     *float64 `json:"tie_breaker,omitempty" mapstructure:"tie_breaker"`
+	// Writable opts in to index/add and index/delete.
+	Writable bool `json:"writable,omitempty" mapstructure:"writable"`
+
+	// Common are the settings the Elasticsearch adapter takes too (text,
+	// vector and citation fields, refresh, basic and bearer auth, CA file,
+	// compression, timeout, rerank window). Outbound authentication: at
+	// most one of Username+Password, Bearer and AWS.
+	esconfig.Common `mapstructure:",squash"`
+
 	// EfSearch sets the HNSW ef_search of kNN queries (0: index default).
 	EfSearch int `json:"ef_search,omitempty" mapstructure:"ef_search"`
-	// MetaFields limits Hit.meta to these _source fields (names or
-	// patterns as _source includes take them, e.g. "author", "meta.*");
-	// empty returns every field. The content, title and URI fields are
-	// fetched regardless, as they feed the hit itself.
-	MetaFields []string `json:"meta_fields,omitempty" mapstructure:"meta_fields"`
 
-	// Writable opts in to index/add and index/delete; Refresh is the
-	// refresh policy of writes: wait_for (default), true or false.
-	Writable bool   `json:"writable,omitempty" mapstructure:"writable"`
-	Refresh  string `json:"refresh,omitempty" mapstructure:"refresh"`
-
-	// Outbound authentication: at most one of Username+Password, Bearer
-	// and AWS.
-	Username string `json:"username,omitempty" mapstructure:"username"`
-	Password Secret `json:"password,omitempty" mapstructure:"password"`
-	Bearer   Secret `json:"bearer,omitempty" mapstructure:"bearer"`
 	// AWS signs every request with AWS Signature Version 4 (Amazon
 	// OpenSearch Service, or OpenSearch Serverless with service aoss).
 	AWS *AWS `json:"aws,omitempty" mapstructure:"aws"`
-	// CAFile is a PEM bundle to trust for https URLs.
-	CAFile string `json:"ca_file,omitempty" mapstructure:"ca_file"`
-
-	// DisableCompression stops asking for gzip responses (the default; set
-	// it to false for a slow link): on loopback or a fast LAN compression
-	// only costs CPU on both sides (a page of 100
-	// passages is ~150 kB; gzip adds milliseconds to every search).
-	DisableCompression bool `json:"disable_compression" mapstructure:"disable_compression"`
-
-	// Timeout bounds each HTTP request as a backstop to the request
-	// context (default 30s).
-	Timeout time.Duration `json:"timeout,omitempty" mapstructure:"timeout"`
 
 	// RerankModel is the id of an ml-commons model that reranks
 	// (TEXT_SIMILARITY, local or remote, e.g. through a Cohere-style
 	// rerank connector). When set, the rerank method and retrieve's rerank
 	// stage call its _predict API, once a start-up call proved it works
-	// (rerank.go). RerankMaxCandidates is rerank.maxCandidates (default
-	// 100, at most MaxRerankCandidates).
-	RerankModel         string `json:"rerank_model,omitempty" mapstructure:"rerank_model"`
-	RerankMaxCandidates int    `json:"rerank_max_candidates,omitempty" mapstructure:"rerank_max_candidates"`
+	// (rerank.go). Common.RerankMaxCandidates is at most
+	// MaxRerankCandidates.
+	RerankModel string `json:"rerank_model,omitempty" mapstructure:"rerank_model"`
 }
 
 // DefaultConfig returns a Config with defaults applied.
 func DefaultConfig() *Config {
-	return &Config{Refresh: "wait_for", MultiMatchType: "best_fields", Timeout: 30 * time.Second,
-		DisableCompression: true}
+	return &Config{Common: esconfig.Defaults()}
 }
 
 // Validate implements adapters.Config.
@@ -148,10 +109,8 @@ func (c *Config) validateAuth() error {
 }
 
 func (c *Config) validateOptions() error {
-	switch c.Refresh {
-	case "", "wait_for", "true", "false":
-	default:
-		return fmt.Errorf("opensearch: refresh %q is not wait_for, true or false", c.Refresh)
+	if err := c.Common.Validate("opensearch"); err != nil {
+		return err
 	}
 	switch c.MultiMatchType {
 	case "", "best_fields", "most_fields", "cross_fields":
@@ -163,11 +122,6 @@ func (c *Config) validateOptions() error {
 	}
 	if tb := c.TieBreaker; tb != nil && (*tb < 0 || *tb > 1) {
 		return errors.New("opensearch: tie_breaker must be in [0, 1]")
-	}
-	for _, f := range c.MetaFields {
-		if strings.TrimSpace(f) == "" {
-			return errors.New("opensearch: meta_fields: empty field name")
-		}
 	}
 	for _, f := range c.TextFields {
 		if f.Name == "" || f.Boost < 0 {

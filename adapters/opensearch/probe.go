@@ -12,6 +12,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dslfilter"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 )
 
 // probeResponses are the raw bodies the probe reads, in call order. Tests
@@ -150,19 +151,17 @@ func buildSchema(cfg *Config, r *probeResponses) (*schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := parseMappings(r.Mapping)
+	m, err := mapping.Read(r.Mapping)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("opensearch: %w", err)
 	}
+	f := parseMappings(m)
 	st, err := parseSettings(r.Settings)
 	if err != nil {
 		return nil, err
 	}
 	// OpenSearch does not list values dropped by ignore_above in _ignored.
-	filters, err := dslfilter.Analyze(r.Mapping, dslfilter.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("opensearch: %w", err)
-	}
+	filters := dslfilter.Analyze(m, dslfilter.Options{})
 	s := &schema{version: v, vectors: f.vectors, filters: filters.Plan}
 	ev := &capability.Evidence{Engine: Name, Version: number, Target: cfg.Index,
 		Writable: cfg.Writable, Pagination: true, Deterministic: st.SingleCopy}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 )
 
 // rootInfo is the part of GET / the probe reads.
@@ -70,40 +71,6 @@ type vectorInfo struct {
 	Compression string // compression_level, e.g. "1x", "32x"
 }
 
-// mappingProp is one node of a mapping's properties tree.
-type mappingProp struct {
-	Type       string                 `json:"type"`
-	Properties map[string]mappingProp `json:"properties"`
-	Fields     map[string]mappingProp `json:"fields"`
-	Index      *bool                  `json:"index"`
-	// IgnoreAbove: longer keyword values are not indexed.
-	IgnoreAbove int `json:"ignore_above"`
-	// knn_vector parameters.
-	Dimension int    `json:"dimension"`
-	SpaceType string `json:"space_type"`
-	DataType  string `json:"data_type"`
-	Mode      string `json:"mode"`
-	ModelID   string `json:"model_id"`
-	Method    *struct {
-		Name      string `json:"name"`
-		Engine    string `json:"engine"`
-		SpaceType string `json:"space_type"`
-
-		Parameters struct {
-			Encoder *knnEncoder `json:"encoder"`
-		} `json:"parameters"`
-	} `json:"method"`
-
-	CompressionLevel string `json:"compression_level"`
-}
-
-// indexMapping is one index's entry in GET /<index>/_mapping.
-type indexMapping struct {
-	Mappings struct {
-		Properties map[string]mappingProp `json:"properties"`
-	} `json:"mappings"`
-}
-
 // fields is the flattened, typed view of a mapping.
 type fields struct {
 	text    []string
@@ -119,54 +86,37 @@ type fields struct {
 	conflicts []string
 }
 
-// parseMappings flattens GET /<index>/_mapping (one or more indices behind
-// an alias). A field whose type differs between indices is dropped and
-// reported as a conflict.
-func parseMappings(raw []byte) (*fields, error) {
-	var byIndex map[string]indexMapping
-	if err := json.Unmarshal(raw, &byIndex); err != nil {
-		return nil, fmt.Errorf("opensearch: decode mapping: %w", err)
-	}
-	names := make([]string, 0, len(byIndex))
-	for n := range byIndex {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+// parseMappings flattens the mapping model (one or more indices behind
+// an alias): every field outside nested objects, multi-fields and runtime
+// fields excluded. A field whose type differs between indices is dropped
+// and reported as a conflict.
+func parseMappings(m *mapping.Mapping) *fields {
 	f := &fields{vectors: map[string]vectorInfo{}, strings: map[string]filterlang.FieldType{}}
 	seen := map[string]string{}
-	for _, n := range names {
-		walk("", byIndex[n].Mappings.Properties, func(path string, p mappingProp) {
-			f.add(path, p, seen)
-		})
+	for _, ix := range m.Indices {
+		for i, p := range ix.Fields {
+			if p.Nested != "" || p.MultiOf != "" || p.Runtime || p.Type == "object" && hasChildren(ix.Fields, i) {
+				continue
+			}
+			f.add(p, seen)
+		}
 	}
 	f.dropConflicts()
 	sort.Strings(f.text)
 	sort.Strings(f.leaves)
-	return f, nil
+	return f
 }
 
-// walk visits every leaf property with its dotted path, in sorted order.
-func walk(prefix string, props map[string]mappingProp, visit func(string, mappingProp)) {
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		p := props[k]
-		path := prefix + k
-		if p.Properties != nil && (p.Type == "" || p.Type == "object") {
-			walk(path+".", p.Properties, visit)
-			continue
-		}
-		visit(path, p)
-	}
+// hasChildren reports whether the object fields[i] has properties (which
+// follow it in tree order).
+func hasChildren(fields []mapping.Field, i int) bool {
+	return i+1 < len(fields) && strings.HasPrefix(fields[i+1].Path, fields[i].Path+".") && fields[i+1].MultiOf == ""
 }
 
-func (f *fields) add(path string, p mappingProp, seen map[string]string) {
-	kind := p.Type
+func (f *fields) add(p mapping.Field, seen map[string]string) {
+	path, kind := p.Path, p.Type
 	if p.Type == "knn_vector" {
-		vi := knnInfo(p)
+		vi := knnInfo(p.Vector)
 		kind = fmt.Sprintf("knn_vector/%d/%s/%s/%s/%s", vi.Dims, vi.Space, vi.Engine, vi.DataType, vi.quantKey())
 		f.vectors[path] = vi
 	}
@@ -177,7 +127,7 @@ func (f *fields) add(path string, p mappingProp, seen map[string]string) {
 		return
 	}
 	seen[path] = kind
-	if p.Type != "" && p.Type != "object" && p.Type != "nested" {
+	if p.Leaf() {
 		f.leaves = append(f.leaves, path)
 	}
 	switch p.Type {
@@ -186,7 +136,7 @@ func (f *fields) add(path string, p mappingProp, seen map[string]string) {
 	case "text":
 		f.strings[path] = filterlang.TypeText
 	}
-	if p.Index != nil && !*p.Index {
+	if !p.Indexed() {
 		return // not searchable
 	}
 	if p.Type == "text" || p.Type == "match_only_text" {
@@ -207,19 +157,12 @@ func (f *fields) dropConflicts() {
 	sort.Strings(f.conflicts)
 }
 
-// knnInfo reads a knn_vector mapping with the k-NN plugin's defaults:
-// engine faiss (2.18+), space l2 (hamming for binary), data_type float.
-func knnInfo(p mappingProp) vectorInfo {
-	vi := vectorInfo{Dims: p.Dimension, Space: strings.ToLower(p.SpaceType), Mode: p.Mode, ModelID: p.ModelID,
-		DataType: strings.ToLower(p.DataType)} // 3.x echoes data_type upper-cased
-	if p.Method != nil {
-		vi.Method, vi.Engine = p.Method.Name, strings.ToLower(p.Method.Engine)
-		if p.Method.SpaceType != "" {
-			vi.Space = strings.ToLower(p.Method.SpaceType)
-		}
-		vi.Encoder = p.Method.Parameters.Encoder.String()
-	}
-	vi.Compression = strings.ToLower(p.CompressionLevel)
+// knnInfo reads a knn_vector field of the model with the k-NN plugin's
+// defaults: engine faiss (2.18+), space l2 (hamming for binary),
+// data_type float.
+func knnInfo(v *mapping.Vector) vectorInfo {
+	vi := vectorInfo{Dims: v.Dims, Space: v.Similarity, Mode: v.Mode, ModelID: v.ModelID, DataType: v.Element,
+		Method: v.Method, Engine: v.Engine, Encoder: v.Encoder, Compression: v.Compression}
 	if vi.DataType == "" {
 		vi.DataType = "float"
 	}
@@ -253,18 +196,6 @@ func similarity(space string) capability.Similarity {
 	return capability.Similarity(space)
 }
 
-// indexSettings is the part of GET /<index>/_settings the probe reads
-// (values arrive as strings).
-type indexSettings struct {
-	Settings struct {
-		Index struct {
-			KNN      string `json:"knn"`
-			Shards   string `json:"number_of_shards"`
-			Replicas string `json:"number_of_replicas"`
-		} `json:"index"`
-	} `json:"settings"`
-}
-
 // settingsFacts summarises the settings of every index behind the target.
 type settingsFacts struct {
 	KNN bool
@@ -274,13 +205,12 @@ type settingsFacts struct {
 }
 
 func parseSettings(raw []byte) (settingsFacts, error) {
-	var byIndex map[string]indexSettings
-	if err := json.Unmarshal(raw, &byIndex); err != nil {
-		return settingsFacts{}, fmt.Errorf("opensearch: decode settings: %w", err)
+	byIndex, err := mapping.ReadSettings(raw)
+	if err != nil {
+		return settingsFacts{}, fmt.Errorf("opensearch: %w", err)
 	}
 	f := settingsFacts{KNN: len(byIndex) > 0, SingleCopy: len(byIndex) == 1}
-	for _, s := range byIndex {
-		ix := s.Settings.Index
+	for _, ix := range byIndex {
 		f.KNN = f.KNN && ix.KNN == "true"
 		f.SingleCopy = f.SingleCopy && ix.Shards == "1" && ix.Replicas == "0"
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eserrors"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/tenantidx"
 )
 
 // Index isolation (tenancy mode "index", adapters.TenantIndex), as in the
@@ -25,27 +26,11 @@ import (
 // error. The tenant set (a.tenants) calls it once per index and keeps
 // what it returns.
 func (a *adapter) probeTenant(ctx context.Context, name string, create bool) (*schema, error) {
-	if create {
-		if err := a.createIndex(ctx, name); err != nil {
-			return nil, err
-		}
-	}
-	ix := "/" + url.PathEscape(name)
-	res, err := a.http.do(ctx, http.MethodGet, ix+"/_mapping", nil, false)
-	switch {
-	case isNotFound(err) && !create:
-		return nil, nil
-	case err != nil:
+	m, body, err := a.tenantCalls().Fetch(ctx, name, create)
+	if m == nil || err != nil {
 		return nil, err
 	}
-	var byIndex map[string]json.RawMessage
-	if err := json.Unmarshal(res.Body, &byIndex); err != nil {
-		return nil, fmt.Errorf("opensearch: decode mapping of %s: %w", name, err)
-	}
-	if _, own := byIndex[name]; len(byIndex) != 1 || !own {
-		return nil, fmt.Errorf("opensearch: tenant index name %s resolves to other indices (an alias holds it)", name)
-	}
-	settings, err := a.http.do(ctx, http.MethodGet, ix+"/_settings", nil, false)
+	settings, err := a.http.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"/_settings", nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -54,13 +39,26 @@ func (a *adapter) probeTenant(ctx context.Context, name string, create bool) (*s
 		return nil, errNotProbed
 	}
 	r := *base
-	r.Mapping, r.Settings, r.Count = res.Body, settings.Body, nil
+	r.Mapping, r.Settings, r.Count = body, settings.Body, nil
 	s, err := buildSchema(a.cfg, &r)
 	if err != nil {
 		return nil, err
 	}
 	s.ev.Target = name
 	return s, nil
+}
+
+// tenantCalls are the engine calls of a tenant index probe.
+func (a *adapter) tenantCalls() tenantidx.Calls {
+	return tenantidx.Calls{Engine: Name, Create: a.createIndex,
+		Mapping: func(ctx context.Context, name string) ([]byte, error) {
+			res, err := a.http.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"/_mapping", nil, false)
+			if err != nil {
+				return nil, err
+			}
+			return res.Body, nil
+		},
+		NotFound: isNotFound}
 }
 
 func isNotFound(err error) bool {

@@ -22,22 +22,6 @@ import (
 // here (faiss has no native libraries on the test node), so those fields
 // are reported with approximate scores and labelled unbounded, no floor.
 
-// knnEncoder is method.parameters.encoder of a knn_vector mapping.
-type knnEncoder struct {
-	Name       string `json:"name"`
-	Parameters struct {
-		Type string `json:"type"` // faiss sq: fp16 or int8
-	} `json:"parameters"`
-}
-
-// String is the encoder's name and type ("sq fp16"); "" when absent.
-func (e *knnEncoder) String() string {
-	if e == nil {
-		return ""
-	}
-	return strings.TrimSpace(strings.ToLower(e.Name + " " + e.Parameters.Type))
-}
-
 // rescoreSince is the first version whose knn query rescores lucene
 // engine results (k-NN 3.1).
 var rescoreSince = [2]int{3, 1}

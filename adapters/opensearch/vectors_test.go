@@ -1,13 +1,13 @@
 package opensearch
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -41,11 +41,11 @@ func TestQuantisation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var p mappingProp
-			if err := json.Unmarshal([]byte(tc.mapping), &p); err != nil {
+			m, err := mapping.Read([]byte(`{"ix":{"mappings":{"properties":{"v":` + tc.mapping + `}}}}`))
+			if err != nil {
 				t.Fatal(err)
 			}
-			vi := knnInfo(p)
+			vi := knnInfo(m.Indices[0].Fields[0].Vector)
 			if got := vi.quantisation(); got != tc.quant {
 				t.Errorf("quantisation %q, want %q", got, tc.quant)
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -237,12 +238,12 @@ func TestPaths(t *testing.T) {
 		t.Errorf("paths(x y) = %q", got)
 	}
 	for key, want := range map[string]string{"a": "a", "a.b": "a.b", "a[].b": "a.b", `"a.b"`: "a.b", `o."a.b"[].c`: "o.a.b.c", `a[]`: "a"} {
-		if got, err := dottedName(key); err != nil || got != want {
+		if got, err := mapping.DottedName(key); err != nil || got != want {
 			t.Errorf("dottedName(%s) = %q, %v; want %q", key, got, err, want)
 		}
 	}
 	for _, key := range []string{`"a`, "a[0].b", "a..b", `a."b"c`} {
-		if got, err := dottedName(key); err == nil {
+		if got, err := mapping.DottedName(key); err == nil {
 			t.Errorf("dottedName(%s) = %q, want an error", key, got)
 		}
 	}

@@ -2,15 +2,19 @@ package qdrant
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	qdrantgo "github.com/qdrant/go-client/qdrant"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -96,7 +100,15 @@ func (a *adapter) Probe(ctx context.Context) (*capability.Evidence, error) {
 	if err != nil {
 		return nil, opErr("collection info", err)
 	}
-	a.fill(ev, &f, info)
+	raw, err := protojson.Marshal(info)
+	if err != nil {
+		return nil, fmt.Errorf("qdrant: collection info: %w", err)
+	}
+	m, err := mapping.ReadQdrant(f.collection, raw)
+	if err != nil {
+		return nil, fmt.Errorf("qdrant: %w", err)
+	}
+	a.fill(ev, &f, info, &m.Indices[0])
 	a.mu.Lock()
 	a.facts = f
 	a.mu.Unlock()
@@ -119,13 +131,13 @@ func (a *adapter) resolveAlias(ctx context.Context, ev *capability.Evidence) (st
 	return a.cfg.Collection, nil
 }
 
-// fill turns collection info into evidence and facts.
-func (a *adapter) fill(ev *capability.Evidence, f *facts, info *qdrantgo.CollectionInfo) {
-	params := info.GetConfig().GetParams()
-	f.dense = a.denseVector(ev, params.GetVectorsConfig())
-	f.sparse = a.sparseVector(ev, f.version, params.GetSparseVectorsConfig())
+// fill turns collection info, read into the mapping model as col, into
+// evidence and facts.
+func (a *adapter) fill(ev *capability.Evidence, f *facts, info *qdrantgo.CollectionInfo, col *mapping.Index) {
+	f.dense = a.denseVector(ev, col.Vectors)
+	f.sparse = a.sparseVector(ev, f.version, col.Vectors)
 	var notes []string
-	ev.FilterFields, notes = filterFields(info.GetPayloadSchema())
+	ev.FilterFields, notes = filterFields(col.Fields)
 	ev.Notes = append(ev.Notes, notes...)
 	f.floats = map[string]bool{}
 	for _, ff := range ev.FilterFields {
@@ -149,34 +161,50 @@ func (a *adapter) fill(ev *capability.Evidence, f *facts, info *qdrantgo.Collect
 	}
 }
 
-// denseVector finds the configured dense vector; nil (with a note) when it
-// is absent or a multivector.
-func (a *adapter) denseVector(ev *capability.Evidence, vc *qdrantgo.VectorsConfig) *denseFact {
+// denseVector finds the configured dense vector among the collection's
+// vectors; nil (with a note) when it is absent or a multivector.
+func (a *adapter) denseVector(ev *capability.Evidence, vectors []mapping.Field) *denseFact {
 	name := a.cfg.Vector
-	var p *qdrantgo.VectorParams
-	switch {
-	case vc.GetParams() != nil && name == "":
-		p = vc.GetParams()
-	case vc.GetParamsMap() != nil:
-		p = vc.GetParamsMap().GetMap()[name]
-		ev.Notes = append(ev.Notes, "named vectors: "+strings.Join(sortedKeys(vc.GetParamsMap().GetMap()), ", "))
+	var p *mapping.Vector
+	var named []string
+	unnamed := false
+	for _, v := range vectors {
+		if v.Type != "dense_vector" {
+			continue
+		}
+		if v.Path == "" {
+			unnamed = true
+		} else {
+			named = append(named, v.Path)
+		}
+		if v.Path == name {
+			p = v.Vector
+		}
+	}
+	if !unnamed && len(named) > 0 {
+		ev.Notes = append(ev.Notes, "named vectors: "+strings.Join(named, ", "))
 	}
 	if p == nil {
 		ev.Notes = append(ev.Notes, fmt.Sprintf("configured vector %q does not exist", name))
 		return nil
 	}
-	sim, ok := similarity(p.GetDistance())
+	distance := qdrantgo.Distance(qdrantgo.Distance_value[p.Similarity])
+	sim, ok := similarity(distance)
 	if !ok {
-		ev.Notes = append(ev.Notes, fmt.Sprintf("vector %q has unknown distance %v", name, p.GetDistance()))
+		ev.Notes = append(ev.Notes, fmt.Sprintf("vector %q has unknown distance %v", name, p.Similarity))
 		return nil
 	}
-	detail := map[string]string{"distance": p.GetDistance().String(), "datatype": p.GetDatatype().String()}
-	if mv := p.GetMultivectorConfig(); mv != nil {
-		ev.Notes = append(ev.Notes, fmt.Sprintf("vector %q is a multivector (%s); single-vector dense retrieval is not offered", name, mv.GetComparator()))
+	datatype := p.Element
+	if datatype == "" {
+		datatype = qdrantgo.Datatype_Default.String() // the zero value, left out of the info
+	}
+	detail := map[string]string{"distance": distance.String(), "datatype": datatype}
+	if p.Multivector != "" {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("vector %q is a multivector (%s); single-vector dense retrieval is not offered", name, p.Multivector))
 		return nil
 	}
-	ev.VectorFields = []capability.VectorField{{Name: name, Dims: int(p.GetSize()), Similarity: sim, Indexed: true, Detail: detail}}
-	return &denseFact{dims: int(p.GetSize()), distance: p.GetDistance()}
+	ev.VectorFields = []capability.VectorField{{Name: name, Dims: p.Dims, Similarity: sim, Indexed: true, Detail: detail}}
+	return &denseFact{dims: p.Dims, distance: distance}
 }
 
 // rawSimilarity is the similarity Qdrant's MMR compares per distance
@@ -203,16 +231,16 @@ func similarity(d qdrantgo.Distance) (capability.Similarity, bool) {
 // sparseVector proves BM25 inference on the configured sparse vector: it
 // must exist with the IDF modifier, the model must be configured and the
 // server must run it (≥ 1.15.2). Sparse is then searchable "text".
-func (a *adapter) sparseVector(ev *capability.Evidence, v version, sc *qdrantgo.SparseVectorConfig) bool {
+func (a *adapter) sparseVector(ev *capability.Evidence, v version, vectors []mapping.Field) bool {
 	if a.cfg.SparseVector == "" {
 		return false
 	}
-	p, ok := sc.GetMap()[a.cfg.SparseVector]
+	i := slices.IndexFunc(vectors, func(f mapping.Field) bool { return f.Type == "sparse_vector" && f.Path == a.cfg.SparseVector })
 	var why string
 	switch {
-	case !ok:
+	case i < 0:
 		why = "does not exist"
-	case p.GetModifier() != qdrantgo.Modifier_Idf:
+	case vectors[i].Vector.Modifier != "idf":
 		why = "has no IDF modifier, so qdrant/bm25 queries would not score as BM25"
 	case !v.atLeast(minBM25):
 		why = "needs Qdrant ≥ 1.15.2 for qdrant/bm25 inference"
@@ -228,23 +256,30 @@ func (a *adapter) sparseVector(ev *capability.Evidence, v version, sc *qdrantgo.
 	return true
 }
 
-// filterFields maps indexed payload fields to §8 fields (docs/engines.md
-// §4.1). An index key is a Qdrant JSON path ("a.b", "a[].b", `"a.b"`);
-// the §8 field is its dotted name ("a.b" for all three), whose elements a
-// filter reads at every path (filter.go paths). Keys naming the same field
-// must agree on its type; a name of more than maxPathSegments segments is
-// not offered. Notes say what was left out and what date fields accept.
-func filterFields(schema map[string]*qdrantgo.PayloadSchemaInfo) ([]capability.FilterField, []string) {
+// filterFields maps the collection's payload indexes (the mapping
+// model's fields) to §8 fields (docs/engines.md §4.1). An index key is a
+// Qdrant JSON path ("a.b", "a[].b", `"a.b"`); the §8 field is its dotted
+// name ("a.b" for all three: the model's Path), whose elements a filter
+// reads at every path (filter.go paths). Keys naming the same field must
+// agree on its type; a name of more than maxPathSegments segments is not
+// offered. Notes say what was left out and what date fields accept.
+func filterFields(fields []mapping.Field) ([]capability.FilterField, []string) {
 	byName := map[string]capability.FilterField{}
 	var notes []string
 	clash := map[string]bool{}
-	for _, key := range sortedKeys(schema) {
-		ff, ok := filterField(key, schema[key])
+	for _, pf := range fields {
+		ff, ok := filterField(pf.Type)
 		if !ok {
 			continue
 		}
-		name, err := dottedName(key)
-		if err == nil && len(strings.Split(name, ".")) > maxPathSegments {
+		key, name := pf.Key, pf.Path
+		if key == "" {
+			key = name
+		}
+		var err error
+		if pf.Problem != "" {
+			err = errors.New(pf.Problem)
+		} else if len(strings.Split(name, ".")) > maxPathSegments {
 			err = fmt.Errorf("more than %d segments", maxPathSegments)
 		}
 		if err != nil {
@@ -273,59 +308,26 @@ func filterFields(schema map[string]*qdrantgo.PayloadSchemaInfo) ([]capability.F
 	return out, notes
 }
 
-// dottedName turns an index key (a Qdrant JSON path) into the dotted §8
-// field name: "[]" dropped, quoted keys unquoted. Keys holding quotes or
-// brackets themselves are refused.
-func dottedName(key string) (string, error) {
-	var segs []string
-	for rest := key; ; {
-		var seg string
-		if strings.HasPrefix(rest, `"`) {
-			end := strings.Index(rest[1:], `"`)
-			if end < 0 {
-				return "", fmt.Errorf("unterminated quote in %q", key)
-			}
-			seg, rest = rest[1:end+1], rest[end+2:]
-		} else {
-			i := strings.IndexAny(rest, ".[")
-			if i < 0 {
-				i = len(rest)
-			}
-			seg, rest = rest[:i], rest[i:]
-		}
-		if seg == "" || strings.ContainsAny(seg, `"[]\`) {
-			return "", fmt.Errorf("path %q is not a dotted name", key)
-		}
-		rest = strings.TrimPrefix(rest, "[]")
-		segs = append(segs, strings.Split(seg, ".")...)
-		if rest == "" {
-			return strings.Join(segs, "."), nil
-		}
-		if !strings.HasPrefix(rest, ".") {
-			return "", fmt.Errorf("path %q is not a dotted name", key)
-		}
-		rest = rest[1:]
-	}
-}
-
-func filterField(name string, info *qdrantgo.PayloadSchemaInfo) (capability.FilterField, bool) {
-	ff := capability.FilterField{Name: name}
-	switch info.GetDataType() {
-	case qdrantgo.PayloadSchemaType_Keyword, qdrantgo.PayloadSchemaType_Uuid:
+// filterField maps a payload index type (as the mapping model names it)
+// to a §8 field type; ok is false for types that are no filter material.
+func filterField(dataType string) (capability.FilterField, bool) {
+	var ff capability.FilterField
+	switch dataType {
+	case "keyword", "uuid":
 		ff.Type = filterlang.TypeKeyword
-	case qdrantgo.PayloadSchemaType_Integer:
+	case "integer":
 		ff.Type = filterlang.TypeInt
-	case qdrantgo.PayloadSchemaType_Float:
+	case "float":
 		// Payload numbers are JSON doubles, compared as they are.
 		ff.Type = filterlang.TypeFloat
 		ff.Precision = rcp.FieldPrecision{Stored: rcp.PrecisionDouble}
-	case qdrantgo.PayloadSchemaType_Bool:
+	case "bool":
 		ff.Type = filterlang.TypeBool
-	case qdrantgo.PayloadSchemaType_Datetime:
+	case "datetime":
 		ff.Type = filterlang.TypeDate
-	case qdrantgo.PayloadSchemaType_Geo:
+	case "geo":
 		ff.Type = filterlang.TypeGeo
-	case qdrantgo.PayloadSchemaType_Text:
+	case "text":
 		// A full-text index matches tokens, never RCP's case-sensitive
 		// substring: contains is withheld; equality is exact on payload.
 		ff.Type = filterlang.TypeText

@@ -117,6 +117,10 @@ var layers = map[string][]string{
 	"rcp/schema":            {"std"},
 	"rcp/rcptest":           {"std", "rcp", "rcp/jsonrpc", "rcp/schema", "rcp/server", "github.com/santhosh-tekuri/jsonschema/"},
 
+	// mapping reads an engine's index mapping from bytes into one model;
+	// it calls no engine (TestPureMappingReader).
+	"mapping": {"std"},
+
 	// adapters is the contract only: it names no pipeline, server or tracer.
 	"adapters": {"std", "rcp", "capability", "filterlang"},
 	// retrieval is the portable pipeline over the adapters contract; it
@@ -125,22 +129,24 @@ var layers = map[string][]string{
 
 	// Engines implement the contract and never import the pipeline.
 	"adapters/internal/dsl":       {"std"},
-	"adapters/internal/dslfilter": {"std", "adapters/internal/dsl", "filterlang", "rcp", "capability"},
+	"adapters/internal/dslfilter": {"std", "adapters/internal/dsl", "filterlang", "rcp", "capability", "mapping"},
 	// Index-isolation bookkeeping the Elasticsearch-family adapters share.
-	"adapters/internal/tenantidx": {"std", "adapters", "rcp"},
+	"adapters/internal/tenantidx": {"std", "adapters", "mapping", "rcp"},
 	// Error classification steps the Elasticsearch-family adapters share.
 	"adapters/internal/eserrors": {"std", "adapters/internal/dsl", "rcp"},
+	// The settings the Elasticsearch-family adapters share.
+	"adapters/internal/esconfig": {"std", "adapters"},
 	// HTTP plumbing the Elasticsearch-family adapters share.
 	"adapters/internal/eshttp": {"std", "adapters/internal/dsl"},
 	// The memory engine's optional English analyzer stems with Snowball.
 	"adapters/memory": {"std", "adapters", "capability", "filterlang", "rankmath", "rcp", "github.com/blevesearch/snowballstem"},
-	"adapters/elasticsearch": {"std", "adapters", "capability", "filterlang", "rcp", "adapters/internal/dsl",
+	"adapters/elasticsearch": {"std", "adapters", "capability", "filterlang", "rcp", "mapping", "adapters/internal/dsl",
 		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
-		"adapters/internal/tenantidx", "github.com/elastic/"},
-	"adapters/opensearch": {"std", "adapters", "capability", "filterlang", "rcp", "internal/fetch", "adapters/internal/dsl",
+		"adapters/internal/esconfig", "adapters/internal/tenantidx", "github.com/elastic/"},
+	"adapters/opensearch": {"std", "adapters", "capability", "filterlang", "rcp", "mapping", "internal/fetch", "adapters/internal/dsl",
 		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
-		"adapters/internal/tenantidx", "github.com/opensearch-project/", "github.com/aws/aws-sdk-go-v2/"},
-	"adapters/qdrant": {"std", "adapters", "capability", "filterlang", "rcp",
+		"adapters/internal/esconfig", "adapters/internal/tenantidx", "github.com/opensearch-project/", "github.com/aws/aws-sdk-go-v2/"},
+	"adapters/qdrant": {"std", "adapters", "capability", "filterlang", "rcp", "mapping",
 		"github.com/qdrant/", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	"adapters/qdrant/qdranttest": {"std", "github.com/qdrant/", "google.golang.org/grpc"},
 	// Decorators wrap an Adapter; the standby serves -32010 until an engine is up.
@@ -244,7 +250,7 @@ func TestLayering(t *testing.T) {
 // direct imports: the wire and pure packages depend on nothing outside
 // the standard library (§2.13).
 func TestStdOnlyLeavesStayLeaves(t *testing.T) {
-	leaves := []string{"rcp/internal/jsonscan", "rcp/jsonrpc", "rcp", "filterlang", "rankmath", "capability", "adapters/internal/dsl", "retry", "internal/fetch"}
+	leaves := []string{"rcp/internal/jsonscan", "rcp/jsonrpc", "rcp", "filterlang", "rankmath", "capability", "mapping", "adapters/internal/dsl", "retry", "internal/fetch"}
 	for _, p := range listPackages(t) {
 		if !contains(leaves, rel(p.ImportPath)) {
 			continue
@@ -255,6 +261,24 @@ func TestStdOnlyLeavesStayLeaves(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPureMappingReader: the mapping package reads bytes and plain values
+// and reaches no engine: nothing it depends on, directly or not, opens a
+// connection or runs a program.
+func TestPureMappingReader(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if rel(p.ImportPath) != "mapping" {
+			continue
+		}
+		for _, d := range p.Deps {
+			if d == "net" || strings.HasPrefix(d, "net/") || d == "os/exec" {
+				t.Errorf("mapping depends on %s", d)
+			}
+		}
+		return
+	}
+	t.Fatal("package mapping not found")
 }
 
 // owners confines third-party import prefixes to the packages (or

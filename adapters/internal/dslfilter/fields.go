@@ -12,6 +12,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -37,33 +38,6 @@ type Fields struct {
 	Notes []string
 }
 
-// prop is one node of a _mapping properties tree: the parameters that
-// decide filter semantics.
-type prop struct {
-	Type            string          `json:"type"`
-	Index           *bool           `json:"index"`
-	Enabled         *bool           `json:"enabled"`
-	IgnoreAbove     *int            `json:"ignore_above"`
-	Normalizer      string          `json:"normalizer"`
-	NullValue       json.RawMessage `json:"null_value"`
-	ScalingFactor   float64         `json:"scaling_factor"`
-	Format          string          `json:"format"`
-	CopyTo          json.RawMessage `json:"copy_to"`
-	Script          json.RawMessage `json:"script"`
-	IgnoreMalformed *bool           `json:"ignore_malformed"`
-	Path            string          `json:"path"`
-	Properties      map[string]prop `json:"properties"`
-	Fields          map[string]prop `json:"fields"`
-}
-
-// indexMapping is one index's entry in a GET /<target>/_mapping body.
-type indexMapping struct {
-	Mappings struct {
-		Properties map[string]prop            `json:"properties"`
-		Runtime    map[string]json.RawMessage `json:"runtime"`
-	} `json:"mappings"`
-}
-
 // verdict is the analysis of one field in one index.
 type verdict struct {
 	ff    capability.FilterField
@@ -73,29 +47,30 @@ type verdict struct {
 	refused string
 }
 
-// Analyze reads a GET /<target>/_mapping body (one or more indices) and
-// decides, field by field, which §8 operators the engine answers exactly
-// (docs/retrieval.md "Filters"). A field whose indices disagree on anything that
-// changes its semantics is not offered.
-func Analyze(raw []byte, opt Options) (*Fields, error) {
-	var byIndex map[string]indexMapping
-	if err := json.Unmarshal(raw, &byIndex); err != nil {
-		return nil, fmt.Errorf("decode mapping: %w", err)
-	}
+// Analyze decides, field by field, which §8 operators the engine answers
+// exactly for the mappings behind one target (docs/retrieval.md "Filters"). A field
+// whose indices disagree on anything that changes its semantics is not
+// offered.
+func Analyze(m *mapping.Mapping, opt Options) *Fields {
 	per := map[string]map[string]verdict{}
 	var notes []string
-	for _, idx := range sortedKeys(byIndex) {
-		m := byIndex[idx].Mappings
+	for _, ix := range m.Indices {
 		targets := map[string]bool{}
-		collectCopyTo("", m.Properties, targets)
-		vs := map[string]verdict{}
-		walk("", m.Properties, targets, opt, vs, &notes)
-		for _, name := range sortedKeys(m.Runtime) {
-			vs[name] = verdict{refused: "runtime field: its values are computed by a script, not read from the document"}
+		for _, f := range ix.Fields {
+			for _, t := range f.CopyTo {
+				targets[t] = true
+			}
 		}
-		per[idx] = vs
+		vs := map[string]verdict{}
+		walk(ix.Fields, ix.MultiFields(), targets, opt, vs, &notes)
+		for _, f := range ix.Fields {
+			if f.Runtime {
+				vs[f.Path] = verdict{refused: "runtime field: its values are computed by a script, not read from the document"}
+			}
+		}
+		per[ix.Name] = vs
 	}
-	return merge(per, notes), nil
+	return merge(per, notes)
 }
 
 // merge keeps a field when every index that maps it gives the same
@@ -136,51 +111,27 @@ func merge(per map[string]map[string]verdict, notes []string) *Fields {
 	return out
 }
 
-// collectCopyTo records every field named as a copy_to target.
-func collectCopyTo(prefix string, props map[string]prop, out map[string]bool) {
-	for name, p := range props {
-		for _, t := range stringList(p.CopyTo) {
-			out[t] = true
+// walk analyses every field the document holds at a path a filter can
+// reach: not under a nested object or an object with enabled: false, not
+// a multi-field (analyse reads those with their parent), not runtime.
+func walk(fields []mapping.Field, multi map[string][]mapping.Field, copyTargets map[string]bool, opt Options, out map[string]verdict, notes *[]string) {
+	var skipped []string // objects whose properties are not walked
+	for _, f := range fields {
+		if f.MultiOf != "" || f.Runtime || slices.ContainsFunc(skipped, func(p string) bool { return strings.HasPrefix(f.Path, p+".") }) {
+			continue
 		}
-		for _, sub := range p.Fields {
-			for _, t := range stringList(sub.CopyTo) {
-				out[t] = true
-			}
-		}
-		collectCopyTo(prefix+name+".", p.Properties, out)
-	}
-}
-
-// stringList decodes a string or an array of strings.
-func stringList(raw json.RawMessage) []string {
-	if len(raw) == 0 {
-		return nil
-	}
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return []string{one}
-	}
-	var many []string
-	_ = json.Unmarshal(raw, &many)
-	return many
-}
-
-// walk analyses every leaf below props.
-func walk(prefix string, props map[string]prop, copyTargets map[string]bool, opt Options, out map[string]verdict, notes *[]string) {
-	for _, name := range sortedKeys(props) {
-		p, path := props[name], prefix+name
 		switch {
-		case p.Type == "nested":
-			*notes = append(*notes, fmt.Sprintf("filter field %s: not offered: nested objects need nested queries", path))
-		case p.Type == "" || p.Type == "object":
-			if p.Enabled != nil && !*p.Enabled {
-				*notes = append(*notes, fmt.Sprintf("filter field %s: not offered: object with enabled: false is not indexed", path))
-				continue
+		case f.Type == "nested":
+			*notes = append(*notes, fmt.Sprintf("filter field %s: not offered: nested objects need nested queries", f.Path))
+			skipped = append(skipped, f.Path)
+		case f.Type == "object":
+			if f.Enabled != nil && !*f.Enabled {
+				*notes = append(*notes, fmt.Sprintf("filter field %s: not offered: object with enabled: false is not indexed", f.Path))
+				skipped = append(skipped, f.Path)
 			}
-			walk(path+".", p.Properties, copyTargets, opt, out, notes)
 		default:
-			if v, ok := analyse(path, p, copyTargets[path], opt); ok {
-				out[path] = v
+			if v, ok := analyse(f, multi[f.Path], copyTargets[f.Path], opt); ok {
+				out[f.Path] = v
 			}
 		}
 	}
@@ -198,7 +149,8 @@ var unfilterable = map[string]string{
 
 // analyse decides one leaf; ok is false for types that are not filter
 // material at all (vectors, ranges, binary, …).
-func analyse(path string, p prop, copyTarget bool, opt Options) (verdict, bool) {
+func analyse(p mapping.Field, subs []mapping.Field, copyTarget bool, opt Options) (verdict, bool) {
+	path := p.Path
 	if why, ok := unfilterable[p.Type]; ok {
 		return verdict{refused: why}, true
 	}
@@ -215,27 +167,29 @@ func analyse(path string, p prop, copyTarget bool, opt Options) (verdict, bool) 
 		v.refused = "unsigned_long filters are not proven exact (OpenSearch misses values of multi-valued fields when it answers from doc values)"
 	case copyTarget:
 		v.refused = "receives copy_to values that are not in the document's own source"
-	case p.Index != nil && !*p.Index:
+	case !p.Indexed():
 		v.refused = "index: false"
-	case len(p.Script) > 0:
+	case p.Script:
 		v.refused = "its values are computed by a script, not read from the document"
 	case t == filterlang.TypeText:
-		v.text(p)
+		v.text(subs)
 	default:
 		v.exact(p, opt)
 	}
 	return v, true
 }
 
-// text offers a text field through its exact keyword sub-field: eq and in
-// on the whole value, contains as a case-sensitive substring.
-func (v *verdict) text(p prop) {
-	sub, sp, why := exactSub(p)
-	if sub == "" {
+// text offers a text field through its exact keyword sub-field (among
+// its multi-fields subs): eq and in on the whole value, contains as a
+// case-sensitive substring.
+func (v *verdict) text(subs []mapping.Field) {
+	sp, why := exactSub(subs)
+	if sp == nil {
 		v.refused = why
 		return
 	}
-	v.plan.Name, v.plan.Exists = v.ff.Name+"."+sub, v.ff.Name
+	sub := strings.TrimPrefix(sp.Path, v.ff.Name+".")
+	v.plan.Name, v.plan.Exists = sp.Path, v.ff.Name
 	if sp.IgnoreAbove != nil {
 		v.plan.IgnoreAbove = *sp.IgnoreAbove
 		v.drop(fmt.Sprintf("%s.%s has ignore_above %d: a substring of a longer value cannot be found", v.ff.Name, sub, *sp.IgnoreAbove), filterlang.OpContains)
@@ -244,15 +198,17 @@ func (v *verdict) text(p prop) {
 
 // exactSub picks the keyword sub-field that holds a text field's values
 // unchanged: indexed, no normalizer, no null_value, preferring no
-// ignore_above, then the largest.
-func exactSub(p prop) (string, prop, string) {
-	best, why := "", "no keyword sub-field holds its exact value"
-	for _, name := range sortedKeys(p.Fields) {
-		sp := p.Fields[name]
+// ignore_above, then the largest. subs are in name order.
+func exactSub(subs []mapping.Field) (*mapping.Field, string) {
+	var best *mapping.Field
+	why := "no keyword sub-field holds its exact value"
+	for i := range subs {
+		sp := &subs[i]
+		name := sp.Path[len(sp.MultiOf)+1:]
 		switch {
 		case sp.Type != "keyword":
 			continue
-		case sp.Index != nil && !*sp.Index:
+		case !sp.Indexed():
 			why = fmt.Sprintf("keyword sub-field %s has index: false", name)
 			continue
 		case sp.Normalizer != "":
@@ -262,18 +218,18 @@ func exactSub(p prop) (string, prop, string) {
 			why = fmt.Sprintf("keyword sub-field %s has a null_value", name)
 			continue
 		}
-		if best == "" || limit(sp) > limit(p.Fields[best]) {
-			best = name
+		if best == nil || limit(*sp) > limit(*best) {
+			best = sp
 		}
 	}
-	if best == "" {
-		return "", prop{}, why
+	if best == nil {
+		return nil, why
 	}
-	return best, p.Fields[best], ""
+	return best, ""
 }
 
 // limit is a keyword's ignore_above, unlimited when unset.
-func limit(p prop) int {
+func limit(p mapping.Field) int {
 	if p.IgnoreAbove == nil {
 		return math.MaxInt
 	}
@@ -281,7 +237,7 @@ func limit(p prop) int {
 }
 
 // exact decides a keyword, numeric, date or boolean field.
-func (v *verdict) exact(p prop, opt Options) {
+func (v *verdict) exact(p mapping.Field, opt Options) {
 	if p.Normalizer != "" {
 		v.refused = fmt.Sprintf("normalizer %s: the engine compares normalised values, RCP compares exact strings", p.Normalizer)
 		return
@@ -366,7 +322,7 @@ var intRanges = map[string]IntRange{
 
 // nullValue reads a mapping's null_value as a filter value of type t,
 // at the precision the field stores.
-func nullValue(t filterlang.FieldType, p prop, f Field) (any, error) {
+func nullValue(t filterlang.FieldType, p mapping.Field, f Field) (any, error) {
 	var raw any
 	d := json.NewDecoder(strings.NewReader(string(p.NullValue)))
 	d.UseNumber()

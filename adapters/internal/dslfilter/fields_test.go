@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rcp-sidecar/rcp-sidecar/filterlang"
+	"github.com/rcp-sidecar/rcp-sidecar/mapping"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -129,7 +130,7 @@ func TestAnalyze(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := Analyze([]byte(everyParam), tc.opt)
+			f, err := analyzeRaw([]byte(everyParam), tc.opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +175,7 @@ func containsPrefix(notes []string, p string) bool {
 func TestAnalyzeIndicesDisagree(t *testing.T) {
 	raw := `{"a":{"mappings":{"properties":{"k":{"type":"keyword","ignore_above":5},"n":{"type":"long"},"x":{"type":"keyword"}}}},
 	         "b":{"mappings":{"properties":{"k":{"type":"keyword","ignore_above":10},"n":{"type":"long"},"y":{"type":"long"}}}}}`
-	f, err := Analyze([]byte(raw), Options{IgnoredField: true})
+	f, err := analyzeRaw([]byte(raw), Options{IgnoredField: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,14 +194,14 @@ func TestAnalyzeIndicesDisagree(t *testing.T) {
 }
 
 func TestAnalyzeRejectsBadJSON(t *testing.T) {
-	if _, err := Analyze([]byte(`{"ix":`), Options{}); err == nil {
+	if _, err := analyzeRaw([]byte(`{"ix":`), Options{}); err == nil {
 		t.Error("truncated mapping accepted")
 	}
 }
 
 func TestAllowedOpsAreTypeOps(t *testing.T) {
 	// A field whose Ops are narrowed keeps only operators its type allows.
-	f, _ := Analyze([]byte(everyParam), Options{})
+	f, _ := analyzeRaw([]byte(everyParam), Options{})
 	for _, ff := range f.Filter {
 		for _, op := range ff.AllowedOps() {
 			if !containsOp(filterlang.AllowedOps(ff.Type), op) {
@@ -224,7 +225,7 @@ func containsOp(ops []filterlang.Op, op filterlang.Op) bool {
 func TestAnalyzePrecision(t *testing.T) {
 	const mapping = `{"i":{"mappings":{"properties":{"d":{"type":"double"},"f":{"type":"float"},"h":{"type":"half_float"},
  "s":{"type":"scaled_float","scaling_factor":20},"l":{"type":"long"},"k":{"type":"keyword"}}}}}`
-	f, err := Analyze([]byte(mapping), Options{})
+	f, err := analyzeRaw([]byte(mapping), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,4 +242,13 @@ func TestAnalyzePrecision(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("fields not offered: %v", want)
 	}
+}
+
+// analyzeRaw reads a _mapping body into the mapping model and analyses it.
+func analyzeRaw(raw []byte, opt Options) (*Fields, error) {
+	m, err := mapping.Read(raw)
+	if err != nil {
+		return nil, err
+	}
+	return Analyze(m, opt), nil
 }
