@@ -371,7 +371,7 @@ func validEngineID(id string) bool {
 // it (Close closes it), opens l and runs the periodic re-probe. It returns
 // when runCtx ends; ra is closed then if the engine never opened.
 func (a *Sidecar) awaitMember(runCtx context.Context, l *standby.Backend, ra *resilient.Adapter, opts retrieval.Options) {
-	e, ok := awaitEngine(runCtx, ra, opts, l.Next, func(err error) {
+	e, ok := awaitEngine(runCtx, ra, opts, false, l.Next, func(err error) {
 		l.Fail(err)
 		a.log.Debug("start-up probe failed", "backend", l.ID(), "err", err)
 	})

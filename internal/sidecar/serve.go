@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
 // stderr receives logs; tests may redirect it.
@@ -40,6 +41,9 @@ func Serve(ctx context.Context, g *Flags, f ServeOptions) error {
 	}
 	if done, err := maybeFederate(ctx, g, f); done { // several backends: §16 federation
 		return err
+	}
+	if !f.Stdio && !g.Demo {
+		return serveBackendHTTP(ctx, g, f)
 	}
 	rs, err := loadResilientApp(ctx, g) // an engine that is down is waited for (resilience.go)
 	if err != nil {
@@ -78,6 +82,72 @@ func Serve(ctx context.Context, g *Flags, f ServeOptions) error {
 	h = rs.guard.HostCheck(h)
 	defer watchReload(ctx, &reloader{path: a.configPath, guard: rs.guard, defaultEngine: a.backend, log: a.log, running: a.cfg})() // SIGHUP (reload.go)
 	return rs.serveHTTP(ctx, ln, h)
+}
+
+// serveBackendHTTP serves one configured backend over HTTP. The listener
+// is bound and served before the engine is opened and probed, so that
+// /healthz answers at once and /readyz says 503 while an engine that does
+// not answer is waited for (every call that needs it: -32010 with
+// retryAfterMs). The first probe runs at once, in the background; the
+// "serving RCP over HTTP" line is logged when it has run, so that a
+// reader of the log that sees it finds the engine up if it was.
+func serveBackendHTTP(ctx context.Context, g *Flags, f ServeOptions) error {
+	a, err := newBareApp(g)
+	if err != nil {
+		return err
+	}
+	b, err := selectBackend(a.cfg, g.Backend)
+	if err != nil {
+		return err
+	}
+	a.backend = b.Name
+	rs := newResilience(a, nil, retrieval.Options{})
+	defer rs.Close()
+	if err := a.serveMetrics(ctx); err != nil { // telemetry.metrics_listen (telemetry.go)
+		return err
+	}
+	addr := a.cfg.Server.HTTP.Listen
+	if f.HTTP != "" {
+		addr = f.HTTP
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	a.log.Info("listening; /healthz answers, /readyz says 503 until the backend's first probe succeeds", "listen", ln.Addr().String(), "backend", a.backend)
+	tln, h, err := rs.front(ln) // access section (keys, limits, TLS) in front of the gate
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if h, err = a.withTelemetry(h); err != nil { // trace context, request ids, /metrics
+		ln.Close()
+		return err
+	}
+	h = rs.guard.HostCheck(h)                                                                                                      // Host and Origin on every route, under the live policy
+	defer watchReload(ctx, &reloader{path: a.configPath, guard: rs.guard, defaultEngine: a.backend, log: a.log, running: a.cfg})() // SIGHUP (reload.go)
+	serveCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- rs.serveHTTP(serveCtx, tln, h) }()
+	fail := func(err error) error {
+		stop()
+		<-served
+		return err
+	}
+	if err := rs.open(ctx, b); err != nil { // embedder, adapter, decorators: no probe yet
+		return fail(err)
+	}
+	if err := rs.startHTTP(ctx); err != nil { // the first probe, at once, in the background
+		return fail(err)
+	}
+	select {
+	case <-rs.probed:
+	case <-ctx.Done():
+	}
+	logCursorKeys(a.cfg, a.log)
+	a.log.Info("serving RCP over HTTP", "addr", ln.Addr().String(), "base", a.cfg.Server.HTTP.BasePath, "backend", a.backend)
+	return <-served
 }
 
 // serveHTTP serves within the limits of s.HTTP until ctx is done, then
