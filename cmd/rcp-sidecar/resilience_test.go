@@ -45,7 +45,12 @@ type switchProxy struct {
 }
 
 func newSwitchProxy(t *testing.T, target string) *switchProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return listenSwitchProxy(t, "127.0.0.1:0", target)
+}
+
+// listenSwitchProxy is newSwitchProxy listening on addr.
+func listenSwitchProxy(t *testing.T, addr, target string) *switchProxy {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
