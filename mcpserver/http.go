@@ -39,6 +39,13 @@ type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body (0: the SDK's default); the
 	// access layer in front enforces the configured limit first.
 	MaxBodyBytes int64
+	// RefuseWrite, when set, is offered every request of an identified
+	// read-only caller that calls a write tool (index_add, index_delete),
+	// before the SDK sees it; it reports whether it answered (the access
+	// layer's 403 insufficient_scope for a token without the write
+	// scope). Otherwise the call fails as a call of a tool the caller is
+	// not offered.
+	RefuseWrite func(w http.ResponseWriter, r *http.Request) bool
 }
 
 const carryKey = "rcp-sidecar.carry"
@@ -85,6 +92,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var id *Identity
 	if h.o.Identify != nil {
 		id = h.o.Identify(r)
+	}
+	if id != nil && id.Caller.ReadOnly && h.o.RefuseWrite != nil && r.Method == http.MethodPost && h.s.callsWriteTool(r) &&
+		h.o.RefuseWrite(w, r) {
+		return
 	}
 	// The SDK hands TokenInfo to every call of the request: the caller
 	// and the request's lifetime travel with it. The access layer in front

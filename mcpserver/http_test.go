@@ -74,3 +74,61 @@ func TestHTTPProgressAndClosedStream(t *testing.T) {
 		})
 	}
 }
+
+// TestRefuseWriteOffered: RefuseWrite is offered exactly the requests of
+// a read-only caller that call a write tool (alone or in a batch, under
+// the engine-suffixed names of a multi-engine service), the SDK then
+// never sees them; every other request reaches the SDK with its body
+// intact.
+func TestRefuseWriteOffered(t *testing.T) {
+	a, b := engine(t, corpus(5, 5), true, testFields), engine(t, corpus(6, 5), true, testFields)
+	for _, c := range []struct {
+		name     string
+		engines  []mcpserver.Engine
+		readOnly bool
+		body     string
+		refused  bool
+	}{
+		{"index_add by a reader", []mcpserver.Engine{{Name: "docs", Backend: a}}, true, toolCallBody("index_add"), true},
+		{"index_delete by a reader", []mcpserver.Engine{{Name: "docs", Backend: a}}, true, toolCallBody("index_delete"), true},
+		{"write in a batch", []mcpserver.Engine{{Name: "docs", Backend: a}}, true, "[" + toolCallBody("search") + "," + toolCallBody("index_add") + "]", true},
+		{"suffixed write", []mcpserver.Engine{{Name: "a", Backend: a}, {Name: "b", Backend: b}}, true, toolCallBody("index_add_b"), true},
+		{"search by a reader", []mcpserver.Engine{{Name: "docs", Backend: a}}, true, toolCallBody("search"), false},
+		{"index_add by a writer", []mcpserver.Engine{{Name: "docs", Backend: a}}, false, toolCallBody("index_add"), false},
+		{"not JSON", []mcpserver.Engine{{Name: "docs", Backend: a}}, true, "{", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			svc := service(t, mcpserver.Options{Engines: c.engines})
+			var offered atomic.Bool
+			h := svc.Handler(mcpserver.HTTPOptions{
+				Identify: func(*http.Request) *mcpserver.Identity {
+					return &mcpserver.Identity{ID: "k", Caller: mcpserver.Caller{ReadOnly: c.readOnly}, Carry: func(ctx context.Context) context.Context { return ctx }}
+				},
+				RefuseWrite: func(w http.ResponseWriter, _ *http.Request) bool {
+					offered.Store(true)
+					w.WriteHeader(http.StatusForbidden)
+					return true
+				},
+			})
+			req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if offered.Load() != c.refused || (rec.Code == http.StatusForbidden) != c.refused {
+				t.Fatalf("offered %v, HTTP %d %s; want refused %v", offered.Load(), rec.Code, rec.Body, c.refused)
+			}
+			if !c.refused && c.body == toolCallBody("search") && !strings.Contains(rec.Body.String(), `"result"`) {
+				t.Fatalf("search did not reach the SDK intact: HTTP %d %s", rec.Code, rec.Body)
+			}
+		})
+	}
+}
+
+func toolCallBody(name string) string {
+	args := `{"query":"sun"}`
+	if strings.HasPrefix(name, "index_") {
+		args = `{"documents":[{"id":"x","text":"y"}]}`
+	}
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
+}

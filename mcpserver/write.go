@@ -1,9 +1,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -136,4 +139,56 @@ func (r *reporter) Log(level, logger, message string, data map[string]any) {
 		d[k] = v
 	}
 	_ = r.ss.Log(r.ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Logger: logger, Data: d})
+}
+
+// maxPeekBytes bounds the body callsWriteTool reads.
+const maxPeekBytes = 8 << 20
+
+// callsWriteTool reports whether r's JSON-RPC body (one message or a
+// batch) calls a write tool of s. The body is read, at most maxPeekBytes,
+// and put back for the handler; a body that does not decode calls none.
+func (s *Service) callsWriteTool(r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeekBytes+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	if err != nil || len(body) > maxPeekBytes {
+		return false
+	}
+	type message struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	var msgs []message
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		if json.Unmarshal(body, &msgs) != nil {
+			return false
+		}
+	} else {
+		var m message
+		if json.Unmarshal(body, &m) != nil {
+			return false
+		}
+		msgs = append(msgs, m)
+	}
+	for _, m := range msgs {
+		if m.Method == "tools/call" && s.isWriteTool(m.Params.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// isWriteTool reports whether name is the name of a write tool of s.
+func (s *Service) isWriteTool(name string) bool {
+	for i := range s.o.Engines {
+		e := &s.o.Engines[i]
+		if name == s.toolName("index_add", e.Name) || name == s.toolName("index_delete", e.Name) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,7 +3,7 @@ package qdrant_test
 // Filter, date, BM25, MMR and text-field semantics against Qdrant's engine
 // (the Qdrant Edge front), each checked against an oracle over the source
 // documents: a field's §8 elements are resolved from the documents as
-// written (objects, dotted keys and arrays of objects, README "Filters")
+// written (objects, dotted keys and arrays of objects, docs/retrieval.md "Filters")
 // and judged by filterlang.EvalFilter, never by the engine under test.
 
 import (

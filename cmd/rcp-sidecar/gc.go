@@ -13,7 +13,7 @@ import (
 // CPU per query. At 400 it runs a quarter as often, and the heap may grow
 // to five times the live heap between collections (about 12 MB more at
 // the usual size; more with a large live session store): GOGC and
-// GOMEMLIMIT in the environment still win, and the README says when to
+// GOMEMLIMIT in the environment still win, and docs/benchmarks.md says when to
 // set them.
 const defaultGCPercent = 400
 

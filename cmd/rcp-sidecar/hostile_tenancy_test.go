@@ -344,7 +344,7 @@ func statsAttack(t *testing.T, base, keyA, keyB string) (before, during, after f
 // count until segments merge). Guarantee: with tenancy mode index, a's
 // score for the rare term is exactly the same before, during and after
 // b's writes and deletes. In mode shared the side channel exists; this
-// test documents it (README, Security) by requiring a's score to move.
+// test documents it (docs/access.md, Tenancy) by requiring a's score to move.
 func TestHostileStatisticsSideChannel(t *testing.T) {
 	const keyA, keyB = "stats-tenant-a-key-000", "stats-tenant-b-key-000"
 	for _, e := range hostileEngines(t) {

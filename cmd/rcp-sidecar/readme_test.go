@@ -2,9 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,12 +12,8 @@ import (
 // and checks that both messages are answered with results and that the
 // retrieve finds the comet passage, as the README shows.
 func TestReadmeStdioSession(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var snippet string
-	for _, block := range strings.Split(string(readme), "```sh\n")[1:] {
+	for _, block := range strings.Split(docsText(t), "```sh\n")[1:] {
 		block, _, _ = strings.Cut(block, "```")
 		if strings.Contains(block, "serve --stdio --demo") && strings.Contains(block, `"method":"initialize"`) {
 			snippet = block
@@ -27,7 +21,7 @@ func TestReadmeStdioSession(t *testing.T) {
 		}
 	}
 	if snippet == "" {
-		t.Fatal("README has no stdio session example (a sh block piping initialize into serve --stdio --demo)")
+		t.Fatal("README and docs have no stdio session example (a sh block piping initialize into serve --stdio --demo)")
 	}
 	cmd := exec.Command("bash", "-c", strings.ReplaceAll(snippet, "go run ./cmd/rcp-sidecar", binary))
 	out, err := cmd.Output()

@@ -27,8 +27,9 @@ const APIKeyHeader = "X-API-Key"
 // shedRetryMs is the retry hint when the global concurrency limit sheds.
 const shedRetryMs = 100
 
-// Middleware guards next. Order: /healthz, /readyz and CORS preflight pass
-// untouched; then authentication (401), the key's engine scope (403), the
+// Middleware guards next. Order: with a JWT Resource, the Protected
+// Resource Metadata document is answered first (MetadataPath, public);
+// /healthz, /readyz and CORS preflight pass untouched; then authentication (401), the key's engine scope (403), the
 // key's rate limit (429), and — once the whole body has been read — the
 // key's and the global concurrency limits (429), all before next decodes
 // anything (§5.2: auth before initialize; §15.6: before capability
@@ -39,11 +40,15 @@ const shedRetryMs = 100
 // about methods or documents, and -32011 with retryAfterMs for shedding.
 func (g *Guard) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pol := g.pol.Load()
+		if rs := pol.resource(); rs != nil && rs.serves(r.URL.Path) {
+			rs.doc.ServeHTTP(w, r) // public (RFC 9728), not the engine's
+			return
+		}
 		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r)
 			return
 		}
-		pol := g.pol.Load()
 		var p *Principal
 		if pol.authenticating() {
 			var ctx context.Context
@@ -156,12 +161,11 @@ func (g *Guard) admit(w http.ResponseWriter, r *http.Request, pol *policy) (*Pri
 	if p == nil {
 		if reason == reasonScope {
 			g.refused(slog.LevelInfo, "scope", "rejected request: token lacks the read scope", "path", r.URL.Path)
-			deny(w, http.StatusForbidden)
+			insufficientScope(w, pol, pol.jwt.cfg.ReadScope)
 			return nil, nil, false
 		}
 		g.refused(slog.LevelInfo, "credentials", "rejected request: missing or unknown credentials", "remote", r.RemoteAddr, "path", r.URL.Path, "reason", reason)
-		w.Header().Set("WWW-Authenticate", `Bearer realm="rcp"`)
-		deny(w, http.StatusUnauthorized)
+		unauthenticated(w, r, pol)
 		return nil, nil, false
 	}
 	if !p.Allows(g.engineOf(r.URL.Path)) {

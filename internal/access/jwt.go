@@ -26,8 +26,16 @@ import (
 type JWT struct {
 	// Issuer must equal the token's iss exactly.
 	Issuer string
-	// Audience: the token's aud must contain one of these.
+	// Audience: the token's aud must contain one of these. Empty with a
+	// Resource: the resource alone.
 	Audience []string
+	// Resource, when set, makes the sidecar an OAuth 2.1 resource server
+	// (the MCP authorization specification): it is the public URL of the
+	// protected resource (the MCP endpoint) that tokens are issued for
+	// (RFC 8707) and that Protected Resource Metadata (RFC 9728) names;
+	// Audience must contain it. 401 and 403 answers then carry a challenge
+	// pointing at the metadata.
+	Resource string
 	// JWKSURL serves the issuer's public signing keys.
 	JWKSURL string
 	// Algorithms the token's alg must be one of (asymmetric only, see
@@ -108,6 +116,7 @@ var tenantValue = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 // concurrency slots persist across its requests.
 type verifier struct {
 	cfg    JWT
+	rs     *resourceServer // nil: no Resource
 	algs   []jose.SignatureAlgorithm
 	keys   *keySet
 	secret rankmath.CursorKeys
@@ -146,14 +155,24 @@ func newVerifier(c JWT, secret rankmath.CursorKeys, perKey int, log *slog.Logger
 		}
 		algs[i] = jose.SignatureAlgorithm(a)
 	}
+	rs, err := newResourceServer(c)
+	if err != nil {
+		return nil, err
+	}
+	if rs != nil {
+		c.Audience = append(slices.Clone(c.Audience), otherSpelling(c.Resource))
+	}
 	ks, err := newKeySet(c, log)
 	if err != nil {
 		return nil, err
 	}
-	return &verifier{cfg: c, algs: algs, keys: ks, secret: secret, perKey: perKey, cache: map[string]*Principal{}}, nil
+	return &verifier{cfg: c, rs: rs, algs: algs, keys: ks, secret: secret, perKey: perKey, cache: map[string]*Principal{}}, nil
 }
 
 func withJWTDefaults(c JWT) JWT {
+	if len(c.Audience) == 0 && c.Resource != "" {
+		c.Audience = []string{c.Resource}
+	}
 	if c.Claims.Subject == "" {
 		c.Claims.Subject = "sub"
 	}

@@ -165,7 +165,8 @@ var layers = map[string][]string{
 	"mcpserver":  {"std", "filterlang", "rcp", "rcp/schema", "rcp/server", "github.com/modelcontextprotocol/go-sdk/"},
 	// Portability checks of tool schemas, for the tests of MCP servers.
 	"mcpserver/mcptest": {"std"},
-	"internal/access":   {"std", "adapters", "internal/fetch", "filterlang", "rankmath", "rcp", "rcp/jsonrpc", "rcp/server", "golang.org/x/time/rate", "github.com/go-jose/go-jose/v4"},
+	"internal/access": {"std", "adapters", "internal/fetch", "filterlang", "rankmath", "rcp", "rcp/jsonrpc", "rcp/server", "golang.org/x/time/rate", "github.com/go-jose/go-jose/v4",
+		"github.com/modelcontextprotocol/go-sdk/"},
 	"internal/telemetry": {"std", "adapters", "capability", "filterlang", "rcp", "rcp/server",
 		"github.com/prometheus/", "go.opentelemetry.io/"},
 	"internal/config": {"std", "adapters", "internal/fetch", "retrieval", "filterlang", "github.com/spf13/viper"},
@@ -195,6 +196,7 @@ var layers = map[string][]string{
 	"integration/interop":    {},
 	"integration/itest":      {"std"},
 	"integration/mcp":        {},
+	"integration/oauth":      {},
 	"integration/qdrant":     {},
 	"integration/replicas":   {},
 	"internal/archtest":      {},

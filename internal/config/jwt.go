@@ -19,8 +19,15 @@ import (
 type JWT struct {
 	// Issuer must equal the token's iss exactly.
 	Issuer string `mapstructure:"issuer" json:"issuer"`
-	// Audience: the token's aud must contain one of these.
+	// Audience: the token's aud must contain one of these. Defaults to
+	// [resource] when resource is set, and must then contain it.
 	Audience []string `mapstructure:"audience" json:"audience"`
+	// Resource, when set, is the public URL of the MCP endpoint as
+	// clients reach it (https; http only on a loopback host): the
+	// sidecar is then an OAuth 2.1 resource server for it, serving
+	// Protected Resource Metadata (RFC 9728) and accepting tokens issued
+	// for it (RFC 8707 audience).
+	Resource string `mapstructure:"resource" json:"resource,omitempty"`
 	// JWKSURL serves the issuer's signing keys (https; http only on a
 	// loopback host).
 	JWKSURL string `mapstructure:"jwks_url" json:"jwks_url"`
@@ -84,6 +91,9 @@ func applyJWTDefaults(j *JWT) {
 	if len(j.Algorithms) == 0 {
 		j.Algorithms = []string{"RS256"}
 	}
+	if len(j.Audience) == 0 && j.Resource != "" {
+		j.Audience = []string{j.Resource}
+	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
@@ -119,6 +129,14 @@ func (j *JWT) validate(keys []AccessKey) error {
 	}
 	if err := (fetch.Rule{TLS: true}).CheckString(j.JWKSURL); err != nil {
 		return fmt.Errorf("%s.jwks_url: %w", p, err)
+	}
+	if j.Resource != "" {
+		if err := fetch.CheckResource(j.Resource); err != nil {
+			return fmt.Errorf("%s.resource: %w", p, err)
+		}
+		if !slices.Contains(j.Audience, j.Resource) {
+			return fmt.Errorf("%s.audience: must contain resource %q (tokens are issued for the resource), or be left out", p, j.Resource)
+		}
 	}
 	for _, a := range j.Algorithms {
 		if a == "" || strings.EqualFold(a, "none") || strings.HasPrefix(strings.ToUpper(a), "HS") {

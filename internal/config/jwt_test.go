@@ -48,6 +48,15 @@ func TestJWTConfig(t *testing.T) {
 		{"min refresh under 1s", ok + "    jwks_min_refresh: 10ms\n", "access.jwt"},
 		{"tenant without filter field", ok + "    claims: {tenant: org_id}\n", "access.jwt.tenant_field"},
 		{"typo", ok + "    audiance: [x]\n", `unknown key "access.jwt.audiance"`},
+		{"resource without audience", strings.Replace(ok, "audience: [rcp-sidecar]", "resource: https://search.example.com/mcp", 1), ""},
+		{"resource among the audiences", strings.Replace(ok, "audience: [rcp-sidecar]",
+			"resource: https://search.example.com/mcp\n    audience: [rcp-sidecar, https://search.example.com/mcp]", 1), ""},
+		{"loopback http resource", strings.Replace(ok, "audience: [rcp-sidecar]", "resource: http://127.0.0.1:8080/mcp", 1), ""},
+		{"audience without the resource", ok + "    resource: https://search.example.com/mcp\n", "access.jwt.audience: must contain resource"},
+		{"plain http resource", strings.Replace(ok, "audience: [rcp-sidecar]", "resource: http://search.example.com/mcp", 1), "access.jwt.resource: must be https"},
+		{"relative resource", strings.Replace(ok, "audience: [rcp-sidecar]", "resource: /mcp", 1), "access.jwt.resource: must be an absolute"},
+		{"resource with a fragment", strings.Replace(ok, "audience: [rcp-sidecar]", `resource: "https://search.example.com/mcp#a"`, 1), "access.jwt.resource: must have neither"},
+		{"resource with a query", strings.Replace(ok, "audience: [rcp-sidecar]", "resource: https://search.example.com/mcp?t=a", 1), "access.jwt.resource: must have neither"},
 		{"key inside the token namespace", ok + `    claims: {tenant: org_id}
     tenant_field: tenant
     id_prefix: "org-"
@@ -74,6 +83,10 @@ func TestJWTConfig(t *testing.T) {
 				if j == nil || j.ClockSkew != time.Minute || j.JWKSRefresh != 10*time.Minute || j.JWKSMinRefresh != 30*time.Second ||
 					len(j.Algorithms) != 1 || j.Algorithms[0] != "RS256" || j.Claims.Subject != "sub" || j.Claims.Scopes != "scope" {
 					t.Fatalf("defaults not applied: %+v", j)
+				}
+			case tt.wantErr == "" && tt.name == "resource without audience":
+				if j := cfg.Access.JWT; len(j.Audience) != 1 || j.Audience[0] != "https://search.example.com/mcp" {
+					t.Fatalf("audience %v, want the resource", j.Audience)
 				}
 			}
 		})

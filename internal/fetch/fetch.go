@@ -91,3 +91,21 @@ func (r Rule) redirect(req *http.Request, via []*http.Request) error {
 	}
 	return nil
 }
+
+// CheckResource checks a resource identifier (RFC 8707 §2): a URL that
+// names a protected resource rather than one fetched, under rule
+// Rule{TLS: true} (https; http only on a loopback host), without a query
+// or a fragment.
+func CheckResource(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return errors.New("must be an absolute http(s) URL")
+	}
+	if err := (Rule{TLS: true}).Check(u); err != nil {
+		return err
+	}
+	if u.Fragment != "" || strings.Contains(s, "#") || u.RawQuery != "" || u.ForceQuery {
+		return errors.New("must have neither a query nor a fragment")
+	}
+	return nil
+}

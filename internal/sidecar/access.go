@@ -113,7 +113,7 @@ func jwtOptions(j *config.JWT) (*access.JWT, error) {
 		return nil, nil
 	}
 	o := &access.JWT{
-		Issuer: j.Issuer, Audience: j.Audience, JWKSURL: j.JWKSURL, Algorithms: j.Algorithms, ClockSkew: j.ClockSkew,
+		Issuer: j.Issuer, Audience: j.Audience, Resource: j.Resource, JWKSURL: j.JWKSURL, Algorithms: j.Algorithms, ClockSkew: j.ClockSkew,
 		JWKSRefresh: j.JWKSRefresh, JWKSMinRefresh: j.JWKSMinRefresh, JWKSTimeout: j.JWKSTimeout,
 		Claims:    access.JWTClaims{Subject: j.Claims.Subject, Scopes: j.Claims.Scopes, Engines: j.Claims.Engines, Tenant: j.Claims.Tenant},
 		ReadScope: j.Scopes.Read, WriteScope: j.Scopes.Write, AdminScope: j.Scopes.Admin,

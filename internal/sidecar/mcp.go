@@ -232,6 +232,7 @@ func mcpHandler(svc *mcpserver.Service, g *access.Guard) http.Handler {
 	}
 	o.MaxBodyBytes = g.MaxBodyBytes()
 	o.Required = g.Authenticating
+	o.RefuseWrite = g.RefuseWrite
 	o.Identify = func(r *http.Request) *mcpserver.Identity {
 		p := access.FromContext(r.Context())
 		if p == nil {

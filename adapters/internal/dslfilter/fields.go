@@ -75,7 +75,7 @@ type verdict struct {
 
 // Analyze reads a GET /<target>/_mapping body (one or more indices) and
 // decides, field by field, which §8 operators the engine answers exactly
-// (README "Filters"). A field whose indices disagree on anything that
+// (docs/retrieval.md "Filters"). A field whose indices disagree on anything that
 // changes its semantics is not offered.
 func Analyze(raw []byte, opt Options) (*Fields, error) {
 	var byIndex map[string]indexMapping

@@ -39,7 +39,7 @@ var ClassesIndex = map[string]any{
 }
 
 // FilterClasses checks one regression per class of wrong filter results
-// found on everyday mappings (README "Filters"):
+// found on everyday mappings (docs/retrieval.md "Filters"):
 //
 //  1. whole-second date bounds, which both engines round to the end of
 //     the second for gt and lte when the bound has no fraction;
