@@ -67,11 +67,7 @@ type federated struct {
 }
 
 func runFederation(ctx context.Context, g *Flags, f ServeOptions, cfg *config.Config) error {
-	addr := cfg.Server.HTTP.Listen
-	if f.HTTP != "" {
-		addr = f.HTTP
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen(cfg, f)
 	if err != nil {
 		return err
 	}

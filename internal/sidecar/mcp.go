@@ -61,17 +61,12 @@ func ServeMCP(ctx context.Context, g *Flags, in io.Reader, out io.Writer) error 
 // answer -32010 with the retry hint; then the tools are rebuilt from the
 // engine's capabilities and the client told (tools/list_changed).
 func serveBackendMCP(ctx context.Context, g *Flags, in io.Reader, out io.Writer) error {
-	a, err := newBareApp(g)
+	rs, b, err := newWaiting(g)
 	if err != nil {
 		return err
 	}
-	b, err := selectBackend(a.cfg, g.Backend)
-	if err != nil {
-		return err
-	}
-	a.backend = b.Name
-	rs := newResilience(a, nil, retrieval.Options{})
 	defer rs.Close()
+	a := rs.a
 	if err := rs.open(ctx, b); err != nil { // embedder, adapter, decorators: no probe yet
 		return err
 	}

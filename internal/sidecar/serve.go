@@ -58,11 +58,7 @@ func Serve(ctx context.Context, g *Flags, f ServeOptions) error {
 		a.log.Info("serving RCP over stdio", "backend", a.backend)
 		return rs.serveStdio(ctx, f.In, f.Out)
 	}
-	addr := a.cfg.Server.HTTP.Listen
-	if f.HTTP != "" {
-		addr = f.HTTP
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen(a.cfg, f)
 	if err != nil {
 		return err
 	}
@@ -92,25 +88,16 @@ func Serve(ctx context.Context, g *Flags, f ServeOptions) error {
 // "serving RCP over HTTP" line is logged when it has run, so that a
 // reader of the log that sees it finds the engine up if it was.
 func serveBackendHTTP(ctx context.Context, g *Flags, f ServeOptions) error {
-	a, err := newBareApp(g)
+	rs, b, err := newWaiting(g)
 	if err != nil {
 		return err
 	}
-	b, err := selectBackend(a.cfg, g.Backend)
-	if err != nil {
-		return err
-	}
-	a.backend = b.Name
-	rs := newResilience(a, nil, retrieval.Options{})
 	defer rs.Close()
+	a := rs.a
 	if err := a.serveMetrics(ctx); err != nil { // telemetry.metrics_listen (telemetry.go)
 		return err
 	}
-	addr := a.cfg.Server.HTTP.Listen
-	if f.HTTP != "" {
-		addr = f.HTTP
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen(a.cfg, f)
 	if err != nil {
 		return err
 	}
@@ -148,6 +135,31 @@ func serveBackendHTTP(ctx context.Context, g *Flags, f ServeOptions) error {
 	logCursorKeys(a.cfg, a.log)
 	a.log.Info("serving RCP over HTTP", "addr", ln.Addr().String(), "base", a.cfg.Server.HTTP.BasePath, "backend", a.backend)
 	return <-served
+}
+
+// newWaiting loads the configuration and selects the backend g names,
+// for a server that opens it later (resilience.open) and serves before
+// its engine is up.
+func newWaiting(g *Flags) (*resilience, *config.Backend, error) {
+	a, err := newBareApp(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := selectBackend(a.cfg, g.Backend)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.backend = b.Name
+	return newResilience(a, nil, retrieval.Options{}), b, nil
+}
+
+// listen binds --http, else server.http.listen.
+func listen(cfg *config.Config, f ServeOptions) (net.Listener, error) {
+	addr := cfg.Server.HTTP.Listen
+	if f.HTTP != "" {
+		addr = f.HTTP
+	}
+	return net.Listen("tcp", addr)
 }
 
 // serveHTTP serves within the limits of s.HTTP until ctx is done, then
