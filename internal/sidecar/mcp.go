@@ -74,8 +74,10 @@ func serveBackendMCP(ctx context.Context, g *Flags, in io.Reader, out io.Writer)
 	up := make(chan struct{})
 	late.WhenOpen(func(server.Backend) { close(up) })
 	ra := rs.ra.Load()
+	var runCtx context.Context
+	runCtx, rs.cancel = context.WithCancel(ctx) // Close ends the loop
 	rs.wg.Go(func() {
-		awaitLate(ctx, a.log, late, ra, rs.opts, true, func(e *retrieval.Engine) server.Backend {
+		awaitLate(runCtx, a.log, late, ra, rs.opts, true, func(e *retrieval.Engine) server.Backend {
 			a.engine = e // read once up is closed, and by Close after the loop ends
 			return e
 		})
