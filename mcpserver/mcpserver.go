@@ -44,11 +44,33 @@ type Engine struct {
 	// that is not up has no tools in the sessions (over HTTP: the
 	// requests) that start meanwhile.
 	Ready func() bool
+	// Up, when set, is closed when the engine comes up: it was not up when
+	// the Service was built (its first probe had not succeeded). Until
+	// then a session's tools for it are one stand-in search tool whose
+	// calls answer what Backend answers (-32010 with the retry hint, for a
+	// backend that stands in for the engine); once it closes, each stdio
+	// session's tools are rebuilt and its client told with
+	// notifications/tools/list_changed. Over HTTP every request is built
+	// with the tools of the moment.
+	Up <-chan struct{}
 	// MaxQueryChars bounds the query in the input schema (0: unbounded).
 	MaxQueryChars int
 }
 
-func (e *Engine) ready() bool { return e.Ready == nil || e.Ready() }
+func (e *Engine) ready() bool { return !e.pending() && (e.Ready == nil || e.Ready()) }
+
+// pending reports whether e waits for Up.
+func (e *Engine) pending() bool {
+	if e.Up == nil {
+		return false
+	}
+	select {
+	case <-e.Up:
+		return false
+	default:
+		return true
+	}
+}
 
 // Options configure a Service.
 type Options struct {
@@ -142,32 +164,37 @@ func (s *Service) toolName(base, engine string) string {
 // for a transport without authentication (stdio: the spawner decides).
 func (s *Service) Server(c Caller) *mcp.Server { return s.build(c, nil) }
 
-// build is Server; required refuses calls that carry no identity.
+// build is Server; required refuses calls that carry no identity. The
+// engines still pending (Engine.Up) get a stand-in search tool; the
+// caller that keeps the server for a session calls refresh when they
+// come up.
 func (s *Service) build(c Caller, required func() bool) *mcp.Server {
-	// The tool and resource lists are fixed when a server is built, so no
-	// list-changed notification is ever sent: the capabilities say so
-	// rather than the SDK's default listChanged: true.
+	// The tool and resource lists change only when a pending engine comes
+	// up; the capabilities say whether that may still happen rather than
+	// the SDK's default listChanged: true.
+	var pending bool
+	for i := range s.o.Engines {
+		pending = pending || s.o.Engines[i].pending()
+	}
 	opts := &mcp.ServerOptions{Logger: s.logger(), Instructions: s.instructions(), HasTools: true,
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{},
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: pending},
 			Resources: &mcp.ResourceCapabilities{}}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: s.o.Name, Version: s.o.Version}, opts)
 	var allowed int
 	for i := range s.o.Engines {
 		e := &s.o.Engines[i]
-		if !c.allows(e.Name) || !e.ready() {
+		if !c.allows(e.Name) {
+			continue
+		}
+		if e.pending() {
+			srv.AddTool(s.standInTool(e), s.standIn(e, required))
+			continue
+		}
+		if !e.ready() {
 			continue
 		}
 		allowed++
-		caps := e.Backend.Capabilities()
-		if caps.Retrieve != nil {
-			srv.AddTool(s.searchTool(e, caps, s.toolName("search", e.Name)), s.search(e, required))
-		}
-		if caps.Index != nil && caps.Index.Writable && !c.ReadOnly {
-			s.addWriteTools(srv, e, required)
-		}
-		if e.Explain != nil {
-			srv.AddResource(s.probeResource(e), s.readProbe(e))
-		}
+		s.addEngine(srv, e, c, required)
 	}
 	if f := s.o.Federation; f != nil && s.multi() && allowed > 0 && f.ready() {
 		caps := f.Backend.Capabilities()
@@ -178,6 +205,43 @@ func (s *Service) build(c Caller, required func() bool) *mcp.Server {
 		}
 	}
 	return srv
+}
+
+// addEngine adds e's tools and probe resource to srv, as c may use them.
+func (s *Service) addEngine(srv *mcp.Server, e *Engine, c Caller, required func() bool) {
+	caps := e.Backend.Capabilities()
+	if caps.Retrieve != nil {
+		srv.AddTool(s.searchTool(e, caps, s.toolName("search", e.Name)), s.search(e, required))
+	}
+	if caps.Index != nil && caps.Index.Writable && !c.ReadOnly {
+		s.addWriteTools(srv, e, required)
+	}
+	if e.Explain != nil {
+		srv.AddResource(s.probeResource(e), s.readProbe(e))
+	}
+}
+
+// refresh replaces the stand-in tools of srv's pending engines with
+// their tools as each comes up (the SDK then sends
+// notifications/tools/list_changed), until ctx ends.
+func (s *Service) refresh(ctx context.Context, srv *mcp.Server, c Caller, required func() bool) {
+	for i := range s.o.Engines {
+		e := &s.o.Engines[i]
+		if !c.allows(e.Name) || !e.pending() {
+			continue
+		}
+		go func() {
+			select {
+			case <-e.Up:
+			case <-ctx.Done():
+				return
+			}
+			srv.RemoveTools(s.toolName("search", e.Name))
+			if e.ready() {
+				s.addEngine(srv, e, c, required)
+			}
+		}()
+	}
 }
 
 func (s *Service) instructions() string {

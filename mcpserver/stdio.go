@@ -18,7 +18,11 @@ import (
 // answer. Neither in nor out is closed.
 func (s *Service) ServeIO(ctx context.Context, c Caller, in io.Reader, out io.Writer, grace time.Duration) error {
 	t := &drainTransport{t: &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}, grace: grace}
-	err := s.Server(c).Run(ctx, t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv := s.Server(c)
+	s.refresh(ctx, srv, c, nil)
+	err := srv.Run(ctx, t)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -103,6 +103,43 @@ func fieldFacts(f *rcp.FilterCap, name string) string {
 	return fmt.Sprintf("%s, stored as %s", f.Fields[name], p)
 }
 
+// standInTool is the search tool of an engine that is not up yet: a
+// query, and a description that says so. Its list is refreshed once the
+// engine is up.
+func (s *Service) standInTool(e *Engine) *mcp.Tool {
+	return &mcp.Tool{
+		Name:  s.toolName("search", e.Name),
+		Title: s.searchTitle(e),
+		Description: fmt.Sprintf("Search the %q index. Its engine is not reachable yet: calls answer with a retryable error "+
+			"(RCP -32010 and the time to wait) until it is, and this tool list is then refreshed with the full search tool.", e.Name),
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{
+			"query": map[string]any{"type": "string", "description": "what to search for"}}},
+	}
+}
+
+// standIn is the handler of the stand-in search tool: the engine's
+// answer while it is not up (-32010 with the retry hint), the search
+// tool's once it is.
+func (s *Service) standIn(e *Engine, required func() bool) mcp.ToolHandler {
+	search := s.search(e, required)
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if !e.pending() {
+			return search(ctx, req)
+		}
+		ctx, berr := bind(ctx, req, required)
+		if berr != nil {
+			return s.errorResult(berr), nil
+		}
+		ctx, done := s.observe(ctx, e, rcp.MethodRetrieve, req.Params.Arguments)
+		_, err := e.Backend.Retrieve(ctx, &rcp.RetrieveParams{})
+		done(err)
+		if err == nil || rcp.AsError(err).Code != rcp.CodeBackendUnavailable { // up meanwhile
+			return search(ctx, req)
+		}
+		return s.errorResult(err), nil
+	}
+}
+
 // search is the handler of a search tool over e.
 func (s *Service) search(e *Engine, required func() bool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

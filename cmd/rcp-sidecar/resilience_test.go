@@ -45,7 +45,12 @@ type switchProxy struct {
 }
 
 func newSwitchProxy(t *testing.T, target string) *switchProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return listenSwitchProxy(t, "127.0.0.1:0", target)
+}
+
+// listenSwitchProxy is newSwitchProxy listening on addr.
+func listenSwitchProxy(t *testing.T, addr, target string) *switchProxy {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,5 +371,57 @@ func TestServePagingReleasesPointInTime(t *testing.T) {
 	}
 	if n := openContexts(); n != 0 {
 		t.Fatalf("%v search contexts still open on the index after the last page", n)
+	}
+}
+
+// TestServeListensBeforeProbe starts `serve` in front of a FAKE engine
+// that accepts TCP and never answers (a blackhole), with a probe timeout
+// of 30 s: the listener is bound and served before the first probe, so
+// /healthz answers 200 within a second of the start and /readyz 503, and
+// a call that needs the engine gets -32010 with retryAfterMs, while the
+// probe is still hanging.
+func TestServeListensBeforeProbe(t *testing.T) {
+	hole := newSwitchProxy(t, "127.0.0.1:1") // FAKE: a blackhole engine
+	hole.stall.Store(true)
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	writeFile(t, cfg, "backends:\n  - name: docs\n    engine: elasticsearch\n"+
+		"    settings: {urls: ["+hole.URL()+"], index: docs}\n"+
+		"    resilience: {timeout: 30s, retries: 0}\n")
+	addr := deadAddr(t)
+	cmd := exec.Command(binary, "serve", "--http", addr, "--config", cfg)
+	logs := &lockedBuffer{}
+	cmd.Stderr = logs
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	root := "http://" + addr
+	var healthy time.Duration
+	for healthy == 0 {
+		if resp, err := http.Get(root + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				healthy = time.Since(start)
+			}
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("no /healthz 200 within 5 s of the start (the probe hangs for 30 s):\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("/healthz 200 after %v", healthy.Round(time.Millisecond))
+	if healthy > time.Second {
+		t.Errorf("/healthz 200 after %v, want within 1 s", healthy)
+	}
+	if st := getStatus(t, root+"/readyz"); st != http.StatusServiceUnavailable {
+		t.Errorf("/readyz while the probe hangs = %d, want 503", st)
+	}
+	_, body := rpcPost(t, root+"/rcp/initialize", "", initFrame)
+	if a := answer(t, body); a.Error == nil || a.Error.Code != -32010 || a.Error.Data.RetryAfterMs <= 0 {
+		t.Errorf("initialize while the probe hangs: %s, want -32010 with retryAfterMs", body)
+	}
+	if strings.Contains(logs.String(), "serving RCP over HTTP") {
+		t.Errorf("serve announced itself ready-to-serve while its first probe hangs:\n%s", logs)
 	}
 }

@@ -45,7 +45,7 @@ func (a *Sidecar) accessHandler(g *access.Guard) (http.Handler, error) {
 	if m.Disabled {
 		return h, nil
 	}
-	svc, err := a.mcpService(b)
+	svc, err := a.mcpService(b, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -66,11 +67,7 @@ type federated struct {
 }
 
 func runFederation(ctx context.Context, g *Flags, f ServeOptions, cfg *config.Config) error {
-	addr := cfg.Server.HTTP.Listen
-	if f.HTTP != "" {
-		addr = f.HTTP
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen(cfg, f)
 	if err != nil {
 		return err
 	}
@@ -367,22 +364,39 @@ func validEngineID(id string) bool {
 	return id != ""
 }
 
-// awaitMember probes ra until its engine opens (awaitEngine), then registers
-// it (Close closes it), opens l and runs the periodic re-probe. It returns
-// when runCtx ends; ra is closed then if the engine never opened.
+// awaitMember probes ra until its engine opens, registers it (Close
+// closes it) and serves it through l (awaitLate).
 func (a *Sidecar) awaitMember(runCtx context.Context, l *standby.Backend, ra *resilient.Adapter, opts retrieval.Options) {
-	e, ok := awaitEngine(runCtx, ra, opts, l.Next, func(err error) {
+	l.WhenOpen(func(server.Backend) { a.log.Info("backend ready; joining the federation", "backend", l.ID()) })
+	awaitLate(runCtx, a.log, l, ra, opts, false, func(e *retrieval.Engine) server.Backend {
+		a.addMember(l.ID(), e)
+		return a.observeAs(e, l.ID())
+	})
+}
+
+// awaitLate probes ra until an Engine opens on it (the first probe at
+// once when now is set), hands it to opened and opens l with what opened
+// returns, then runs the periodic re-probe. It returns when ctx ends; ra
+// is closed then if the engine never opened. Each failed probe is l's
+// reason; with now, the first is logged as a warning.
+func awaitLate(ctx context.Context, log *slog.Logger, l *standby.Backend, ra *resilient.Adapter, opts retrieval.Options, now bool,
+	opened func(*retrieval.Engine) server.Backend) {
+	first := now
+	e, ok := awaitEngine(ctx, ra, opts, now, l.Next, func(err error) {
 		l.Fail(err)
-		a.log.Debug("start-up probe failed", "backend", l.ID(), "err", err)
+		if first {
+			first = false
+			log.Warn("backend not ready; calls answer -32010 until its first probe succeeds", "backend", l.ID(), "err", err)
+			return
+		}
+		log.Debug("start-up probe failed", "backend", l.ID(), "err", err)
 	})
 	if !ok {
 		ra.Close()
 		return
 	}
-	a.addMember(l.ID(), e)
-	l.Open(a.observeAs(e, l.ID()))
-	a.log.Info("backend ready; joining the federation", "backend", l.ID())
-	ra.Run(runCtx)
+	l.Open(opened(e))
+	ra.Run(ctx)
 }
 
 // lateRoute serves a late engine's own endpoint: -32010 (and /readyz 503)

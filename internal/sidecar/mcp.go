@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient/standby"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/federation"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
@@ -38,16 +39,54 @@ func ServeMCP(ctx context.Context, g *Flags, in io.Reader, out io.Writer) error 
 			return svc.ServeIO(ctx, mcpserver.Caller{}, in, out, a.cfg.Server.Grace())
 		}
 	}
-	a, err := loadApp(ctx, g)
+	if g.Demo {
+		a, err := loadApp(ctx, g)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		svc, err := a.mcpService(a.engine, nil)
+		if err != nil {
+			return err
+		}
+		a.log.Info("serving MCP over stdio", "backend", a.backend)
+		return svc.ServeIO(ctx, mcpserver.Caller{}, in, out, a.cfg.Server.Grace())
+	}
+	return serveBackendMCP(ctx, g, in, out)
+}
+
+// serveBackendMCP serves one configured backend over stdio without
+// waiting for its engine: initialize and tools/list answer at once. Until
+// the first probe succeeds the search tool is a stand-in whose calls
+// answer -32010 with the retry hint; then the tools are rebuilt from the
+// engine's capabilities and the client told (tools/list_changed).
+func serveBackendMCP(ctx context.Context, g *Flags, in io.Reader, out io.Writer) error {
+	rs, b, err := newWaiting(g)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	svc, err := a.mcpService(a.engine)
+	defer rs.Close()
+	a := rs.a
+	if err := rs.open(ctx, b); err != nil { // embedder, adapter, decorators: no probe yet
+		return err
+	}
+	late := standby.NewBackend(b.Name, rcp.PeerInfo{Name: "rcp-sidecar", Version: Version}, errNotProbed)
+	up := make(chan struct{})
+	late.WhenOpen(func(server.Backend) { close(up) })
+	ra := rs.ra.Load()
+	var runCtx context.Context
+	runCtx, rs.cancel = context.WithCancel(ctx) // Close ends the loop
+	rs.wg.Go(func() {
+		awaitLate(runCtx, a.log, late, ra, rs.opts, true, func(e *retrieval.Engine) server.Backend {
+			a.engine = e // read once up is closed, and by Close after the loop ends
+			return e
+		})
+	})
+	svc, err := a.mcpService(late.View(), up)
 	if err != nil {
 		return err
 	}
-	a.log.Info("serving MCP over stdio", "backend", a.backend)
+	a.log.Info("serving MCP over stdio; tools are refreshed once the backend's first probe succeeds", "backend", a.backend)
 	return svc.ServeIO(ctx, mcpserver.Caller{}, in, out, a.cfg.Server.Grace())
 }
 
@@ -60,9 +99,10 @@ func mcpOptions(cfg *config.Config, redact func(string) string) mcpserver.Option
 
 // mcpEngine describes one probed engine to the MCP service; b answers
 // its calls (scoped and observed by the caller).
-func mcpEngine(name string, e *retrieval.Engine, b server.Backend, maxQueryChars int) mcpserver.Engine {
-	return mcpserver.Engine{Name: name, Backend: b, Describe: func() string { return engineSummary(name, e) },
-		Explain: func() any { return probeResource(name, e) }, MaxQueryChars: maxQueryChars}
+// (e returns the probed Engine: it is called once the engine is up).
+func mcpEngine(name string, e func() *retrieval.Engine, b server.Backend, maxQueryChars int) mcpserver.Engine {
+	return mcpserver.Engine{Name: name, Backend: b, Describe: func() string { return engineSummary(name, e()) },
+		Explain: func() any { return probeResource(name, e()) }, MaxQueryChars: maxQueryChars}
 }
 
 // engineSummary opens a search tool's description: what the corpus is
@@ -121,9 +161,12 @@ func probeResource(name string, e *retrieval.Engine) mcpProbe {
 
 // mcpService serves a single engine; b is the engine, scoped per key when
 // access control is on.
-func (a *Sidecar) mcpService(b server.Backend) (*mcpserver.Service, error) {
+// up, when set, is closed once the engine is up (mcpserver.Engine.Up).
+func (a *Sidecar) mcpService(b server.Backend, up <-chan struct{}) (*mcpserver.Service, error) {
 	o := mcpOptions(a.cfg, redactFunc(a.redact))
-	o.Engines = []mcpserver.Engine{mcpEngine(a.backend, a.engine, a.observe(b), policyMaxQueryChars(a.cfg, a.backend))}
+	e := mcpEngine(a.backend, func() *retrieval.Engine { return a.engine }, a.observe(b), policyMaxQueryChars(a.cfg, a.backend))
+	e.Up = up
+	o.Engines = []mcpserver.Engine{e}
 	o.Observe = func(string) telemetry.ObserveFunc { return a.observer(a.backend) }
 	o.Logger = a.log.With("component", "mcp")
 	return mcpserver.New(o)

@@ -38,6 +38,9 @@ type openOptions struct {
 	// adapter is kept, opened.engine is nil and opened.probeErr says why,
 	// for the caller to retry (standby, late federation members).
 	late bool
+	// probeLater, with late, leaves even the first probe to the caller:
+	// opened.engine is nil and opened.probeErr is errNotProbed.
+	probeLater bool
 	// federated checks the backend's name and weight as a federation
 	// member before anything is opened; a failed check is a memberError.
 	federated bool
@@ -69,6 +72,9 @@ func (o *opened) Close() {
 		o.ad.Close()
 	}
 }
+
+// errNotProbed is the probe error of a backend opened with probeLater.
+var errNotProbed = errors.New("not probed yet")
 
 // memberError is a backend that cannot be a federation member whatever
 // its engine's state.
@@ -122,6 +128,10 @@ func openBackend(ctx context.Context, b *config.Backend, o openOptions) (_ *open
 			o.watch(b.Name, op.ra)
 		}
 		op.ad = op.ra.AsAdapter()
+	}
+	if o.late && o.probeLater {
+		op.probeErr = errNotProbed
+		return op, nil
 	}
 	if op.engine, err = retrieval.NewEngine(ctx, op.ad, op.opts); err != nil {
 		if !o.late {

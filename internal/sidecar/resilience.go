@@ -33,12 +33,18 @@ const (
 // needs the engine -32010 with retryAfterMs (§13) — until the real server
 // is swapped in. It also owns the re-probe loop and the shutdown drain.
 type resilience struct {
-	a     *Sidecar
-	ra    *resilient.Adapter // nil for the demo engine
+	a *Sidecar
+	// ra is the decorator (nil for the demo engine); set once the
+	// backend is opened, which may be after serving started (open).
+	ra    atomic.Pointer[resilient.Adapter]
 	gate  *standby.Gate
 	opts  retrieval.Options
 	next  atomic.Int64 // unix ns of the next start-up probe
 	fatal chan error   // the real server could not be built
+	// probed is closed once the first probe has run, whatever its outcome.
+	probed chan struct{}
+	// now makes the first probe run at once (open), not after a backoff.
+	now bool
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -56,7 +62,9 @@ func loadResilientApp(ctx context.Context, g *Flags) (*resilience, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newResilience(a, nil, retrieval.Options{}), nil
+		rs := newResilience(a, nil, retrieval.Options{})
+		close(rs.probed)
+		return rs, nil
 	}
 	a, err := newBareApp(g)
 	if err != nil {
@@ -94,6 +102,7 @@ func openResilient(ctx context.Context, a *Sidecar, b *config.Backend) (*resilie
 	}
 	a.backend = b.Name
 	rs := newResilience(a, op.ra, op.opts)
+	close(rs.probed)
 	if a.engine = op.engine; op.probeErr != nil {
 		op.log.Warn("backend not ready; serving -32010 until its first probe succeeds") // the probe logged why
 	}
@@ -120,9 +129,33 @@ func resilientOptions(b *config.Backend, log *slog.Logger) resilient.Options {
 }
 
 func newResilience(a *Sidecar, ra *resilient.Adapter, opts retrieval.Options) *resilience {
-	rs := &resilience{a: a, ra: ra, opts: opts, fatal: make(chan error, 1), cancel: func() {}}
+	rs := &resilience{a: a, opts: opts, fatal: make(chan error, 1), probed: make(chan struct{}), cancel: func() {}}
+	if ra != nil {
+		rs.ra.Store(ra)
+	}
 	rs.gate = standby.New(rs.retryAfter)
 	return rs
+}
+
+// open opens b's embedder and adapter behind the resilient decorator
+// without probing it: the first probe runs at once when start is called,
+// in the background, so that the process can serve (/healthz, /readyz
+// 503, -32010) while an engine that does not answer is waited for.
+func (rs *resilience) open(ctx context.Context, b *config.Backend) error {
+	a := rs.a
+	emb, err := openEmbedder(ctx, a.cfg.Embedder)
+	if err != nil {
+		return err
+	}
+	op, err := openBackend(ctx, b, openOptions{log: a.log, emb: emb, obs: a, resilient: true,
+		watch: func(name string, ra *resilient.Adapter) { a.tel().WatchCircuit(name, ra) }, late: true, probeLater: true})
+	if err != nil {
+		return err
+	}
+	a.backend = b.Name
+	rs.opts, rs.now = op.opts, true
+	rs.ra.Store(op.ra)
+	return nil
 }
 
 // retryAfter is the hint sent while not ready: the time to the next
@@ -151,7 +184,19 @@ func (rs *resilience) start(ctx context.Context, build func() (http.Handler, sta
 // await probes with jittered exponential backoff until the engine's first
 // probe succeeds, then swaps the real server in atomically.
 func (rs *resilience) await(ctx context.Context, build func() (http.Handler, standby.StdioFunc, error)) {
-	e, ok := awaitEngine(ctx, rs.ra, rs.opts, func(t time.Time) { rs.next.Store(t.UnixNano()) }, func(err error) {
+	probed := func() {}
+	if rs.now { // open left the first probe to this loop
+		probed = sync.OnceFunc(func() { close(rs.probed) })
+		defer probed() // ctx ended, or the real server could not be built
+	}
+	first := rs.now
+	e, ok := awaitEngine(ctx, rs.ra.Load(), rs.opts, rs.now, func(t time.Time) { rs.next.Store(t.UnixNano()) }, func(err error) {
+		if first {
+			first = false
+			rs.a.log.Warn("backend not ready; serving -32010 until its first probe succeeds", "backend", rs.a.backend, "err", err)
+			probed()
+			return
+		}
 		rs.a.log.Debug("start-up probe failed", "backend", rs.a.backend, "err", err)
 	})
 	if !ok {
@@ -164,17 +209,21 @@ func (rs *resilience) await(ctx context.Context, build func() (http.Handler, sta
 		return
 	}
 	rs.gate.Open(h, s)
+	probed()
 	rs.a.log.Info("backend ready; serving", "backend", rs.a.backend)
 	rs.runReprobe(ctx)
 }
 
 // awaitEngine probes ra with jittered exponential backoff until an Engine
-// opens on it; next is told when the next probe runs (for
-// retryAfterMs) and failed sees each failure. It returns false when ctx
+// opens on it (the first probe at once when now is set); next is told
+// when the next probe runs (for retryAfterMs) and failed sees each failure. It returns false when ctx
 // ends first.
-func awaitEngine(ctx context.Context, ra *resilient.Adapter, opts retrieval.Options, next func(time.Time), failed func(error)) (*retrieval.Engine, bool) {
+func awaitEngine(ctx context.Context, ra *resilient.Adapter, opts retrieval.Options, now bool, next func(time.Time), failed func(error)) (*retrieval.Engine, bool) {
 	for delay := startBackoffMin; ; delay = min(2*delay, startBackoffMax) {
 		wait := delay/2 + rand.N(delay/2+1)
+		if now {
+			wait, now = 0, false
+		}
 		next(time.Now().Add(wait))
 		if !sleepCtx(ctx, wait) {
 			return nil, false
@@ -188,8 +237,8 @@ func awaitEngine(ctx context.Context, ra *resilient.Adapter, opts retrieval.Opti
 }
 
 func (rs *resilience) runReprobe(ctx context.Context) {
-	if rs.ra != nil {
-		rs.wg.Go(func() { rs.ra.Run(ctx) })
+	if ra := rs.ra.Load(); ra != nil {
+		rs.wg.Go(func() { ra.Run(ctx) })
 	}
 }
 
@@ -208,8 +257,10 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // flight, then their engine calls are answered -32010.
 func (rs *resilience) drain() standby.Drain {
 	d := serverDrain(&rs.a.cfg.Server, rs.a.log)
-	if rs.ra != nil {
-		d.Abort = rs.ra.Abort
+	d.Abort = func() {
+		if ra := rs.ra.Load(); ra != nil {
+			ra.Abort()
+		}
 	}
 	return d
 }
@@ -232,6 +283,16 @@ func (rs *resilience) serveStdio(ctx context.Context, in io.Reader, out io.Write
 // once the engine is up. While not ready, shutdown needs an admin key as
 // it does afterwards.
 func (rs *resilience) readyHTTP(ctx context.Context, ln net.Listener) (net.Listener, http.Handler, error) {
+	tln, h, err := rs.front(ln)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tln, h, rs.startHTTP(ctx)
+}
+
+// front is the access section around the gate (readyHTTP) before the
+// engine is opened: the TLS listener, and the guard in front of the gate.
+func (rs *resilience) front(ln net.Listener) (net.Listener, http.Handler, error) {
 	tln, err := tlsListener(ln, rs.a.cfg.Access.TLS)
 	if err != nil {
 		return nil, nil, err
@@ -242,11 +303,16 @@ func (rs *resilience) readyHTTP(ctx context.Context, ln net.Listener) (net.Liste
 	}
 	rs.guard = g
 	rs.gate.Authorize(access.AuthorizeMethod)
-	err = rs.start(ctx, func() (http.Handler, standby.StdioFunc, error) {
-		h, err := rs.a.accessHandler(g)
+	return tln, withStateBudget(rs.a.cfg, g.Middleware(rs.gate.Handler())), nil
+}
+
+// startHTTP opens the gate with the server scoped per key by the guard
+// front built, once the engine is up.
+func (rs *resilience) startHTTP(ctx context.Context) error {
+	return rs.start(ctx, func() (http.Handler, standby.StdioFunc, error) {
+		h, err := rs.a.accessHandler(rs.guard)
 		return h, nil, err
 	})
-	return tln, withStateBudget(rs.a.cfg, g.Middleware(rs.gate.Handler())), err
 }
 
 // serveHTTP serves until ctx ends (or the real server cannot be built),
@@ -279,8 +345,8 @@ func serveHTTPDrain(ctx context.Context, ln net.Listener, h http.Handler, d stan
 func (rs *resilience) Close() {
 	rs.cancel()
 	rs.wg.Wait()
-	if rs.a.engine == nil && rs.ra != nil {
-		rs.ra.Close()
+	if ra := rs.ra.Load(); rs.a.engine == nil && ra != nil {
+		ra.Close()
 	}
 	rs.a.Close()
 }
