@@ -54,7 +54,7 @@ func rpcCode(t *testing.T, body string) int {
 func TestHTTPStateless(t *testing.T) {
 	b := rcptest.NewStubBackend(3)
 	b.Caps.Streaming = nil
-	h := server.New(b, server.Options{MaxBodyBytes: 512, ReadyFunc: func(context.Context) error { return errors.New("warming") }}).Handler()
+	h := server.New(b, server.Options{MaxBodyBytes: 512, ReadyFunc: func(context.Context) ([]string, error) { return nil, errors.New("warming") }}).Handler()
 	const ping = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	for _, tc := range []struct {
 		name       string
