@@ -17,12 +17,12 @@ const (
 // Health is one health check's outcome.
 type Health struct {
 	// Status is the health on the common scale.
-	Status HealthStatus
+	Status HealthStatus `json:"status"`
 	// State is the engine's own word for it (Qdrant's "grey" is
 	// HealthYellow).
-	State string
+	State string `json:"state"`
 	// Of names what was checked: "index" or "collection".
-	Of string
+	Of string `json:"of"`
 }
 
 // HealthChecker may be implemented by adapters whose engine reports the

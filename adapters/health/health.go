@@ -36,7 +36,8 @@ type Options struct {
 	// Timeout bounds one check (the engine gets a shorter server-side
 	// timeout from the adapter).
 	Timeout time.Duration
-	// Logger receives changes of health and failed checks.
+	// Logger, labelled with the backend, receives changes of health
+	// (not the first green) and failed checks (debug).
 	Logger *slog.Logger
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
@@ -135,12 +136,12 @@ func (w *Watcher) check(done chan struct{}) {
 	r, err := w.c.Health(ctx)
 	cancel()
 	if err != nil {
-		w.log.Debug("health check failed", "backend", w.backend, "err", err)
+		w.log.Debug("health check failed", "err", err)
 		r = adapters.Health{}
 	}
 	w.mu.Lock()
-	if r.Status != w.last.Status {
-		w.log.Info("backend health changed", "backend", w.backend, "from", describe(w.last), "to", describe(r))
+	if r.Status != w.last.Status && (w.last.Status != adapters.HealthUnknown || r.Status != adapters.HealthGreen) {
+		w.log.Info("backend health changed", "from", describe(w.last), "to", describe(r))
 	}
 	w.last, w.at, w.inflight = r, w.opts.Now(), nil
 	w.mu.Unlock()

@@ -105,7 +105,7 @@ func (a *app) openSelected(ctx context.Context, name string, emb adapters.Embedd
 	if err != nil {
 		return err
 	}
-	a.backend, a.engine = b.Name, op.engine
+	a.backend, a.engine, a.health = b.Name, op.engine, op.health
 	return nil
 }
 

@@ -48,7 +48,8 @@ type opened struct {
 	ad  adapters.Adapter   // what the Engine is built over
 	ra  *resilient.Adapter // the decorator, when resilient
 	// health watches the engine's health of the backend's index or
-	// collection (resilient backends whose adapter reports it; else nil).
+	// collection (nil when the adapter does not report it); a resilient
+	// backend's answers carry its notes.
 	health *health.Watcher
 	opts   retrieval.Options // the options the Engine is built with
 	// engine is nil while a late start is pending; probeErr is then the
@@ -113,10 +114,12 @@ func openBackend(ctx context.Context, b *config.Backend, o openOptions) (_ *open
 			return nil, err
 		}
 	}
+	if hc != nil {
+		op.health = health.New(b.Name, hc, health.Options{Logger: log})
+	}
 	if o.resilient {
 		ro := resilientOptions(b, log)
-		if hc != nil {
-			op.health = health.New(b.Name, hc, health.Options{Logger: log})
+		if op.health != nil {
 			ro.Notes = op.health.Notes
 		}
 		op.ra = resilient.New(ad, ro)
