@@ -156,6 +156,8 @@ var layers = map[string][]string{
 	// The one retry loop (backoff, hint, budget) for every retried call.
 	"internal/retry": {"std"},
 	"internal/fetch": {"std"},
+	// Network fakes for tests.
+	"internal/nettest": {"std"},
 
 	// Test helpers drive the pipeline over an adapter.
 	"adapters/adaptertest": {"std", "adapters", "retrieval", "capability", "filterlang", "rcp", "rcp/rcptest",
