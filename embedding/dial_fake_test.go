@@ -2,10 +2,7 @@ package embedding
 
 import (
 	"context"
-	"runtime"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/internal/nettest"
 )
@@ -19,20 +16,11 @@ func TestDialsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g0 := runtime.NumGoroutine()
-	var wg sync.WaitGroup
-	for range 400 {
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-			defer cancel()
-			if _, err := o.Embed(ctx, []string{"q"}, "query"); err == nil {
-				t.Error("a server that accepts nothing answered")
-			}
-		})
-	}
-	wg.Wait()
-	time.Sleep(100 * time.Millisecond)
-	left := runtime.NumGoroutine() - g0
+	left := nettest.Abandon(400, func(ctx context.Context) {
+		if _, err := o.Embed(ctx, []string{"q"}, "query"); err == nil {
+			t.Error("a server that accepts nothing answered")
+		}
+	})
 	t.Logf("%d goroutines left behind by 400 abandoned queries (bound %d dials)", left, MaxConnsPerHost)
 	if left > MaxConnsPerHost+8 {
 		t.Errorf("%d goroutines left behind, want ≤ MaxConnsPerHost %d + 8", left, MaxConnsPerHost)

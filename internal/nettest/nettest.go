@@ -3,7 +3,10 @@
 package nettest
 
 import (
+	"context"
 	"fmt"
+	"runtime"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -41,4 +44,22 @@ func StuckListener(t testing.TB) string {
 	}
 	time.Sleep(50 * time.Millisecond)
 	return addr
+}
+
+// Abandon runs call n times at once, each under a context that ends after
+// 20ms (a request given up), and returns how many goroutines are left
+// behind 100ms after the last one returned.
+func Abandon(n int, call func(context.Context)) int {
+	g0 := runtime.NumGoroutine()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			defer cancel()
+			call(ctx)
+		})
+	}
+	wg.Wait()
+	time.Sleep(100 * time.Millisecond)
+	return runtime.NumGoroutine() - g0
 }

@@ -3,8 +3,6 @@ package eshttp
 import (
 	"context"
 	"net/http"
-	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,22 +18,13 @@ func TestDialsBounded(t *testing.T) {
 	tr := Transport(30*time.Second, true)
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr}
-	g0 := runtime.NumGoroutine()
-	var wg sync.WaitGroup
-	for range 400 {
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-			defer cancel()
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
-			if resp, err := c.Do(req); err == nil {
-				resp.Body.Close()
-				t.Error("a node that accepts nothing answered")
-			}
-		})
-	}
-	wg.Wait()
-	time.Sleep(100 * time.Millisecond)
-	left := runtime.NumGoroutine() - g0
+	left := nettest.Abandon(400, func(ctx context.Context) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
+		if resp, err := c.Do(req); err == nil {
+			resp.Body.Close()
+			t.Error("a node that accepts nothing answered")
+		}
+	})
 	t.Logf("%d goroutines left behind by 400 cancelled requests (bound %d dials)", left, MaxConnsPerHost)
 	if left > MaxConnsPerHost+8 {
 		t.Errorf("%d goroutines left behind, want ≤ MaxConnsPerHost %d + 8", left, MaxConnsPerHost)
