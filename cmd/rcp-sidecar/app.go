@@ -23,10 +23,7 @@ type app struct {
 	log     *slog.Logger
 	backend string
 	engine  *retrieval.Engine
-	// health watches the served backend's health (nil: not reported);
-	// /readyz reads it.
-	health *health.Watcher
-	obs    observability // traces, metrics, request logs (telemetry.go)
+	obs     observability // traces, metrics, request logs (telemetry.go)
 	// redact scrubs the configuration's secrets from logs and answers.
 	redact *telemetry.Redactor
 	// configPath is the file the configuration came from ("" for the
@@ -37,6 +34,9 @@ type app struct {
 	// cursor roots every cursor key (cursorkeys.go); nil: each engine
 	// and guard keeps a random one.
 	cursor [][]byte
+	// health watches the served backend's health (nil: not reported);
+	// /readyz reads it.
+	health *health.Watcher
 }
 
 // newBareApp loads the configuration and its logger (the --log-level flag

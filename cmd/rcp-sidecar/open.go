@@ -43,19 +43,19 @@ type openOptions struct {
 // opened is a backend openBackend opened: its adapter as the Engine sees
 // it, and the Engine unless a late start is still pending.
 type opened struct {
-	b   *config.Backend
-	log *slog.Logger
-	ad  adapters.Adapter   // what the Engine is built over
-	ra  *resilient.Adapter // the decorator, when resilient
-	// health watches the engine's health of the backend's index or
-	// collection (nil when the adapter does not report it); a resilient
-	// backend's answers carry its notes.
-	health *health.Watcher
-	opts   retrieval.Options // the options the Engine is built with
+	b    *config.Backend
+	log  *slog.Logger
+	ad   adapters.Adapter   // what the Engine is built over
+	ra   *resilient.Adapter // the decorator, when resilient
+	opts retrieval.Options  // the options the Engine is built with
 	// engine is nil while a late start is pending; probeErr is then the
 	// first probe's error.
 	engine   *retrieval.Engine
 	probeErr error
+	// health watches the engine's health of the backend's index or
+	// collection (nil when the adapter does not report it); a resilient
+	// backend's answers carry its notes.
+	health *health.Watcher
 }
 
 // Close releases what openBackend opened: the Engine (which closes its
