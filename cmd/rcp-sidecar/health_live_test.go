@@ -136,3 +136,30 @@ func esCall(t *testing.T, base, method, path, body string) {
 		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
 	}
 }
+
+// TestFederationReadinessLive: `serve` over two backends on the real
+// engine, one on a green index and one on a red one: /readyz is 503
+// naming the red member only, and the green member still answers.
+func TestFederationReadinessLive(t *testing.T) {
+	es := esURL(t)
+	const mapping = `"mappings":{"properties":{"title":{"type":"text"},"text":{"type":"text"}}}`
+	green := esLiveIndex(t, es, "rcp-health-fed", `{"settings":{"number_of_replicas":0},`+mapping+`}`,
+		`{"index":{"_id":"h1"}}`+"\n"+`{"title":"comets","text":"why comets have tails"}`+"\n")
+	red := fmt.Sprintf("rcp-health-fedred-%d", time.Now().UnixNano())
+	esCall(t, es, "PUT", "/"+red, `{"settings":{"number_of_replicas":0,"index.routing.allocation.require._name":"no-such-node"},`+mapping+`}`)
+	t.Cleanup(func() { esCall(t, es, "DELETE", "/"+red, "") })
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	writeFile(t, cfg, "backends:\n"+
+		"  - name: good\n    engine: elasticsearch\n    settings: {urls: ["+es+"], index: "+green+"}\n"+
+		"  - name: bad\n    engine: elasticsearch\n    settings: {urls: ["+es+"], index: "+red+"}\n")
+	base := startServe(t, "--config", cfg)
+	root := strings.TrimSuffix(base, "/rcp")
+	st, body := awaitReadyz(t, root, func(st int, _ string) bool { return st == http.StatusServiceUnavailable })
+	if st != http.StatusServiceUnavailable || !strings.Contains(body, "backend bad: index health red") || strings.Contains(body, "backend good") {
+		t.Errorf("/readyz %d %q, want 503 naming backend bad only", st, body)
+	}
+	_, raw := rpcPost(t, root+"/engines/good/rcp/retrieve", "", retrieveFrameHealth)
+	if a := answer(t, raw); a.Error != nil || !strings.Contains(string(a.Result), `"h1"`) {
+		t.Errorf("the green member's retrieve: %s", raw)
+	}
+}
