@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/health"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/sidecar"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -21,6 +23,9 @@ type probeReport struct {
 	Evidence     *capability.Evidence `json:"evidence"`
 	Capabilities rcp.Capabilities     `json:"capabilities"`
 	Reasons      []capability.Reason  `json:"reasons"`
+	// Health is the engine's health of the backend's index or collection;
+	// absent when the engine does not report it or the check failed.
+	Health *adapters.Health `json:"health,omitempty"`
 }
 
 func newProbeCmd(g *sidecar.Flags) *cobra.Command {
@@ -37,6 +42,9 @@ func newProbeCmd(g *sidecar.Flags) *cobra.Command {
 			defer a.Close()
 			r := probeReport{Backend: a.Backend(), Conformance: a.Engine().Conformance(), Evidence: a.Engine().Evidence(),
 				Capabilities: a.Engine().Capabilities(), Reasons: a.Engine().Explain()}
+			if h := a.Health().Current(cmd.Context()); h.Status != adapters.HealthUnknown {
+				r.Health = &h
+			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), r)
 			}
@@ -63,6 +71,12 @@ func printProbe(w io.Writer, r probeReport) error {
 		textFields(ev.TextFields), vectorFields(ev.VectorFields), filterFields(ev.FilterFields))
 	fmt.Fprintf(tw, "native\trrf=%t mmr=%t query-inference=%t writable=%t pagination=%t snapshots=%t\n",
 		ev.NativeRRF, ev.NativeMMR, ev.QueryInference, ev.Writable, ev.Pagination, ev.Snapshots)
+	if h := r.Health; h != nil {
+		fmt.Fprintf(tw, "health\t%s %s\n", h.Of, h.State)
+		if n := health.Note(r.Backend, *h); n != "" {
+			fmt.Fprintf(tw, "note\t%s\n", n)
+		}
+	}
 	for _, n := range ev.Notes {
 		fmt.Fprintf(tw, "note\t%s\n", n)
 	}

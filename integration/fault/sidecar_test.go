@@ -34,6 +34,9 @@ var httpClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16
 type sidecar struct {
 	url string
 	ra  *resilient.Adapter
+	// closeIdle closes the engine transport's idle connections (the
+	// adapter's Close does only that; it keeps serving).
+	closeIdle func()
 }
 
 func startSidecar(t *testing.T, esURL, index string) *sidecar {
@@ -62,7 +65,7 @@ func startSidecar(t *testing.T, esURL, index string) *sidecar {
 	hs := &http.Server{Handler: srv.Handler()}
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { _ = hs.Close(); cancel(); <-done; _ = e.Close() })
-	return &sidecar{url: "http://" + ln.Addr().String() + "/rcp", ra: ra}
+	return &sidecar{url: "http://" + ln.Addr().String() + "/rcp", ra: ra, closeIdle: func() { _ = ad.Close() }}
 }
 
 // reply is one answered call: code 0 for a result, -1 when no JSON-RPC

@@ -138,18 +138,21 @@ var layers = map[string][]string{
 	"adapters/internal/esconfig": {"std", "adapters"},
 	// HTTP plumbing the Elasticsearch-family adapters share.
 	"adapters/internal/eshttp": {"std", "adapters/internal/dsl"},
+	// The index-level health check the Elasticsearch-family adapters share.
+	"adapters/internal/eshealth": {"std", "adapters"},
 	// The memory engine's optional English analyzer stems with Snowball.
 	"adapters/memory": {"std", "adapters", "capability", "filterlang", "rankmath", "rcp", "github.com/blevesearch/snowballstem"},
 	"adapters/elasticsearch": {"std", "adapters", "capability", "filterlang", "rcp", "mapping", "adapters/internal/dsl",
-		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
+		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp", "adapters/internal/eshealth",
 		"adapters/internal/esconfig", "adapters/internal/tenantidx", "github.com/elastic/"},
 	"adapters/opensearch": {"std", "adapters", "capability", "filterlang", "rcp", "mapping", "internal/fetch", "adapters/internal/dsl",
-		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
+		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp", "adapters/internal/eshealth",
 		"adapters/internal/esconfig", "adapters/internal/tenantidx", "github.com/opensearch-project/", "github.com/aws/aws-sdk-go-v2/"},
 	"adapters/qdrant": {"std", "adapters", "capability", "filterlang", "rcp", "mapping",
 		"github.com/qdrant/", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	"adapters/qdrant/qdranttest": {"std", "github.com/qdrant/", "google.golang.org/grpc"},
 	// Decorators wrap an Adapter; the standby serves -32010 until an engine is up.
+	"adapters/health":            {"std", "adapters"},
 	"adapters/resilient":         {"std", "adapters", "capability", "retry", "rcp"},
 	"adapters/resilient/standby": {"std", "rcp", "rcp/jsonrpc", "rcp/server"},
 	"embedding":                  {"std", "adapters", "capability", "internal/fetch", "retry", "rcp"},
@@ -164,6 +167,8 @@ var layers = map[string][]string{
 	// The one retry loop (backoff, hint, budget) for every retried call.
 	"retry":          {"std"},
 	"internal/fetch": {"std"},
+	// Network fakes for tests.
+	"internal/nettest": {"std"},
 
 	// Test kits drive the pipeline over an adapter, so they sit above
 	// retrieval, not under the contract they test.
@@ -196,7 +201,7 @@ var layers = map[string][]string{
 		"reranker", "internal/session", "internal/feedback", "internal/statestore",
 		"retrieval", "mcpserver", "golang.org/x/net/netutil"},
 	"internal/sidecar/demo": {"std"},
-	"cmd/rcp-sidecar":       {"std", "capability", "internal/sidecar", "rcp", "github.com/spf13/cobra"},
+	"cmd/rcp-sidecar":       {"std", "adapters", "adapters/health", "capability", "internal/sidecar", "rcp", "github.com/spf13/cobra"},
 	"deploy/healthcheck":    {"std"},
 
 	// Benchmark tools drive in-process engines and fakes.

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/health"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/embedding"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
@@ -62,6 +63,9 @@ type Sidecar struct {
 	cursor [][]byte
 	// fed is set when several backends are served together (federation.go).
 	fed *federated
+	// health watches the served backend's health (nil: not reported);
+	// /readyz reads it.
+	health *health.Watcher
 }
 
 // newBareApp loads the configuration and its logger (the --log-level flag
@@ -131,7 +135,7 @@ func (a *Sidecar) openSelected(ctx context.Context, name string, emb adapters.Em
 	if err != nil {
 		return err
 	}
-	a.backend, a.engine = b.Name, op.engine
+	a.backend, a.engine, a.health = b.Name, op.engine, op.health
 	return nil
 }
 
@@ -203,6 +207,10 @@ func (a *Sidecar) Backend() string { return a.backend }
 // Engine is the Engine served; nil for a federation, or while a backend
 // that was down at start-up is still waited for.
 func (a *Sidecar) Engine() *retrieval.Engine { return a.engine }
+
+// Health watches the served backend's index or collection health; nil
+// when its engine does not report one (Watcher methods take a nil one).
+func (a *Sidecar) Health() *health.Watcher { return a.health }
 
 // Config is the configuration the sidecar runs with.
 func (a *Sidecar) Config() *config.Config { return a.cfg }

@@ -8,10 +8,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/health"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient/standby"
 	"github.com/rcp-sidecar/rcp-sidecar/federation"
@@ -60,6 +62,9 @@ type federated struct {
 	aggOptions federation.Options
 	// guard is the access guard in front of every path, reloaded on SIGHUP.
 	guard *access.Guard
+	// health watches each member's health that its engine reports (under
+	// mu); /readyz reads them all.
+	health []*health.Watcher
 	// stop ends every engine's re-probe loop (resilient.Adapter.Run); wg
 	// waits for them.
 	stop context.CancelFunc
@@ -217,6 +222,11 @@ func (a *Sidecar) openMember(ctx, runCtx context.Context, b *config.Backend, emb
 	}
 	fe := &federation.Engine{ID: b.Name, Weight: b.FusionWeight(), Required: b.Required}
 	a.fed.ids = append(a.fed.ids, b.Name)
+	if op.health != nil {
+		a.fed.mu.Lock()
+		a.fed.health = append(a.fed.health, op.health)
+		a.fed.mu.Unlock()
+	}
 	if op.probeErr != nil {
 		a.log.Warn("backend not reachable at start-up; it joins the federation once its probe succeeds", "backend", b.Name, "err", op.probeErr)
 		late := standby.NewBackend(b.Name, rcp.PeerInfo{Name: "rcp-sidecar", Version: Version}, op.probeErr)
@@ -248,7 +258,17 @@ func (a *Sidecar) serverOptions(base, engine string) server.Options {
 		BasePath: base, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
 		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
 		Authorize: access.AuthorizeMethod, Redact: redactFunc(a.redact),
+		ReadyFunc: a.fedReady,
 	}
+}
+
+// fedReady is a federation's /readyz: not ready while a member's health
+// is red, every yellow one noted (adapters/health).
+func (a *Sidecar) fedReady(ctx context.Context) ([]string, error) {
+	a.fed.mu.Lock()
+	ws := slices.Clone(a.fed.health)
+	a.fed.mu.Unlock()
+	return health.Ready(ctx, ws...)
 }
 
 // fedHandler routes <base> to the aggregator (with catalog/list) and

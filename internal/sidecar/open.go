@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/health"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
@@ -58,6 +59,10 @@ type opened struct {
 	// first probe's error.
 	engine   *retrieval.Engine
 	probeErr error
+	// health watches the engine's health of the backend's index or
+	// collection (nil when the adapter does not report it); a resilient
+	// backend's answers carry its notes.
+	health *health.Watcher
 }
 
 // Close releases what openBackend opened: the Engine (which closes its
@@ -101,6 +106,7 @@ func openBackend(ctx context.Context, b *config.Backend, o openOptions) (_ *open
 			return nil, err
 		}
 	}
+	hc, _ := ad.(adapters.HealthChecker)
 	if o.obs != nil {
 		ad = o.obs.observeAdapter(ad, b) // a span per attempt
 	}
@@ -118,10 +124,16 @@ func openBackend(ctx context.Context, b *config.Backend, o openOptions) (_ *open
 			return nil, err
 		}
 	}
+	if hc != nil {
+		op.health = health.New(b.Name, hc, health.Options{Logger: log})
+	}
 	if o.resilient {
 		ro := resilientOptions(b, o.log) // it labels its lines with the backend and engine itself
 		if o.oneShot {
 			ro.Retries = -1
+		}
+		if op.health != nil {
+			ro.Notes = op.health.Notes
 		}
 		op.ra = resilient.New(ad, ro)
 		if o.watch != nil {

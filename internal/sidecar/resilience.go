@@ -100,7 +100,7 @@ func openResilient(ctx context.Context, a *Sidecar, b *config.Backend) (*resilie
 	if err != nil {
 		return nil, err
 	}
-	a.backend = b.Name
+	a.backend, a.health = b.Name, op.health
 	rs := newResilience(a, op.ra, op.opts)
 	close(rs.probed)
 	if a.engine = op.engine; op.probeErr != nil {
