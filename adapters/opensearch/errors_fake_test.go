@@ -255,6 +255,15 @@ func TestShardFailuresArePartial(t *testing.T) {
 	if err := incomplete(sr, "POST /x/_search"); !errors.As(err, &pf) || !pf.PartialFailure() {
 		t.Errorf("failed shards: %v is not a partial failure", err)
 	}
+	// OpenSearch 3.5's answer when a primary without replica was on a node
+	// that left: the shard is in total, in neither successful nor failed.
+	missing, err := dsl.DecodeSearch([]byte(`{"timed_out":false,"_shards":{"total":3,"successful":2,"skipped":0,"failed":0},"hits":{"hits":[]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := incomplete(missing, "POST /x/_search"); !errors.As(err, &pf) || !pf.PartialFailure() || classify(err) != rcp.CodeBackendUnavailable {
+		t.Errorf("a shard with no started copy: %v, want a partial failure answered -32010", err)
+	}
 	whole := &Error{Status: 503, Cause: &dsl.ErrorCause{Type: "search_phase_execution_exception", Reason: "all shards failed"}}
 	if whole.PartialFailure() {
 		t.Error("a whole-request 503 is a partial failure")
