@@ -113,16 +113,18 @@ func (c *cluster) sparseFidelity(bin string, ix indices, ds *beir.Dataset) {
 }
 
 // timedOut: a search the engine answers with timed_out (a cluster-wide
-// default search timeout of one nanosecond) reaches the client as -32014,
-// retryable, as the adapters map it.
+// default search timeout of one nanosecond, checked during collection
+// with low-level cancellation, which OpenSearch leaves off by default)
+// reaches the client as -32014, retryable, as the adapters map it.
 func (c *cluster) timedOut(bin string, ix indices) {
 	t := c.t
 	s := c.startServe(bin, backend{urls: c.urls, index: ix.scifact})
-	set := func(v any) {
-		c.must(http.MethodPut, "/_cluster/settings", map[string]any{"transient": map[string]any{"search.default_search_timeout": v}})
+	set := func(timeout, lowLevel any) {
+		c.must(http.MethodPut, "/_cluster/settings", map[string]any{"transient": map[string]any{
+			"search.default_search_timeout": timeout, "search.low_level_cancellation": lowLevel}})
 	}
-	set("1nanos")
-	defer set(nil)
+	set("1nanos", true)
+	defer set(nil, nil)
 	var r struct {
 		TimedOut bool `json:"timed_out"`
 	}
@@ -326,7 +328,7 @@ func (c *cluster) nodeKill(bin string, ix indices, ds *beir.Dataset) {
 		}
 	}
 	sw := c.startServe(bin, backend{urls: c.urls, index: ix.writes, writable: true})
-	sl := c.startServe(bin, backend{urls: c.urls, index: ix.lone})
+	sl := c.startServe(bin, backend{name: "lone", urls: c.urls, index: ix.lone})
 	if _, err := sl.retrieve("cell biology", 10, ""); err != nil {
 		t.Fatalf("the unreplicated index before the kill: %s", err)
 	}
@@ -362,6 +364,7 @@ func (c *cluster) nodeKill(bin string, ix indices, ds *beir.Dataset) {
 	// are partial.
 	c.awaitLeft(victim)
 	c.checkLostShard(sl, ix.lone)
+	t.Run("Readiness", func(t *testing.T) { c.with(t).checkReadiness(sl, runs[0].s, ix) })
 	// A serve whose urls list the dead node first.
 	c.checkDeadFirst(bin, victim, ix.scifact, ds)
 
@@ -488,4 +491,36 @@ func (c *cluster) checkDeadFirst(bin string, victim int, index string, ds *beir.
 		t.Errorf("urls with a dead node first: %d of 60 served (%v)", served, codes)
 	}
 	s.stop()
+}
+
+// checkReadiness, with the node gone: the backend over the index that
+// lost a primary (red) is not ready, and /readyz names it; the backend
+// over the replicated index (yellow: its copies on the dead node are not
+// reallocated) is ready, and /readyz says it is yellow.
+func (c *cluster) checkReadiness(red, yellow *serve, ix indices) {
+	t := c.t
+	t.Helper()
+	if h := c.indexHealth(ix.scifact); h != "yellow" {
+		t.Fatalf("%s is %s with the node gone, want yellow", ix.scifact, h)
+	}
+	await := func(s *serve, want int, ok func(string) bool) (int, string) {
+		end := time.Now().Add(30 * time.Second)
+		for {
+			code, body := s.readyz()
+			if (code == want && ok(body)) || time.Now().After(end) {
+				return code, body
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	code, body := await(red, http.StatusServiceUnavailable, func(b string) bool { return strings.Contains(b, "lone") })
+	t.Logf("%s cluster, /readyz over the red index: %d %q", c.e.name, code, body)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "lone") {
+		t.Errorf("/readyz over a red index: %d %q, want 503 naming backend lone", code, body)
+	}
+	code, body = await(yellow, http.StatusOK, func(b string) bool { return strings.Contains(b, "yellow") })
+	t.Logf("%s cluster, /readyz over the yellow index: %d %q", c.e.name, code, body)
+	if code != http.StatusOK || !strings.Contains(body, "yellow") {
+		t.Errorf("/readyz over a yellow index: %d %q, want 200 noting yellow", code, body)
+	}
 }

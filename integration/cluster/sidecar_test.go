@@ -30,6 +30,7 @@ var addrRE = regexp.MustCompile(`addr=(\S+) base=`)
 
 // backend is the settings of the one backend a serve process fronts.
 type backend struct {
+	name     string // default: the engine's name
 	urls     []string
 	index    string
 	pit      bool
@@ -37,10 +38,13 @@ type backend struct {
 }
 
 // config is the YAML of a serve process over b: BM25 over title and text
-// with BEIR's tie_breaker, as the engine's own query below.
+// with BEIR's tie_breaker, as the engine's own query below. The request
+// deadline and the per-attempt timeout are raised from 10s and 5s: three
+// JVMs share two busy cores here, and a search of the cluster can take
+// seconds without anything failing.
 func (c *cluster) config(b backend) string {
 	var s strings.Builder
-	fmt.Fprintf(&s, "server:\n  deadline: 10s\n  log_level: warn\nbackends:\n  - name: %s\n    engine: %s\n    settings:\n", c.e.name, c.e.name)
+	fmt.Fprintf(&s, "server:\n  deadline: 30s\nbackends:\n  - name: %s\n    engine: %s\n    resilience: {timeout: 10s}\n    settings:\n", cmpOr(b.name, c.e.name), c.e.name)
 	fmt.Fprintf(&s, "      urls: [%s]\n      index: %s\n", strings.Join(b.urls, ", "), b.index)
 	s.WriteString("      text_fields: [{name: title}, {name: text}]\n      content_field: text\n      title_field: title\n")
 	fmt.Fprintf(&s, "      tie_breaker: %v\n      disable_compression: true\n", tieBreaker)
