@@ -122,6 +122,11 @@ var typeCodes = map[string]rcp.Code{
 	"index_not_found_exception":                rcp.CodeBackendUnavailable,
 	"no_shard_available_action_exception":      rcp.CodeBackendUnavailable,
 	"node_not_connected_exception":             rcp.CodeBackendUnavailable,
+	"node_disconnected_exception":              rcp.CodeBackendUnavailable, // a node left mid-search
+	"node_closed_exception":                    rcp.CodeBackendUnavailable,
+	"connect_transport_exception":              rcp.CodeBackendUnavailable,
+	"unavailable_shards_exception":             rcp.CodeBackendUnavailable,
+	"index_closed_exception":                   rcp.CodeBackendUnavailable,
 	"master_not_discovered_exception":          rcp.CodeBackendUnavailable,
 	"cluster_manager_not_discovered_exception": rcp.CodeBackendUnavailable,
 	"security_exception":                       rcp.CodeUnauthorized,

@@ -264,6 +264,16 @@ func TestShardFailuresArePartial(t *testing.T) {
 	if err := incomplete(missing, "POST /x/_search"); !errors.As(err, &pf) || !pf.PartialFailure() || classify(err) != rcp.CodeBackendUnavailable {
 		t.Errorf("a shard with no started copy: %v, want a partial failure answered -32010", err)
 	}
+	// A node that leaves while its shards answer: unavailable, as on
+	// Elasticsearch, not an internal error.
+	for _, typ := range []string{"node_disconnected_exception", "node_closed_exception", "connect_transport_exception"} {
+		left := &dsl.SearchResponse{}
+		left.Shards.Total, left.Shards.Successful, left.Shards.Failed = 3, 2, 1
+		left.Shards.Failures = []json.RawMessage{json.RawMessage(`{"shard":1,"index":"x","reason":{"type":"` + typ + `","reason":"gone"}}`)}
+		if err := incomplete(left, "POST /x/_search"); classify(err) != rcp.CodeBackendUnavailable {
+			t.Errorf("a shard failure %s: code %v, want -32010", typ, classify(err))
+		}
+	}
 	whole := &Error{Status: 503, Cause: &dsl.ErrorCause{Type: "search_phase_execution_exception", Reason: "all shards failed"}}
 	if whole.PartialFailure() {
 		t.Error("a whole-request 503 is a partial failure")

@@ -159,8 +159,9 @@ type rpcError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Data    struct {
-		Retryable    *bool `json:"retryable"`
-		RetryAfterMs int64 `json:"retryAfterMs"`
+		Retryable    *bool  `json:"retryable"`
+		RetryAfterMs int64  `json:"retryAfterMs"`
+		Detail       string `json:"detail"`
 	} `json:"data"`
 }
 
@@ -172,7 +173,7 @@ func (e *rpcError) String() string {
 	if e.Data.Retryable != nil {
 		r = fmt.Sprint(*e.Data.Retryable)
 	}
-	return fmt.Sprintf("%d %q (retryable %s)", e.Code, e.Message, r)
+	return fmt.Sprintf("%d %q (retryable %s) %s", e.Code, e.Message, r, e.Data.Detail)
 }
 
 // retryable reports data.retryable.
