@@ -139,9 +139,19 @@ func withDefaults(o OpenAIOptions) OpenAIOptions {
 // (and later closed) a connection of its own.
 const MaxIdleConnsPerHost = 64
 
+// MaxConnsPerHost bounds the default client's connections to the
+// embedding server, dialling ones included; a call beyond it waits for a
+// free connection until its deadline. Without the bound, a server that
+// stops accepting connections (its listen backlog full) gets a new dial
+// for every query, each outliving its cancelled call until the dial
+// timeout — thousands of goroutines under a fast stream of requests
+// that fail elsewhere (an open breaker) after embedding their query.
+const MaxConnsPerHost = 64
+
 func pooledTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
+	t.MaxConnsPerHost = MaxConnsPerHost
 	return t
 }
 

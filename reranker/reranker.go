@@ -124,6 +124,7 @@ func New(o Options) (*Client, error) {
 	c := &Client{opts: o, client: o.HTTPClient}
 	if c.client == nil {
 		c.client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 16,
+			MaxConnsPerHost: 64, // dials bounded too: a server that stops accepting costs no goroutine per call
 			IdleConnTimeout: 90 * time.Second, ResponseHeaderTimeout: o.Timeout}}
 	}
 	c.client = fetch.Rule{}.Client(c.client) // redirects re-checked (internal/fetch)

@@ -395,3 +395,19 @@ func TestMissingCollection(t *testing.T) {
 		t.Errorf("missing collection: code %d (%v)", e.a.ErrorCode(err), err)
 	}
 }
+
+// TestLiveHealth: a loaded collection on the real engine reports green
+// (once any optimization it started is done) as a collection.
+func TestLiveHealth(t *testing.T) {
+	e := startLive(t, "", qdrantgo.Distance_Cosine, nil, points2d)
+	var h adapters.Health
+	var err error
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if h, err = e.a.(adapters.HealthChecker).Health(context.Background()); err == nil && h.Status == adapters.HealthGreen {
+			break
+		}
+	}
+	if err != nil || h.Status != adapters.HealthGreen || h.State != "green" || h.Of != "collection" {
+		t.Errorf("health %+v, %v; want a green collection", h, err)
+	}
+}

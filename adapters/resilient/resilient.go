@@ -13,6 +13,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -61,6 +62,10 @@ type Options struct {
 	ReprobeInterval time.Duration
 	// Logger receives retries, breaker transitions and drift warnings.
 	Logger *slog.Logger
+	// Notes, when set, are added to the notes of every Search answer (the
+	// backend's health while it is not green). It must not wait on the
+	// engine.
+	Notes func() []string
 }
 
 // Effective returns o with the defaults New applies to its zero fields.
@@ -166,6 +171,13 @@ func (r *Adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 		c, err = r.inner.Search(ctx, p)
 		return err
 	})
+	if err == nil && c != nil && r.opts.Notes != nil {
+		for _, n := range r.opts.Notes() {
+			if !slices.Contains(c.Notes, n) {
+				c.Notes = append(slices.Clip(c.Notes), n)
+			}
+		}
+	}
 	return c, err
 }
 

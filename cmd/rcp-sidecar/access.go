@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/health"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
@@ -146,6 +148,7 @@ func (a *app) serverFor(b server.Backend) *server.Server {
 		BasePath: s.HTTP.BasePath, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
 		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
 		Authorize: access.AuthorizeMethod, Redact: redactFunc(a.redact),
+		ReadyFunc: func(ctx context.Context) ([]string, error) { return health.Ready(ctx, a.health) },
 	})
 }
 

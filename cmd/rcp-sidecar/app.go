@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/health"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/embedding"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
@@ -22,7 +23,10 @@ type app struct {
 	log     *slog.Logger
 	backend string
 	engine  *retrieval.Engine
-	obs     observability // traces, metrics, request logs (telemetry.go)
+	// health watches the served backend's health (nil: not reported);
+	// /readyz reads it.
+	health *health.Watcher
+	obs    observability // traces, metrics, request logs (telemetry.go)
 	// redact scrubs the configuration's secrets from logs and answers.
 	redact *telemetry.Redactor
 	// configPath is the file the configuration came from ("" for the
@@ -101,7 +105,7 @@ func (a *app) openSelected(ctx context.Context, name string, emb adapters.Embedd
 	if err != nil {
 		return err
 	}
-	a.backend, a.engine = b.Name, op.engine
+	a.backend, a.engine, a.health = b.Name, op.engine, op.health
 	return nil
 }
 

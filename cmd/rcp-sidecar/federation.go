@@ -8,12 +8,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/health"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/federation"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
@@ -62,6 +64,9 @@ type fedApp struct {
 	obs        *app // telemetry only (telemetry.go), labelled "federation"
 	// guard is the access guard in front of every path, reloaded on SIGHUP.
 	guard *access.Guard
+	// health watches each member's health that its engine reports (under
+	// mu); /readyz reads them all.
+	health []*health.Watcher
 	// stop ends every engine's re-probe loop (resilient.Adapter.Run); wg
 	// waits for them.
 	stop context.CancelFunc
@@ -212,6 +217,11 @@ func (fa *fedApp) open(ctx, runCtx context.Context, b *config.Backend, emb adapt
 	}
 	fe := &federation.Engine{ID: b.Name, Weight: b.FusionWeight(), Required: b.Required}
 	fa.ids = append(fa.ids, b.Name)
+	if op.health != nil {
+		fa.mu.Lock()
+		fa.health = append(fa.health, op.health)
+		fa.mu.Unlock()
+	}
 	if op.probeErr != nil {
 		fa.log.Warn("backend not reachable at start-up; it joins the federation once its probe succeeds", "backend", b.Name, "err", op.probeErr)
 		late := newLateBackend(b.Name, op.probeErr)
@@ -243,7 +253,17 @@ func (fa *fedApp) serverOptions(base, engine string) server.Options {
 		BasePath: base, MaxBodyBytes: s.HTTP.MaxBodyBytes, MaxBatch: s.MaxBatch,
 		Stateful: s.HTTP.Stateful, SessionTTL: s.HTTP.SessionTTL, AllowOrigins: s.HTTP.CORSOrigins,
 		Authorize: access.AuthorizeMethod, Redact: redactFunc(fa.obs.redact),
+		ReadyFunc: fa.ready,
 	}
+}
+
+// ready is /readyz: not ready while a member's health is red, every
+// yellow one noted (adapters/health).
+func (fa *fedApp) ready(ctx context.Context) ([]string, error) {
+	fa.mu.Lock()
+	ws := slices.Clone(fa.health)
+	fa.mu.Unlock()
+	return health.Ready(ctx, ws...)
 }
 
 // handler routes <base> to the aggregator (with catalog/list) and

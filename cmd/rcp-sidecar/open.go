@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/health"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
@@ -42,11 +43,15 @@ type openOptions struct {
 // opened is a backend openBackend opened: its adapter as the Engine sees
 // it, and the Engine unless a late start is still pending.
 type opened struct {
-	b    *config.Backend
-	log  *slog.Logger
-	ad   adapters.Adapter   // what the Engine is built over
-	ra   *resilient.Adapter // the decorator, when resilient
-	opts retrieval.Options  // the options the Engine is built with
+	b   *config.Backend
+	log *slog.Logger
+	ad  adapters.Adapter   // what the Engine is built over
+	ra  *resilient.Adapter // the decorator, when resilient
+	// health watches the engine's health of the backend's index or
+	// collection (nil when the adapter does not report it); a resilient
+	// backend's answers carry its notes.
+	health *health.Watcher
+	opts   retrieval.Options // the options the Engine is built with
 	// engine is nil while a late start is pending; probeErr is then the
 	// first probe's error.
 	engine   *retrieval.Engine
@@ -91,6 +96,7 @@ func openBackend(ctx context.Context, b *config.Backend, o openOptions) (_ *open
 			return nil, err
 		}
 	}
+	hc, _ := ad.(adapters.HealthChecker)
 	if o.obs != nil {
 		ad = o.obs.observeAdapter(ad, b) // a span per attempt
 	}
@@ -108,8 +114,15 @@ func openBackend(ctx context.Context, b *config.Backend, o openOptions) (_ *open
 			return nil, err
 		}
 	}
+	if hc != nil {
+		op.health = health.New(b.Name, hc, health.Options{Logger: log})
+	}
 	if o.resilient {
-		op.ra = resilient.New(ad, resilientOptions(b, log))
+		ro := resilientOptions(b, log)
+		if op.health != nil {
+			ro.Notes = op.health.Notes
+		}
+		op.ra = resilient.New(ad, ro)
 		if o.watch != nil {
 			o.watch(b.Name, op.ra)
 		}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/health"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
@@ -20,6 +22,9 @@ type probeReport struct {
 	Evidence     *capability.Evidence `json:"evidence"`
 	Capabilities rcp.Capabilities     `json:"capabilities"`
 	Reasons      []capability.Reason  `json:"reasons"`
+	// Health is the engine's health of the backend's index or collection;
+	// absent when the engine does not report it or the check failed.
+	Health *adapters.Health `json:"health,omitempty"`
 }
 
 func newProbeCmd(g *globals) *cobra.Command {
@@ -36,6 +41,9 @@ func newProbeCmd(g *globals) *cobra.Command {
 			defer a.Close()
 			r := probeReport{Backend: a.backend, Conformance: a.engine.Conformance(), Evidence: a.engine.Evidence(),
 				Capabilities: a.engine.Capabilities(), Reasons: a.engine.Explain()}
+			if h := a.health.Current(cmd.Context()); h.Status != adapters.HealthUnknown {
+				r.Health = &h
+			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), r)
 			}
@@ -62,6 +70,12 @@ func printProbe(w io.Writer, r probeReport) error {
 		textFields(ev.TextFields), vectorFields(ev.VectorFields), filterFields(ev.FilterFields))
 	fmt.Fprintf(tw, "native\trrf=%t mmr=%t query-inference=%t writable=%t pagination=%t snapshots=%t\n",
 		ev.NativeRRF, ev.NativeMMR, ev.QueryInference, ev.Writable, ev.Pagination, ev.Snapshots)
+	if h := r.Health; h != nil {
+		fmt.Fprintf(tw, "health\t%s %s\n", h.Of, h.State)
+		if n := health.Note(r.Backend, *h); n != "" {
+			fmt.Fprintf(tw, "note\t%s\n", n)
+		}
+	}
 	for _, n := range ev.Notes {
 		fmt.Fprintf(tw, "note\t%s\n", n)
 	}

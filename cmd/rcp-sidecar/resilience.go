@@ -91,7 +91,7 @@ func openResilient(ctx context.Context, a *app, b *config.Backend) (*resilience,
 	if err != nil {
 		return nil, err
 	}
-	a.backend = b.Name
+	a.backend, a.health = b.Name, op.health
 	rs := newResilience(a, op.ra, op.opts)
 	if a.engine = op.engine; op.probeErr != nil {
 		op.log.Warn("backend not ready; serving -32010 until its first probe succeeds", "err", op.probeErr)

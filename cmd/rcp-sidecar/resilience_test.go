@@ -112,22 +112,9 @@ func esIndex(t *testing.T, base string) string {
 func esLiveIndex(t *testing.T, base, prefix, body, ndjson string) string {
 	t.Helper()
 	name := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
-	do := func(method, path, body string) {
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode >= 300 {
-			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
-		}
-	}
-	do("PUT", "/"+name, body)
-	t.Cleanup(func() { do("DELETE", "/"+name, "") })
-	do("POST", "/"+name+"/_bulk?refresh=true", ndjson)
+	esCall(t, base, "PUT", "/"+name, body)
+	t.Cleanup(func() { esCall(t, base, "DELETE", "/"+name, "") })
+	esCall(t, base, "POST", "/"+name+"/_bulk?refresh=true", ndjson)
 	return name
 }
 

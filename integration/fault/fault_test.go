@@ -56,6 +56,7 @@ func TestKillEngineUnderLoad(t *testing.T) {
 	checkBaseline(t, g0, h0)
 
 	t.Run("frozen engine: bounded memory", func(t *testing.T) { frozenEngine(t, n, sc) })
+	t.Run("frozen engine under serve: bounded memory", func(t *testing.T) { frozenServe(t, n) })
 	t.Run("index/add retried with explicit ids", func(t *testing.T) { retriedWrites(t, n, sc) })
 }
 

@@ -22,6 +22,7 @@ const instance = "fault"
 // restart keeps its URL and data.
 type node struct {
 	t    *testing.T
+	name string // RCP_ES_INSTANCE
 	port int
 	dir  string // integration/elasticsearch
 	work string // integration/.work
@@ -43,7 +44,7 @@ func startNode(t *testing.T) *node {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Dir(filepath.Dir(file))
-	n := &node{t: t, port: freePort(t), dir: filepath.Join(root, "elasticsearch"), work: filepath.Join(root, ".work")}
+	n := &node{t: t, name: instance, port: freePort(t), dir: filepath.Join(root, "elasticsearch"), work: filepath.Join(root, ".work")}
 	t.Cleanup(func() { n.script("stop.sh", false) })
 	n.script("start.sh", false)
 	return n
@@ -56,7 +57,7 @@ func (n *node) script(name string, reuse bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join(n.dir, name))
-	cmd.Env = append(os.Environ(), "RCP_ES_INSTANCE="+instance, "RCP_ES_HTTP_PORT="+strconv.Itoa(n.port))
+	cmd.Env = append(os.Environ(), "RCP_ES_INSTANCE="+n.name, "RCP_ES_HTTP_PORT="+strconv.Itoa(n.port))
 	if reuse {
 		cmd.Env = append(cmd.Env, "RCP_ES_REUSE=1")
 	}
@@ -85,7 +86,7 @@ func (n *node) signal(sig syscall.Signal) {
 
 // pid is the node's process id.
 func (n *node) pid() int {
-	dir, err := os.ReadFile(filepath.Join(n.work, "elasticsearch-"+instance+".node"))
+	dir, err := os.ReadFile(filepath.Join(n.work, "elasticsearch-"+n.name+".node"))
 	if err != nil {
 		n.t.Fatal(err)
 	}

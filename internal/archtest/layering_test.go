@@ -127,18 +127,21 @@ var layers = map[string][]string{
 	"adapters/internal/eserrors": {"std", "adapters/internal/dsl", "rcp"},
 	// HTTP plumbing the Elasticsearch-family adapters share.
 	"adapters/internal/eshttp": {"std", "adapters/internal/dsl"},
+	// The index-level health check the Elasticsearch-family adapters share.
+	"adapters/internal/eshealth": {"std", "adapters"},
 	// The memory engine's optional English analyzer stems with Snowball.
 	"adapters/memory": {"std", "adapters", "capability", "filterlang", "rankmath", "rcp", "github.com/blevesearch/snowballstem"},
 	"adapters/elasticsearch": {"std", "adapters", "capability", "filterlang", "rcp", "adapters/internal/dsl",
-		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
+		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp", "adapters/internal/eshealth",
 		"adapters/internal/tenantidx", "github.com/elastic/"},
 	"adapters/opensearch": {"std", "adapters", "capability", "filterlang", "rcp", "internal/fetch", "adapters/internal/dsl",
-		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp",
+		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp", "adapters/internal/eshealth",
 		"adapters/internal/tenantidx", "github.com/opensearch-project/", "github.com/aws/aws-sdk-go-v2/"},
 	"adapters/qdrant": {"std", "adapters", "capability", "filterlang", "rcp",
 		"github.com/qdrant/", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	"adapters/qdrant/qdranttest": {"std", "github.com/qdrant/", "google.golang.org/grpc"},
 	// Decorators wrap an Adapter; the standby keeps a peer sidecar warm.
+	"adapters/health":            {"std", "adapters"},
 	"adapters/resilient":         {"std", "adapters", "capability", "internal/retry", "rcp"},
 	"adapters/resilient/standby": {"std", "rcp", "rcp/jsonrpc"},
 	"embedding":                  {"std", "adapters", "capability", "internal/fetch", "internal/retry", "rcp"},
@@ -153,6 +156,8 @@ var layers = map[string][]string{
 	// The one retry loop (backoff, hint, budget) for every retried call.
 	"internal/retry": {"std"},
 	"internal/fetch": {"std"},
+	// Network fakes for tests.
+	"internal/nettest": {"std"},
 
 	// Test helpers drive the pipeline over an adapter.
 	"adapters/adaptertest": {"std", "adapters", "retrieval", "capability", "filterlang", "rcp", "rcp/rcptest",
@@ -171,7 +176,7 @@ var layers = map[string][]string{
 	"internal/config": {"std", "adapters", "internal/fetch", "retrieval", "filterlang", "github.com/spf13/viper"},
 
 	// The binary wires everything together.
-	"cmd/rcp-sidecar": {"std", "adapters", "adapters/elasticsearch", "adapters/memory", "adapters/opensearch",
+	"cmd/rcp-sidecar": {"std", "adapters", "adapters/elasticsearch", "adapters/health", "adapters/memory", "adapters/opensearch",
 		"adapters/qdrant", "adapters/resilient", "adapters/resilient/standby", "capability", "cmd/rcp-sidecar/demo",
 		"embedding", "federation", "internal/access", "internal/config", "internal/telemetry", "rcp", "rcp/server",
 		"reranker", "internal/session", "internal/feedback", "internal/statestore", "rankmath",

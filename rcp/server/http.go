@@ -50,19 +50,25 @@ func (h *httpHandler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *httpHandler) health(w http.ResponseWriter, r *http.Request, ready func(context.Context) error) {
+func (h *httpHandler) health(w http.ResponseWriter, r *http.Request, ready func(context.Context) ([]string, error)) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	var notes []string
 	if ready != nil {
-		if err := ready(r.Context()); err != nil {
-			http.Error(w, "not ready", http.StatusServiceUnavailable)
+		var err error
+		if notes, err = ready(r.Context()); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = io.WriteString(w, "ok\n")
+	for _, n := range notes {
+		_, _ = io.WriteString(w, n+"\n")
+	}
 }
 
 func (h *httpHandler) endpoint(w http.ResponseWriter, r *http.Request, pathMethod string) {

@@ -54,7 +54,7 @@ func rpcCode(t *testing.T, body string) int {
 func TestHTTPStateless(t *testing.T) {
 	b := rcptest.NewStubBackend(3)
 	b.Caps.Streaming = nil
-	h := server.New(b, server.Options{MaxBodyBytes: 512, ReadyFunc: func(context.Context) error { return errors.New("warming") }}).Handler()
+	h := server.New(b, server.Options{MaxBodyBytes: 512, ReadyFunc: func(context.Context) ([]string, error) { return nil, errors.New("warming") }}).Handler()
 	const ping = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	for _, tc := range []struct {
 		name       string
@@ -217,5 +217,31 @@ func TestHTTPRedact(t *testing.T) {
 		if out := w.Body.String(); strings.Contains(out, secret) || !strings.Contains(out, "[redacted]") {
 			t.Errorf("answer %s: want the secret redacted", out)
 		}
+	}
+}
+
+// TestReadyzNotesAndReason: a ready backend's notes follow "ok", one a
+// line; a not-ready one is 503 with the reason after "not ready: ".
+func TestReadyzNotesAndReason(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		notes      []string
+		err        error
+		wantStatus int
+		wantBody   string
+	}{
+		{"ready", nil, nil, 200, "ok\n"},
+		{"ready with notes", []string{"backend a: index health yellow", "backend b: collection health grey"}, nil, 200,
+			"ok\nbackend a: index health yellow\nbackend b: collection health grey\n"},
+		{"not ready", nil, errors.New("backend a: index health red"), 503, "not ready: backend a: index health red\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := server.New(rcptest.NewStubBackend(1), server.Options{ReadyFunc: func(context.Context) ([]string, error) { return tc.notes, tc.err }}).Handler()
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+			if rec.Code != tc.wantStatus || rec.Body.String() != tc.wantBody {
+				t.Errorf("/readyz %d %q, want %d %q", rec.Code, rec.Body.String(), tc.wantStatus, tc.wantBody)
+			}
+		})
 	}
 }

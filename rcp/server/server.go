@@ -57,8 +57,11 @@ type Options struct {
 	// retrieve's usage.notes — so that a credential an upstream echoed
 	// never reaches a client (§15.6).
 	Redact func(string) string
-	// ReadyFunc backs GET /readyz; nil means always ready.
-	ReadyFunc func(ctx context.Context) error
+	// ReadyFunc backs GET /readyz; nil means always ready. An error is
+	// 503 with "not ready: " and its message as the body, so it must name
+	// no secret; otherwise the answer is 200 "ok", each note on a line
+	// of its own after it (a degraded but serving backend).
+	ReadyFunc func(ctx context.Context) (notes []string, err error)
 	// Observe, when set, sees every request (not notifications) that
 	// names a method, lifecycle methods and gating errors (-32001, -32003,
 	// -32004) included. It is called as the request is accepted; the call

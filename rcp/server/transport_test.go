@@ -185,7 +185,7 @@ func TestCancelAnswersExactlyOnce(t *testing.T) {
 
 func TestHTTPNotificationBatchIs204AndPanicIs500(t *testing.T) {
 	h := server.New(rcptest.NewStubBackend(1), server.Options{
-		ReadyFunc: func(context.Context) error { panic("probe crashed") },
+		ReadyFunc: func(context.Context) ([]string, error) { panic("probe crashed") },
 	}).Handler()
 	w := do(t, h, httpReq{"POST", "/rcp", `[{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":1}}]`, nil})
 	if w.Code != http.StatusNoContent || w.Body.Len() != 0 {

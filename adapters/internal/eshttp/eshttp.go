@@ -32,14 +32,24 @@ type Response struct {
 	Body   []byte
 }
 
+// MaxConnsPerHost bounds the connections to one engine node, dialling
+// ones included. A request beyond it waits for a free connection until
+// its own deadline. Without the bound, a node that stops accepting
+// connections (frozen, its listen backlog full) gets a new dial for every
+// request, and each dial outlives its cancelled request until the dial
+// timeout: thousands of goroutines and their buffers under a fast
+// stream of failing requests.
+const MaxConnsPerHost = 64
+
 // Transport is a pooled HTTP transport sized for concurrent retrieval:
-// timeout bounds dialling and the wait for response headers, and
-// disableCompression turns off gzip. TLS is left as the default
+// at most MaxConnsPerHost connections a node, timeout bounds dialling and
+// the wait for response headers, and disableCompression turns off gzip. TLS is left as the default
 // transport has it; callers set it from MinTLS and CAPool, or leave it to
 // their vendor client.
 func Transport(timeout time.Duration, disableCompression bool) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 64
+	t.MaxIdleConnsPerHost = MaxConnsPerHost
+	t.MaxConnsPerHost = MaxConnsPerHost
 	t.DisableCompression = disableCompression
 	t.ResponseHeaderTimeout = timeout
 	t.DialContext = (&net.Dialer{Timeout: timeout}).DialContext
