@@ -232,7 +232,7 @@ main() {
 		flock 9
 		fetch
 		install_plugins
-		flock -u 9
+		flock -u 9 && exec 9>&-
 		configure
 	fi
 	launch
