@@ -116,6 +116,7 @@ var typeCodes = map[string]rcp.Code{
 	"too_many_requests_exception":              rcp.CodeRateLimited,
 	"search_timeout_exception":                 rcp.CodeTimeout,
 	"timeout_exception":                        rcp.CodeTimeout,
+	"time_exceeded_exception":                  rcp.CodeTimeout, // the search timeout hit in a shard
 	"receive_timeout_transport_exception":      rcp.CodeTimeout,
 	"process_cluster_event_timeout_exception":  rcp.CodeTimeout,
 	"cluster_block_exception":                  rcp.CodeBackendUnavailable,

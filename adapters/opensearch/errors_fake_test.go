@@ -274,6 +274,12 @@ func TestShardFailuresArePartial(t *testing.T) {
 			t.Errorf("a shard failure %s: code %v, want -32010", typ, classify(err))
 		}
 	}
+	// OpenSearch 3.5's answer when the search timeout hits in every shard.
+	allTimedOut := &Error{Status: 500, Cause: &dsl.ErrorCause{Type: "search_phase_execution_exception", Reason: "all shards failed",
+		RootCause: []dsl.ErrorCause{{Type: "time_exceeded_exception"}}}}
+	if code := classify(allTimedOut); code != rcp.CodeTimeout {
+		t.Errorf("every shard timed out: code %v, want -32014", code)
+	}
 	whole := &Error{Status: 503, Cause: &dsl.ErrorCause{Type: "search_phase_execution_exception", Reason: "all shards failed"}}
 	if whole.PartialFailure() {
 		t.Error("a whole-request 503 is a partial failure")

@@ -135,34 +135,36 @@ func (c *cluster) timedOut(bin string, ix indices, ds *beir.Dataset) {
 	defer set(nil, nil)
 	engineTimedOut := 0
 	for range 10 {
+		// timed_out with partial hits, or (OpenSearch, when every shard
+		// timed out) a 500 whose root cause is time_exceeded_exception
+		status, raw, err := do(http.MethodPost, c.urls[0]+"/"+ix.scifact+"/_search", map[string]any{
+			"query": map[string]any{"multi_match": map[string]any{"query": query, "fields": []string{"title", "text"}}}})
 		var r struct {
 			TimedOut bool `json:"timed_out"`
 		}
-		_ = json.Unmarshal(c.must(http.MethodPost, "/"+ix.scifact+"/_search", map[string]any{
-			"query": map[string]any{"multi_match": map[string]any{"query": query, "fields": []string{"title", "text"}}}}), &r)
-		if r.TimedOut {
+		if err == nil && ((status == 200 && json.Unmarshal(raw, &r) == nil && r.TimedOut) ||
+			(status >= 500 && strings.Contains(string(raw), "time_exceeded_exception"))) {
 			engineTimedOut++
 		}
 	}
 	if engineTimedOut == 0 {
 		t.Fatalf("the engine timed out none of 10 searches with search.default_search_timeout=1nanos: the test cannot force timed_out")
 	}
-	served, timeouts := 0, 0
+	// The first answer that is not a result must be -32014; the timeouts
+	// count against the breaker, which then refuses further calls for a
+	// while (-32010), as it should for an engine that keeps timing out.
+	served := 0
+	var first *rpcError
 	for range 10 {
-		_, err := s.retrieve(query, 10, "")
-		switch {
-		case err == nil:
-			served++
-		case err.Code == -32014 && err.retryable():
-			timeouts++
-		default:
-			t.Errorf("a search with a 1ns timeout answered %s, want a result or -32014 retryable", err)
+		if _, first = s.retrieve(query, 10, ""); first != nil {
+			break
 		}
+		served++
 	}
-	t.Logf("%s cluster, timed_out: the engine timed out %d of 10 searches; through the sidecar %d of 10 were -32014 (retryable), %d served (a retry that finished in time)",
-		c.e.name, engineTimedOut, timeouts, served)
-	if timeouts == 0 {
-		t.Errorf("no retrieve of 10 answered -32014 while the engine timed out %d of 10 searches", engineTimedOut)
+	t.Logf("%s cluster, timed_out: the engine timed out %d of 10 searches; through the sidecar %d served before the first error, %s",
+		c.e.name, engineTimedOut, served, first)
+	if first == nil || first.Code != -32014 || !first.retryable() {
+		t.Errorf("a search the engine times out answered %s, want -32014 retryable", first)
 	}
 }
 
