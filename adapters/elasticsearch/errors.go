@@ -20,7 +20,9 @@ import (
 var (
 	rateLimitTypes = []string{"es_rejected_execution_exception", "circuit_breaking_exception"}
 	timeoutTypes   = []string{"search_timeout_exception", "timeout_exception", "elasticsearch_timeout_exception",
-		"receive_timeout_transport_exception", "process_cluster_event_timeout_exception"}
+		"receive_timeout_transport_exception", "process_cluster_event_timeout_exception",
+		// the search timeout hit in a shard
+		"time_exceeded_exception"}
 	unavailableTypes = []string{"cluster_block_exception", "index_not_found_exception", "no_shard_available_action_exception",
 		"master_not_discovered_exception", "unavailable_shards_exception", "node_not_connected_exception",
 		"node_disconnected_exception", "node_closed_exception", "connect_transport_exception", "index_closed_exception",

@@ -70,6 +70,7 @@ func TestErrorCodeTransport(t *testing.T) {
 		{"rcp error kept", rcp.InvalidParams("ids[0]", "bad"), rcp.CodeInvalidParams},
 		{"partial timed out", &errPartial{what: "timed_out"}, rcp.CodeTimeout},
 		{"partial shards", &errPartial{what: "1 of 2 shards failed"}, rcp.CodeBackendUnavailable},
+		{"every shard timed out", fakeError(500, `{"error":{"root_cause":[{"type":"time_exceeded_exception","reason":null}],"type":"search_phase_execution_exception","reason":"all shards failed"},"status":500}`), rcp.CodeTimeout},
 		{"unknown", errors.New("boom"), rcp.CodeInternalError},
 		{"nil", nil, rcp.CodeInternalError},
 		{"not probed", errNotProbed, rcp.CodeInternalError},

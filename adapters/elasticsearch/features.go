@@ -256,6 +256,8 @@ func incomplete(sr *dsl.SearchResponse) error {
 		return &errPartial{what: "timed_out"}
 	case sr.Shards.Failed > 0:
 		return &errPartial{fmt.Sprintf("%d of %d shards failed", sr.Shards.Failed, sr.Shards.Total), shardFailureTypes(sr)}
+	case sr.Shards.Unanswered() > 0:
+		return &errPartial{what: fmt.Sprintf("%d of %d shards did not answer", sr.Shards.Unanswered(), sr.Shards.Total)}
 	}
 	return nil
 }

@@ -49,12 +49,16 @@ func TestDecodeSearchRefusesPartial(t *testing.T) {
 	a := probedFake(t, fixtureConfig("probe-fixture-a"))
 	st, _ := a.probed()
 	p := &adapters.Plan{Stage: adapters.StageLexical, Body: json.RawMessage(`{}`)}
-	for _, body := range []string{`{"timed_out":true,"hits":{"hits":[]}}`, `{"_shards":{"total":2,"failed":1},"hits":{"hits":[]}}`} {
+	for _, body := range []string{`{"timed_out":true,"hits":{"hits":[]}}`, `{"_shards":{"total":2,"failed":1},"hits":{"hits":[]}}`,
+		`{"_shards":{"total":3,"successful":2,"skipped":0,"failed":0},"hits":{"hits":[]}}`} {
 		sr, err := dsl.DecodeSearch([]byte(body))
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = decodeSearch(st, p, sr)
+		if err == nil {
+			t.Errorf("%s: served as a whole answer", body)
+		}
 		if code := a.ErrorCode(err); code != rcp.CodeTimeout && code != rcp.CodeBackendUnavailable {
 			t.Errorf("%s: code %v", body, code)
 		}

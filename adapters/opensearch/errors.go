@@ -116,12 +116,18 @@ var typeCodes = map[string]rcp.Code{
 	"too_many_requests_exception":              rcp.CodeRateLimited,
 	"search_timeout_exception":                 rcp.CodeTimeout,
 	"timeout_exception":                        rcp.CodeTimeout,
+	"time_exceeded_exception":                  rcp.CodeTimeout, // the search timeout hit in a shard
 	"receive_timeout_transport_exception":      rcp.CodeTimeout,
 	"process_cluster_event_timeout_exception":  rcp.CodeTimeout,
 	"cluster_block_exception":                  rcp.CodeBackendUnavailable,
 	"index_not_found_exception":                rcp.CodeBackendUnavailable,
 	"no_shard_available_action_exception":      rcp.CodeBackendUnavailable,
 	"node_not_connected_exception":             rcp.CodeBackendUnavailable,
+	"node_disconnected_exception":              rcp.CodeBackendUnavailable, // a node left mid-search
+	"node_closed_exception":                    rcp.CodeBackendUnavailable,
+	"connect_transport_exception":              rcp.CodeBackendUnavailable,
+	"unavailable_shards_exception":             rcp.CodeBackendUnavailable,
+	"index_closed_exception":                   rcp.CodeBackendUnavailable,
 	"master_not_discovered_exception":          rcp.CodeBackendUnavailable,
 	"cluster_manager_not_discovered_exception": rcp.CodeBackendUnavailable,
 	"security_exception":                       rcp.CodeUnauthorized,

@@ -255,6 +255,31 @@ func TestShardFailuresArePartial(t *testing.T) {
 	if err := incomplete(sr, "POST /x/_search"); !errors.As(err, &pf) || !pf.PartialFailure() {
 		t.Errorf("failed shards: %v is not a partial failure", err)
 	}
+	// OpenSearch 3.5's answer when a primary without replica was on a node
+	// that left: the shard is in total, in neither successful nor failed.
+	missing, err := dsl.DecodeSearch([]byte(`{"timed_out":false,"_shards":{"total":3,"successful":2,"skipped":0,"failed":0},"hits":{"hits":[]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := incomplete(missing, "POST /x/_search"); !errors.As(err, &pf) || !pf.PartialFailure() || classify(err) != rcp.CodeBackendUnavailable {
+		t.Errorf("a shard with no started copy: %v, want a partial failure answered -32010", err)
+	}
+	// A node that leaves while its shards answer: unavailable, as on
+	// Elasticsearch, not an internal error.
+	for _, typ := range []string{"node_disconnected_exception", "node_closed_exception", "connect_transport_exception"} {
+		left := &dsl.SearchResponse{}
+		left.Shards.Total, left.Shards.Successful, left.Shards.Failed = 3, 2, 1
+		left.Shards.Failures = []json.RawMessage{json.RawMessage(`{"shard":1,"index":"x","reason":{"type":"` + typ + `","reason":"gone"}}`)}
+		if err := incomplete(left, "POST /x/_search"); classify(err) != rcp.CodeBackendUnavailable {
+			t.Errorf("a shard failure %s: code %v, want -32010", typ, classify(err))
+		}
+	}
+	// OpenSearch 3.5's answer when the search timeout hits in every shard.
+	allTimedOut := &Error{Status: 500, Cause: &dsl.ErrorCause{Type: "search_phase_execution_exception", Reason: "all shards failed",
+		RootCause: []dsl.ErrorCause{{Type: "time_exceeded_exception"}}}}
+	if code := classify(allTimedOut); code != rcp.CodeTimeout {
+		t.Errorf("every shard timed out: code %v, want -32014", code)
+	}
 	whole := &Error{Status: 503, Cause: &dsl.ErrorCause{Type: "search_phase_execution_exception", Reason: "all shards failed"}}
 	if whole.PartialFailure() {
 		t.Error("a whole-request 503 is a partial failure")

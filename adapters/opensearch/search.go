@@ -49,13 +49,19 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 	return c, err
 }
 
-// incomplete turns timed_out and shard failures into errors.
+// incomplete turns timed_out, shard failures and shards that did not
+// answer into errors.
 func incomplete(sr *dsl.SearchResponse, op string) error {
 	if sr.TimedOut {
 		return rcp.Retryable(rcp.CodeTimeout, 0, "search timed out in the engine")
 	}
-	if sr.Shards.Failed == 0 {
+	if sr.Shards.Failed == 0 && sr.Shards.Unanswered() == 0 {
 		return nil
+	}
+	if sr.Shards.Failed == 0 { // a shard without a started copy: unavailable until its node returns
+		return &Error{Op: op, Status: http.StatusServiceUnavailable, Partial: true,
+			Cause: &dsl.ErrorCause{Type: "no_shard_available_action_exception",
+				Reason: fmt.Sprintf("%d of %d shards have no started copy", sr.Shards.Unanswered(), sr.Shards.Total)}}
 	}
 	e := &Error{Op: op, Status: http.StatusInternalServerError, Partial: true}
 	var f dsl.ShardFailure

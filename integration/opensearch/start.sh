@@ -21,6 +21,12 @@
 #      (opensearch-NAME.node, opensearch-NAME.vars — not a *.env, so CI
 #      never sources it); RCP_OS_HTTP_PORT fixes its port; RCP_OS_REUSE=1
 #      restarts the recorded node with its data.
+#      A node of a cluster (start-cluster.sh): RCP_OS_CLUSTER names the
+#      cluster, RCP_OS_NODE_NAME the node, RCP_OS_TRANSPORT_PORT fixes its
+#      transport port, RCP_OS_SEED_HOSTS (host:port,...) and
+#      RCP_OS_MANAGER_NODES (names of the initial cluster-manager nodes)
+#      replace single-node discovery. RCP_OS_WAIT_S bounds the wait for
+#      the node to be ready (default 240).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -37,6 +43,8 @@ if [[ -n "${RCP_OS_INSTANCE:-}" ]]; then
 	nodefile="$work/opensearch-$RCP_OS_INSTANCE.node"
 fi
 http_port="${RCP_OS_HTTP_PORT:-0}"
+cluster="${RCP_OS_CLUSTER:-rcp-test}"
+transport_port="${RCP_OS_TRANSPORT_PORT:-0}"
 home="$cache/opensearch-$version"
 node=""
 
@@ -151,13 +159,18 @@ configure() {
 	cp -al "$home" "$node/home" 2>/dev/null || cp -r "$home" "$node/home"
 	rm -rf "$node/home/config" && cp -r "$home/config" "$node/config"
 	mkdir -p "$node/data" "$node/logs" "$node/config/jvm.options.d"
+	local discovery="discovery.type: single-node"
+	if [[ -n "${RCP_OS_SEED_HOSTS:-}" ]]; then
+		discovery="discovery.seed_hosts: [${RCP_OS_SEED_HOSTS}]
+cluster.initial_cluster_manager_nodes: [${RCP_OS_MANAGER_NODES}]"
+	fi
 	cat >"$node/config/opensearch.yml" <<YML
-cluster.name: rcp-test
-node.name: rcp-os-1
-discovery.type: single-node
+cluster.name: $cluster
+node.name: ${RCP_OS_NODE_NAME:-rcp-os-1}
+$discovery
 network.host: 127.0.0.1
 http.port: $http_port
-transport.port: 0
+transport.port: $transport_port
 node.portsfile: true
 path.data: $node/data
 path.logs: $node/logs
@@ -190,8 +203,8 @@ launch() {
 
 # wait_ready waits for the ports file, then for yellow or green health.
 wait_ready() {
-	local i port=""
-	for i in $(seq 1 240); do
+	local i port="" wait="${RCP_OS_WAIT_S:-240}"
+	for i in $(seq 1 "$wait"); do
 		if [[ -s "$node/logs/http.ports" ]]; then
 			port="$(head -1 "$node/logs/http.ports" | sed 's/.*://')"
 			if curl -fsS "http://127.0.0.1:$port/_cluster/health?wait_for_status=yellow&timeout=1s" >/dev/null 2>&1; then
@@ -200,8 +213,8 @@ wait_ready() {
 		fi
 		sleep 1
 	done
-	log "not ready after 240s; last log lines:"
-	tail -n 40 "$node/logs/rcp-test.log" >&2 || true
+	log "not ready after ${wait}s; last log lines:"
+	tail -n 40 "$node/logs/$cluster.log" >&2 || true
 	return 1
 }
 
@@ -212,8 +225,14 @@ main() {
 	else
 		"$here/stop.sh" >/dev/null 2>&1 || true
 		need_tools
+		# The nodes of a cluster start together: one fetches and installs
+		# into the shared cache, the others wait for it.
+		mkdir -p "$cache"
+		exec 9>"$cache/.install.lock"
+		flock 9
 		fetch
 		install_plugins
+		flock -u 9 && exec 9>&-
 		configure
 	fi
 	launch

@@ -215,6 +215,7 @@ var layers = map[string][]string{
 	"deploy":                 {},
 	"integration/access":     {},
 	"integration/anyreplica": {},
+	"integration/cluster":    {},
 	"integration/fault":      {},
 	"integration/interop":    {},
 	"integration/itest":      {"std"},

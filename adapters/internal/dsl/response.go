@@ -22,6 +22,11 @@ type ShardInfo struct {
 	Failures   []json.RawMessage `json:"failures,omitempty"`
 }
 
+// Unanswered is how many shards neither answered nor failed: OpenSearch
+// counts a shard with no started copy (its only copy was on a node that
+// left) in total but in neither successful nor failed.
+func (s ShardInfo) Unanswered() int { return max(s.Total-s.Successful-s.Failed, 0) }
+
 // HitsInfo is the hits section.
 type HitsInfo struct {
 	Total    *TotalHits `json:"total,omitempty"`
