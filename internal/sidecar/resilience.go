@@ -152,7 +152,7 @@ func (rs *resilience) open(ctx context.Context, b *config.Backend) error {
 	if err != nil {
 		return err
 	}
-	a.backend = b.Name
+	a.backend, a.health = b.Name, op.health
 	rs.opts, rs.now = op.opts, true
 	rs.ra.Store(op.ra)
 	return nil
