@@ -340,7 +340,7 @@ func (a *Sidecar) fedHandler(scope func(id string, b server.Backend) (server.Bac
 		mux.Handle(p, ah)
 	}
 	if m := a.cfg.Server.MCP; !m.Disabled {
-		svc, err := a.fedMCPService(es, ab)
+		svc, err := a.fedMCPService(es, ab, nil, nil)
 		if err != nil {
 			return nil, err
 		}
