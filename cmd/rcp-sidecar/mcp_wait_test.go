@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -169,5 +170,60 @@ func TestMCPFederationWaits(t *testing.T) {
 	res, sc := mcpCall(t, cs, "search_hole", map[string]any{"query": "comets tails", "k": 2})
 	if res.IsError || !strings.Contains(strings.Join(hitIDs(sc), ","), "r1") {
 		t.Fatalf("search_hole once joined: isError=%t %v", res.IsError, sc)
+	}
+}
+
+// TestServeMCPWaitsForEngine: `serve`'s MCP endpoint while its engine is
+// down (a FAKE that refuses connections) answers initialize and
+// tools/list with the stand-in search tool, whose calls are retryable
+// -32010 tool errors, instead of -32010 at the HTTP level; once the
+// engine comes up (a forwarder to the real Elasticsearch) a new request
+// gets the real tool and a search finds the indexed document.
+func TestServeMCPWaitsForEngine(t *testing.T) {
+	es := esURL(t)
+	p := newSwitchProxy(t, strings.TrimPrefix(es, "http://")) // FAKE: an engine that refuses connections
+	base := startServe(t, "--config", downEngineConfig(t, p.URL(), esIndex(t, es)))
+	root := strings.TrimSuffix(base, "/rcp")
+	cs, err := mcpHTTP(t, root+"/mcp", "")
+	if err != nil {
+		t.Fatalf("MCP initialize with the engine down: %v", err)
+	}
+	if names := strings.Join(toolNames(t, cs), ","); names != "search" {
+		t.Fatalf("tools with the engine down: %s, want the stand-in search", names)
+	}
+	res, sc := mcpCall(t, cs, "search", map[string]any{"query": "comets tails"})
+	rerr, _ := sc["error"].(map[string]any)
+	data, _ := rerr["data"].(map[string]any)
+	if !res.IsError || rerr["code"] != float64(-32010) || data["retryable"] != true || data["retryAfterMs"] == nil {
+		t.Fatalf("search with the engine down: isError=%t %v, want -32010, retryable, retryAfterMs", res.IsError, rerr)
+	}
+	p.up.Store(true)
+	start := time.Now()
+	for getStatus(t, root+"/readyz") != http.StatusOK {
+		if time.Since(start) > 20*time.Second {
+			t.Fatal("not ready 20 s after the engine came back")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for {
+		res, sc = mcpCall(t, cs, "search", map[string]any{"query": "comets tails", "k": 2})
+		if !res.IsError {
+			break
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("search still fails 20 s after the engine came back: %v", sc)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(strings.Join(hitIDs(sc), ","), "r1") {
+		t.Fatalf("search once up: %v", sc)
+	}
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props, _ := tool(t, list, "search").InputSchema.(map[string]any)["properties"].(map[string]any)
+	if props["mode"] == nil || props["k"] == nil {
+		t.Errorf("search tool once up has no mode/k: the stand-in was not replaced: %v", props)
 	}
 }
