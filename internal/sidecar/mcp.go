@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -108,16 +109,19 @@ func serveFederationMCP(ctx context.Context, g *Flags, cfg *config.Config, in io
 	if err != nil {
 		return err
 	}
-	opened := make(chan error, 1)
-	go func() { opened <- a.joinMCP(ctx, emb, members, fed) }()
-	a.log.Info("serving MCP over stdio; tools are refreshed as the backends' probes succeed", "engines", strings.Join(namesOf(cfg), ","))
-	served := svc.ServeIO(ctx, mcpserver.Caller{}, in, out, a.cfg.Server.Grace())
-	select {
-	case err := <-opened:
-		if err != nil && served == nil {
-			return err
+	// A federation that cannot be served (a required backend down, none
+	// opened) ends the session with that error, as it fails serve.
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		if err := a.joinMCP(ctx, emb, members, fed); err != nil {
+			cancel(err)
 		}
-	default: // still probing: Close ends it
+	}()
+	a.log.Info("serving MCP over stdio; tools are refreshed as the backends' probes succeed", "engines", strings.Join(namesOf(cfg), ","))
+	served := svc.ServeIO(sctx, mcpserver.Caller{}, in, out, a.cfg.Server.Grace())
+	if err := context.Cause(sctx); err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+		return err
 	}
 	return served
 }
@@ -126,7 +130,6 @@ func serveFederationMCP(ctx context.Context, g *Flags, cfg *config.Config, in io
 // each member's stand-in as its engine is up, then the federation's.
 func (a *Sidecar) joinMCP(ctx context.Context, emb adapters.Embedder, members map[string]*standby.Backend, fed *standby.Backend) error {
 	if err := a.openMembers(ctx, emb); err != nil {
-		a.log.Error("federation cannot be served", "err", err)
 		return err
 	}
 	for _, e := range a.fed.agg.Engines() {
