@@ -79,7 +79,8 @@ type Options struct {
 	// Engines are the backends, in order.
 	Engines []Engine
 	// Federation, when set, is the aggregator over Engines; it is served as
-	// the tool "search".
+	// the tool "search". With Up set it has no tool until Up closes; then
+	// each stdio session gets it (notifications/tools/list_changed).
 	Federation *Engine
 	// Deadline bounds each tool call (0: none beyond the caller's).
 	Deadline time.Duration
@@ -197,14 +198,19 @@ func (s *Service) build(c Caller, required func() bool) *mcp.Server {
 		s.addEngine(srv, e, c, required)
 	}
 	if f := s.o.Federation; f != nil && s.multi() && allowed > 0 && f.ready() {
-		caps := f.Backend.Capabilities()
-		if caps.Retrieve != nil {
-			fe := *f
-			fe.Name = ""
-			srv.AddTool(s.searchTool(&fe, caps, "search"), s.search(&fe, required))
-		}
+		s.addFederation(srv, f, required)
 	}
 	return srv
+}
+
+// addFederation adds the search tool over every engine f aggregates.
+func (s *Service) addFederation(srv *mcp.Server, f *Engine, required func() bool) {
+	caps := f.Backend.Capabilities()
+	if caps.Retrieve != nil {
+		fe := *f
+		fe.Name = ""
+		srv.AddTool(s.searchTool(&fe, caps, "search"), s.search(&fe, required))
+	}
 }
 
 // addEngine adds e's tools and probe resource to srv, as c may use them.
@@ -239,6 +245,20 @@ func (s *Service) refresh(ctx context.Context, srv *mcp.Server, c Caller, requir
 			srv.RemoveTools(s.toolName("search", e.Name))
 			if e.ready() {
 				s.addEngine(srv, e, c, required)
+			}
+		}()
+	}
+	// A federation that was pending gets its search tool when it comes
+	// up; it serves the engines up by then.
+	if f := s.o.Federation; f != nil && s.multi() && f.pending() {
+		go func() {
+			select {
+			case <-f.Up:
+			case <-ctx.Done():
+				return
+			}
+			if f.ready() {
+				s.addFederation(srv, f, required)
 			}
 		}()
 	}

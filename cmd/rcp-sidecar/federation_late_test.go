@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	qdrantgo "github.com/qdrant/go-client/qdrant"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/qdrant/qdranttest"
+	"github.com/rcp-sidecar/rcp-sidecar/integration/itest"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -177,5 +180,91 @@ func aliasCollection(t *testing.T, addr, alias, collection string) {
 	t.Helper()
 	if err := qdrantClient(t, addr).CreateAlias(context.Background(), alias, collection); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFederationListensBeforeProbe: a federation whose member "hole" is a
+// blackhole (a FAKE that accepts TCP and never answers, as an engine
+// stuck at start-up) binds its listener before any member is probed:
+// /healthz 200 at once, /readyz 503 and -32010 with retryAfterMs while the
+// first probes run. Once the probe gives up the blackhole joins late, the
+// other member (the real OpenSearch) serves, and when the blackhole turns
+// into a forwarder to the real Elasticsearch it joins the federation.
+func TestFederationListensBeforeProbe(t *testing.T) {
+	es := esURL(t)
+	osURL := itest.RequireEnv(t, "RCP_OS_URL", "run integration/opensearch/start.sh and source integration/.work/opensearch.env")
+	hole := newSwitchProxy(t, strings.TrimPrefix(es, "http://")) // FAKE: a blackhole engine
+	hole.stall.Store(true)
+	cfg := filepath.Join(t.TempDir(), "fed.yaml")
+	writeFile(t, cfg, "backends:\n"+
+		"  - name: hole\n    engine: elasticsearch\n    settings: {urls: ["+hole.URL()+"], index: "+esIndex(t, es)+"}\n"+
+		"    resilience: {timeout: 5s, retries: 0}\n"+
+		"  - name: os\n    engine: opensearch\n    settings: {urls: [\""+osURL+"\"], index: "+esIndex(t, osURL)+"}\n")
+	addr := deadAddr(t)
+	cmd := exec.Command(binary, "serve", "--http", addr, "--config", cfg)
+	logs := &lockedBuffer{}
+	cmd.Stderr = logs
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	root := "http://" + addr
+	quick := &http.Client{Timeout: time.Second} // a listener bound but not served would hold the request
+	for {
+		if resp, err := quick.Get(root + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Since(start) > 2*time.Second {
+			t.Fatalf("no /healthz 200 within 2 s of the start (the blackhole's probe hangs for 5 s):\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("/healthz 200 after %v", time.Since(start).Round(time.Millisecond))
+	if st := getStatus(t, root+"/readyz"); st != http.StatusServiceUnavailable {
+		t.Errorf("/readyz while a member's first probe hangs = %d, want 503", st)
+	}
+	_, body := rpcPost(t, root+"/rcp/initialize", "", initFrame)
+	if a := answer(t, body); a.Error == nil || a.Error.Code != -32010 || a.Error.Data.RetryAfterMs <= 0 {
+		t.Errorf("initialize while a member's first probe hangs: %s, want -32010 with retryAfterMs", body)
+	}
+	// The first probe gives up: the blackhole is a late member, the
+	// federation serves the other one.
+	for getStatus(t, root+"/readyz") != http.StatusOK {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("federation not ready 30 s after start:\n%s", logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code := rpcCode(t, root+"/engines/hole/rcp", "initialize", map[string]any{"protocolVersion": 1}); code != rcp.CodeBackendUnavailable {
+		t.Errorf("the blackhole's own initialize: code %d, want -32010", code)
+	}
+	retrieve := func() rcp.RetrieveResult {
+		var res rcp.RetrieveResult
+		_ = json.Unmarshal(call(t, root+"/rcp", "retrieve", map[string]any{"query": "comets tails", "k": 4, "mode": "sparse"}), &res)
+		return res
+	}
+	if res := retrieve(); len(res.Hits) == 0 || res.Meta["degraded"] == nil {
+		t.Errorf("while the blackhole is late: hits %+v, _meta %v; want the other member's hits and the blackhole degraded", res.Hits, res.Meta)
+	}
+	hole.stall.Store(false)
+	hole.up.Store(true)
+	joined := time.Now()
+	for rpcCode(t, root+"/engines/hole/rcp", "initialize", map[string]any{"protocolVersion": 1}) != 0 {
+		if time.Since(joined) > 30*time.Second {
+			t.Fatalf("the member did not join 30 s after its engine answered:\n%s", logs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	res := retrieve()
+	engines := map[any]bool{}
+	for _, h := range res.Hits {
+		engines[h.Meta["engine"]] = true
+	}
+	if res.Meta["degraded"] != nil || !engines["hole"] || !engines["os"] {
+		t.Errorf("once joined: hits from %v, _meta %v; want both members and nothing degraded", engines, res.Meta)
 	}
 }

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rcp-sidecar/rcp-sidecar/integration/itest"
 )
 
 // TestMCPWaitsForEngine starts `mcp` while its engine is down — a closed
@@ -84,5 +88,142 @@ func TestMCPWaitsForEngine(t *testing.T) {
 				t.Fatalf("search once up: isError=%t %v", res.IsError, sc)
 			}
 		})
+	}
+}
+
+// TestMCPFederationWaits starts `mcp` over a federation whose member
+// "hole" is a FAKE blackhole (accepts TCP, never answers) and whose other
+// member is the real OpenSearch: initialize and tools/list answer at once
+// with a stand-in tool per member whose calls are retryable -32010 tool
+// errors; once the members have been probed the client is told
+// (tools/list_changed) and finds OpenSearch's tool and the federation's
+// search; when the blackhole turns into a forwarder to the real
+// Elasticsearch it is told again and the member's tool serves.
+func TestMCPFederationWaits(t *testing.T) {
+	es := esURL(t)
+	osURL := itest.RequireEnv(t, "RCP_OS_URL", "run integration/opensearch/start.sh and source integration/.work/opensearch.env")
+	hole := newSwitchProxy(t, strings.TrimPrefix(es, "http://")) // FAKE: a blackhole engine
+	hole.stall.Store(true)
+	cfg := filepath.Join(t.TempDir(), "fed.yaml")
+	writeFile(t, cfg, "backends:\n"+
+		"  - name: hole\n    engine: elasticsearch\n    settings: {urls: ["+hole.URL()+"], index: "+esIndex(t, es)+"}\n"+
+		"    resilience: {timeout: 5s, retries: 0}\n"+
+		"  - name: os\n    engine: opensearch\n    settings: {urls: [\""+osURL+"\"], index: "+esIndex(t, osURL)+"}\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	changed := make(chan struct{}, 8)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	start := time.Now()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(binary, "mcp", "--config", cfg)}, nil)
+	if err != nil {
+		t.Fatalf("initialize while a member's probe hangs: %v", err)
+	}
+	defer cs.Close()
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("initialize took %v while a member's probe hangs for 5 s", d)
+	}
+	if names := strings.Join(toolNames(t, cs), ","); names != "search_hole,search_os" {
+		t.Fatalf("tools while probing: %s, want the stand-ins search_hole,search_os", names)
+	}
+	retryable := func(name string) {
+		t.Helper()
+		res, sc := mcpCall(t, cs, name, map[string]any{"query": "comets tails"})
+		rerr, _ := sc["error"].(map[string]any)
+		data, _ := rerr["data"].(map[string]any)
+		if !res.IsError || rerr["code"] != float64(-32010) || data["retryable"] != true {
+			t.Fatalf("%s while its member is not up: isError=%t %v, want -32010, retryable", name, res.IsError, rerr)
+		}
+	}
+	retryable("search_hole")
+	full := func(name string) bool {
+		list, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range list.Tools {
+			if tl.Name == name {
+				props, _ := tl.InputSchema.(map[string]any)["properties"].(map[string]any)
+				return props["mode"] != nil
+			}
+		}
+		return false
+	}
+	wait := func(what string, ok func() bool) {
+		t.Helper()
+		for !ok() {
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				t.Fatalf("no notifications/tools/list_changed with %s", what)
+			}
+		}
+	}
+	wait("OpenSearch's tool and the federation's search", func() bool { return full("search_os") && full("search") })
+	if full("search_hole") {
+		t.Error("the blackhole's tool is served while it never answered")
+	}
+	retryable("search_hole")
+	hole.stall.Store(false)
+	hole.up.Store(true)
+	wait("the late member's tool", func() bool { return full("search_hole") })
+	res, sc := mcpCall(t, cs, "search_hole", map[string]any{"query": "comets tails", "k": 2})
+	if res.IsError || !strings.Contains(strings.Join(hitIDs(sc), ","), "r1") {
+		t.Fatalf("search_hole once joined: isError=%t %v", res.IsError, sc)
+	}
+}
+
+// TestServeMCPWaitsForEngine: `serve`'s MCP endpoint while its engine is
+// down (a FAKE that refuses connections) answers initialize and
+// tools/list with the stand-in search tool, whose calls are retryable
+// -32010 tool errors, instead of -32010 at the HTTP level; once the
+// engine comes up (a forwarder to the real Elasticsearch) a new request
+// gets the real tool and a search finds the indexed document.
+func TestServeMCPWaitsForEngine(t *testing.T) {
+	es := esURL(t)
+	p := newSwitchProxy(t, strings.TrimPrefix(es, "http://")) // FAKE: an engine that refuses connections
+	base := startServe(t, "--config", downEngineConfig(t, p.URL(), esIndex(t, es)))
+	root := strings.TrimSuffix(base, "/rcp")
+	cs, err := mcpHTTP(t, root+"/mcp", "")
+	if err != nil {
+		t.Fatalf("MCP initialize with the engine down: %v", err)
+	}
+	if names := strings.Join(toolNames(t, cs), ","); names != "search" {
+		t.Fatalf("tools with the engine down: %s, want the stand-in search", names)
+	}
+	res, sc := mcpCall(t, cs, "search", map[string]any{"query": "comets tails"})
+	rerr, _ := sc["error"].(map[string]any)
+	data, _ := rerr["data"].(map[string]any)
+	if !res.IsError || rerr["code"] != float64(-32010) || data["retryable"] != true || data["retryAfterMs"] == nil {
+		t.Fatalf("search with the engine down: isError=%t %v, want -32010, retryable, retryAfterMs", res.IsError, rerr)
+	}
+	p.up.Store(true)
+	start := time.Now()
+	for getStatus(t, root+"/readyz") != http.StatusOK {
+		if time.Since(start) > 20*time.Second {
+			t.Fatal("not ready 20 s after the engine came back")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for {
+		res, sc = mcpCall(t, cs, "search", map[string]any{"query": "comets tails", "k": 2})
+		if !res.IsError {
+			break
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("search still fails 20 s after the engine came back: %v", sc)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(strings.Join(hitIDs(sc), ","), "r1") {
+		t.Fatalf("search once up: %v", sc)
+	}
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props, _ := tool(t, list, "search").InputSchema.(map[string]any)["properties"].(map[string]any)
+	if props["mode"] == nil || props["k"] == nil {
+		t.Errorf("search tool once up has no mode/k: the stand-in was not replaced: %v", props)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/health"
@@ -71,61 +72,86 @@ type federated struct {
 	wg   sync.WaitGroup
 }
 
+// runFederation serves several backends over HTTP. The listener is bound
+// and served before any member is probed: /healthz answers at once, and
+// while the members' first probes run /readyz says 503 and every call
+// -32010 with retryAfterMs (a standby gate behind the access layer). A
+// member whose first probe fails joins late (awaitMember); once every
+// member has been probed once the gate opens on the federation.
 func runFederation(ctx context.Context, g *Flags, f ServeOptions, cfg *config.Config) error {
 	ln, err := listen(cfg, f)
 	if err != nil {
 		return err
 	}
-	a, err := openFederation(ctx, g, cfg, identity(ln.Addr().String()))
+	a, emb, err := newFederation(ctx, g, cfg, identity(ln.Addr().String()))
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer a.Close()
-	ln, h, err := a.fedSecure(ln)
+	gate := standby.New(func() time.Duration { return time.Second })
+	ln, h, err := a.fedFront(ln, gate)
 	if err != nil {
+		ln.Close()
 		return err
 	}
 	if h, err = a.observed(ctx, h); err != nil { // trace context, request ids, /metrics
+		ln.Close()
 		return err
 	}
 	// Host and Origin on every route, under the live policy.
 	h = a.fed.guard.HostCheck(h)
 	defer watchReload(ctx, &reloader{path: g.ConfigPath, guard: a.fed.guard, log: a.log, running: cfg})() // SIGHUP (reload.go)
 	base := cfg.Server.HTTP.BasePath
+	a.log.Info("listening; /healthz answers, /readyz says 503 until every backend has been probed once", "listen", ln.Addr().String())
+	serveCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- serveHTTP(serveCtx, ln, h, &cfg.Server, a.log) }()
+	fail := func(err error) error {
+		stop()
+		<-served
+		return err
+	}
+	if err := a.openMembers(ctx, emb); err != nil {
+		return fail(err)
+	}
+	fh, err := a.fedHandler(a.fed.guard.Backend)
+	if err != nil {
+		return fail(err)
+	}
+	gate.Open(fh, nil)
 	logCursorKeys(cfg, a.log)
 	a.log.Info("serving an RCP federation over HTTP", "addr", ln.Addr().String(), "base", base,
 		"engines", strings.Join(a.fed.ids, ","), "per_engine", enginesPrefix+"<id>/rcp")
-	return serveHTTP(ctx, ln, h, &cfg.Server, a.log)
+	return <-served
 }
 
-// fedSecure applies the access section (§5.2, §15) as for a single engine:
-// the TLS listener, each engine scoped by the key guard (at its own
-// endpoint and inside the aggregator, whose catalog/list and fan-out
-// also skip engines the key may not address), and the key middleware in
-// front of every path.
-func (a *Sidecar) fedSecure(ln net.Listener) (net.Listener, http.Handler, error) {
+// fedFront applies the access section (§5.2, §15) as for a single
+// engine: the TLS listener and the key middleware in front of gate, which
+// holds every path until the federation is open. The guard it builds
+// scopes each engine once the members are open (fedHandler): at its own
+// endpoint and inside the aggregator, whose catalog/list and fan-out also
+// skip engines the key may not address.
+func (a *Sidecar) fedFront(ln net.Listener, gate *standby.Gate) (net.Listener, http.Handler, error) {
 	ac := a.cfg.Access
-	ln, err := tlsListener(ln, ac.TLS)
+	tln, err := tlsListener(ln, ac.TLS)
 	if err != nil {
-		return nil, nil, err
+		return ln, nil, err
 	}
 	// Always a guard, so that a SIGHUP can bring keys to a federation
 	// started without them; with none it admits everyone.
 	g, err := newGuard(ac, &Sidecar{cfg: a.cfg, log: a.log, cursor: a.cursor}) // no default engine: /rcp is the aggregator
 	if err != nil {
-		return nil, nil, err
+		return ln, nil, err
 	}
 	a.fed.guard = g
-	h, err := a.fedHandler(g.Backend)
-	if err != nil {
-		return nil, nil, err
-	}
+	gate.Authorize(access.AuthorizeMethod)
 	if accessOn(ac) {
 		a.log.Info("access control on", "keys", len(ac.Keys), "jwt", ac.JWT != nil, "max_inflight", ac.MaxInflight,
 			"max_inflight_per_key", ac.MaxInflightPerKey, "tls", ac.TLS.Enabled())
 	}
-	return ln, withStateBudget(a.cfg, g.Middleware(h)), nil
+	return tln, withStateBudget(a.cfg, g.Middleware(gate.Handler())), nil
 }
 
 // identity names this sidecar on _meta.federation.path: unique per host
@@ -157,6 +183,20 @@ var errNoBackends = errors.New("no backend could be opened")
 // left out with a warning unless it is required (§16.1), which fails
 // start-up.
 func openFederation(ctx context.Context, g *Flags, cfg *config.Config, id string) (*Sidecar, error) {
+	a, emb, err := newFederation(ctx, g, cfg, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.openMembers(ctx, emb); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// newFederation builds a federation's Sidecar (logger, embedder, cursor
+// keys) without opening any backend (openMembers).
+func newFederation(ctx context.Context, g *Flags, cfg *config.Config, id string) (*Sidecar, adapters.Embedder, error) {
 	level := cfg.Server.LogLevel
 	if g.LogLevel != "" {
 		level = g.LogLevel
@@ -164,43 +204,49 @@ func openFederation(ctx context.Context, g *Flags, cfg *config.Config, id string
 	redact := secretsRedactor(cfg)
 	log, err := newConfigLogger(stderr, level, cfg, redact)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	emb, err := openEmbedder(ctx, cfg.Embedder)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ck, err := cursorKeys(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a := &Sidecar{cfg: cfg, log: log, backend: "federation", redact: redact, cursor: ck, fed: &federated{}}
+	a.fed.aggOptions = federation.Options{Name: "rcp-sidecar", Version: Version, Identity: id,
+		Allow: access.EngineAllowed, Logger: log.With("component", "federation")}
+	return a, emb, nil
+}
+
+// openMembers opens and probes every backend once and builds the
+// aggregator over them. A backend that fails to open is left out with a
+// warning unless it is required (§16.1), which fails start-up; one whose
+// first probe fails joins late (openMember).
+func (a *Sidecar) openMembers(ctx context.Context, emb adapters.Embedder) error {
 	var runCtx context.Context
 	runCtx, a.fed.stop = context.WithCancel(context.WithoutCancel(ctx))
 	var es []federation.Engine
-	for i := range cfg.Backends {
-		b := &cfg.Backends[i]
+	for i := range a.cfg.Backends {
+		b := &a.cfg.Backends[i]
 		fe, err := a.openMember(ctx, runCtx, b, emb)
 		if err != nil {
-			a.Close()
-			return nil, err
+			return err
 		}
 		if fe != nil {
 			es = append(es, *fe)
 		}
 	}
 	if len(es) == 0 {
-		a.Close() // the telemetry it opened
-		return nil, errNoBackends
+		return errNoBackends
 	}
-	a.fed.aggOptions = federation.Options{Name: "rcp-sidecar", Version: Version, Identity: id,
-		Allow: access.EngineAllowed, Logger: log.With("component", "federation")}
-	a.fed.agg, err = federation.New(es, a.fed.aggOptions)
+	agg, err := federation.New(es, a.fed.aggOptions)
 	if err != nil {
-		a.Close()
-		return nil, err
+		return err
 	}
-	return a, nil
+	a.fed.agg = agg
+	return nil
 }
 
 // open opens one backend as a federated engine; nil, nil means it was
@@ -314,7 +360,7 @@ func (a *Sidecar) fedHandler(scope func(id string, b server.Backend) (server.Bac
 		mux.Handle(p, ah)
 	}
 	if m := a.cfg.Server.MCP; !m.Disabled {
-		svc, err := a.fedMCPService(es, ab)
+		svc, err := a.fedMCPService(es, ab, nil, nil)
 		if err != nil {
 			return nil, err
 		}

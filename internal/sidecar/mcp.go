@@ -2,11 +2,13 @@ package sidecar
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient/standby"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/federation"
@@ -26,17 +28,7 @@ import (
 func ServeMCP(ctx context.Context, g *Flags, in io.Reader, out io.Writer) error {
 	if !g.Demo && g.Backend == "" && g.ConfigPath != "" {
 		if cfg, err := loadConfig(g); err == nil && len(cfg.Backends) > 1 {
-			a, err := openFederation(ctx, g, cfg, "rcp-sidecar-mcp")
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			svc, err := a.fedMCPService(a.fed.agg.Engines(), a.fed.agg)
-			if err != nil {
-				return err
-			}
-			a.log.Info("serving MCP over stdio", "engines", strings.Join(a.fed.ids, ","))
-			return svc.ServeIO(ctx, mcpserver.Caller{}, in, out, a.cfg.Server.Grace())
+			return serveFederationMCP(ctx, g, cfg, in, out)
 		}
 	}
 	if g.Demo {
@@ -88,6 +80,81 @@ func serveBackendMCP(ctx context.Context, g *Flags, in io.Reader, out io.Writer)
 	}
 	a.log.Info("serving MCP over stdio; tools are refreshed once the backend's first probe succeeds", "backend", a.backend)
 	return svc.ServeIO(ctx, mcpserver.Caller{}, in, out, a.cfg.Server.Grace())
+}
+
+// serveFederationMCP serves several backends over stdio without waiting
+// for their engines: initialize and tools/list answer at once, with a
+// stand-in search tool per backend whose calls answer -32010 with the
+// retry hint. The backends are opened and probed once in the background
+// (openMembers); each one's tools replace its stand-in when it is up
+// (a late one when its probe succeeds), the federation's search tool
+// appears once every backend has been probed, and the client is told
+// each time (tools/list_changed).
+func serveFederationMCP(ctx context.Context, g *Flags, cfg *config.Config, in io.Reader, out io.Writer) error {
+	a, emb, err := newFederation(ctx, g, cfg, "rcp-sidecar-mcp")
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	peer := rcp.PeerInfo{Name: "rcp-sidecar", Version: Version}
+	var es []federation.Engine
+	members := map[string]*standby.Backend{}
+	for _, b := range cfg.Backends {
+		l := standby.NewBackend(b.Name, peer, errNotProbed)
+		members[b.Name] = l
+		es = append(es, federation.Engine{ID: b.Name, Backend: l.View()})
+	}
+	fed := standby.NewBackend("federation", peer, errNotProbed)
+	svc, err := a.fedMCPService(es, fed.View(), members, fed)
+	if err != nil {
+		return err
+	}
+	// A federation that cannot be served (a required backend down, none
+	// opened) ends the session with that error, as it fails serve.
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		if err := a.joinMCP(ctx, emb, members, fed); err != nil {
+			cancel(err)
+		}
+	}()
+	a.log.Info("serving MCP over stdio; tools are refreshed as the backends' probes succeed", "engines", strings.Join(namesOf(cfg), ","))
+	served := svc.ServeIO(sctx, mcpserver.Caller{}, in, out, a.cfg.Server.Grace())
+	if err := context.Cause(sctx); err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return served
+}
+
+// joinMCP opens and probes every backend once (openMembers) and opens
+// each member's stand-in as its engine is up, then the federation's.
+func (a *Sidecar) joinMCP(ctx context.Context, emb adapters.Embedder, members map[string]*standby.Backend, fed *standby.Backend) error {
+	if err := a.openMembers(ctx, emb); err != nil {
+		return err
+	}
+	for _, e := range a.fed.agg.Engines() {
+		l := members[e.ID]
+		if v, ok := e.Backend.(*standby.View); ok { // late: opens when its probe succeeds
+			v.Backend().WhenOpen(func(server.Backend) {
+				if b, err := v.Current(); err == nil {
+					l.Open(b)
+				}
+			})
+			continue
+		}
+		l.Open(e.Backend)
+	}
+	fed.Open(a.fed.agg)
+	return nil
+}
+
+// namesOf lists cfg's backend names.
+func namesOf(cfg *config.Config) []string {
+	var ns []string
+	for _, b := range cfg.Backends {
+		ns = append(ns, b.Name)
+	}
+	return ns
 }
 
 // mcpOptions applies server.mcp and server.deadline.
@@ -174,7 +241,10 @@ func (a *Sidecar) mcpService(b server.Backend, up <-chan struct{}) (*mcpserver.S
 
 // fedMCPService serves every engine and their federation; es and agg are
 // scoped per key when access control is on (fedHandler).
-func (a *Sidecar) fedMCPService(es []federation.Engine, agg server.Backend) (*mcpserver.Service, error) {
+// pending, when set, holds the stand-in of each engine not up when the
+// service is built, and of the aggregator (fed): each one's tools appear
+// when it opens (mcpserver.Engine.Up).
+func (a *Sidecar) fedMCPService(es []federation.Engine, agg server.Backend, pending map[string]*standby.Backend, fed *standby.Backend) (*mcpserver.Service, error) {
 	o := mcpOptions(a.cfg, redactFunc(a.redact))
 	for _, fe := range es {
 		id := fe.ID
@@ -195,9 +265,15 @@ func (a *Sidecar) fedMCPService(es []federation.Engine, agg server.Backend) (*mc
 		if ready := fe.Ready; ready != nil {
 			e.Ready = func() bool { return ready() == nil }
 		}
+		if l := pending[id]; l != nil {
+			e.Up = upChan(l)
+		}
 		o.Engines = append(o.Engines, e)
 	}
 	o.Federation = &mcpserver.Engine{Name: "federation", Backend: a.observe(agg)}
+	if fed != nil {
+		o.Federation.Up = upChan(fed)
+	}
 	o.Observe = func(engine string) telemetry.ObserveFunc {
 		if engine == "" {
 			engine = a.backend
@@ -250,4 +326,11 @@ func withMCP(path string, mcp, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// upChan is closed when l opens.
+func upChan(l *standby.Backend) <-chan struct{} {
+	up := make(chan struct{})
+	l.WhenOpen(func(server.Backend) { close(up) })
+	return up
 }

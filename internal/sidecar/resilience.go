@@ -18,6 +18,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/resilient/standby"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/access"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/config"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
 
@@ -303,7 +304,39 @@ func (rs *resilience) front(ln net.Listener) (net.Listener, http.Handler, error)
 	}
 	rs.guard = g
 	rs.gate.Authorize(access.AuthorizeMethod)
-	return tln, withStateBudget(rs.a.cfg, g.Middleware(rs.gate.Handler())), nil
+	h := rs.gate.Handler()
+	if m := rs.a.cfg.Server.MCP; !m.Disabled {
+		mh, err := rs.waitingMCP(g)
+		if err != nil {
+			return nil, nil, err
+		}
+		h = withMCP(m.Path, mh, h)
+	}
+	return tln, withStateBudget(rs.a.cfg, g.Middleware(h)), nil
+}
+
+// waitingMCP serves MCP over HTTP from the start, as the stdio mcp does:
+// until the engine is up, initialize and tools/list answer with a
+// stand-in search tool whose calls are retryable -32010 tool errors;
+// once the gate opens every request gets the engine's tools, scoped per
+// key by g.
+func (rs *resilience) waitingMCP(g *access.Guard) (http.Handler, error) {
+	a := rs.a
+	l := standby.NewBackend(a.backend, rcp.PeerInfo{Name: "rcp-sidecar", Version: Version}, errNotProbed)
+	svc, err := a.mcpService(l.View(), upChan(l))
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		<-rs.gate.Done() // a.engine is set before the gate opens
+		b, err := g.Backend(a.backend, a.engine)
+		if err != nil {
+			a.log.Error("MCP cannot serve the backend", "backend", a.backend, "err", err)
+			return
+		}
+		l.Open(b)
+	}()
+	return mcpHandler(svc, g), nil
 }
 
 // startHTTP opens the gate with the server scoped per key by the guard
