@@ -161,13 +161,20 @@ func find(n *yaml.Node, path []string) *yaml.Node {
 // newError is an *Error at line and column of data.
 func newError(data []byte, line, column int, err error) *Error {
 	src := ""
-	if lines := strings.Split(string(data), "\n"); line >= 1 && line <= len(lines) {
-		src = maskSecrets(strings.TrimRight(lines[line-1], "\r"))
+	if lines := yamlLines(data); line >= 1 && line <= len(lines) {
+		src = maskSecrets(lines[line-1])
 		if underSecret(lines, line-1) {
 			src = maskAll(src)
 		}
 	}
 	return &Error{Line: line, Column: column, Source: src, Err: err}
+}
+
+// yamlLines splits data into lines as YAML counts them: "\r\n", a lone
+// "\r" and "\n" each end a line, so a position the parsers report
+// names the line it is on.
+func yamlLines(data []byte) []string {
+	return strings.Split(strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(string(data)), "\n")
 }
 
 // underSecret reports whether a key that looks like a credential

@@ -110,7 +110,7 @@ func FuzzErrorPosition(f *testing.F) {
 		if !errors.As(err, &e) {
 			return
 		}
-		lines := strings.Split(y, "\n")
+		lines := strings.Split(strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(y), "\n") // YAML's line breaks
 		if e.Line < 1 || e.Line > len(lines) || e.Column < 0 {
 			t.Fatalf("error at line %d column %d of a %d-line file: %v", e.Line, e.Column, len(lines), err)
 		}
