@@ -173,7 +173,9 @@ func (c *cluster) timedOut(bin string, ix indices, ds *beir.Dataset) {
 	served := 0
 	var first *rpcError
 	for range 200 {
-		if _, first = s.retrieve(query, 10, ""); first != nil {
+		// k = 200 (the default max_k): a top-10 search prunes most documents
+		// and may finish before a shard checks its timeout.
+		if _, first = s.retrieve(query, 200, ""); first != nil {
 			break
 		}
 		served++
