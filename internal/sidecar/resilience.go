@@ -92,16 +92,10 @@ func selectBackend(cfg *config.Config, name string) (*config.Backend, error) {
 // openResilient opens b's adapter behind the resilient decorator and
 // tries its first probe.
 func openResilient(ctx context.Context, a *Sidecar, b *config.Backend) (*resilience, error) {
-	emb, err := openEmbedder(ctx, a.cfg.Embedder)
+	op, err := a.openServed(ctx, b, false)
 	if err != nil {
 		return nil, err
 	}
-	op, err := openBackend(ctx, b, openOptions{log: a.log, emb: emb, obs: a,
-		resilient: true, watch: func(name string, ra *resilient.Adapter) { a.tel().WatchCircuit(name, ra) }, late: true})
-	if err != nil {
-		return nil, err
-	}
-	a.backend, a.health = b.Name, op.health
 	rs := newResilience(a, op.ra, op.opts)
 	close(rs.probed)
 	if a.engine = op.engine; op.probeErr != nil {
@@ -143,20 +137,31 @@ func newResilience(a *Sidecar, ra *resilient.Adapter, opts retrieval.Options) *r
 // in the background, so that the process can serve (/healthz, /readyz
 // 503, -32010) while an engine that does not answer is waited for.
 func (rs *resilience) open(ctx context.Context, b *config.Backend) error {
-	a := rs.a
-	emb, err := openEmbedder(ctx, a.cfg.Embedder)
+	op, err := rs.a.openServed(ctx, b, true)
 	if err != nil {
 		return err
 	}
-	op, err := openBackend(ctx, b, openOptions{log: a.log, emb: emb, obs: a, resilient: true,
-		watch: func(name string, ra *resilient.Adapter) { a.tel().WatchCircuit(name, ra) }, late: true, probeLater: true})
-	if err != nil {
-		return err
-	}
-	a.backend, a.health = b.Name, op.health
 	rs.opts, rs.now = op.opts, true
 	rs.ra.Store(op.ra)
 	return nil
+}
+
+// openServed opens the embedder and b's adapter behind the resilient
+// decorator as the one backend this process serves, and records its name
+// and health watcher (/readyz, probe). probeLater leaves the first probe
+// to the caller's background loop; otherwise it is tried now.
+func (a *Sidecar) openServed(ctx context.Context, b *config.Backend, probeLater bool) (*opened, error) {
+	emb, err := openEmbedder(ctx, a.cfg.Embedder)
+	if err != nil {
+		return nil, err
+	}
+	op, err := openBackend(ctx, b, openOptions{log: a.log, emb: emb, obs: a, resilient: true,
+		watch: func(name string, ra *resilient.Adapter) { a.tel().WatchCircuit(name, ra) }, late: true, probeLater: probeLater})
+	if err != nil {
+		return nil, err
+	}
+	a.backend, a.health = b.Name, op.health
+	return op, nil
 }
 
 // retryAfter is the hint sent while not ready: the time to the next
