@@ -191,15 +191,7 @@ func aliasCollection(t *testing.T, addr, alias, collection string) {
 // other member (the real OpenSearch) serves, and when the blackhole turns
 // into a forwarder to the real Elasticsearch it joins the federation.
 func TestFederationListensBeforeProbe(t *testing.T) {
-	es := esURL(t)
-	osURL := itest.RequireEnv(t, "RCP_OS_URL", "run integration/opensearch/start.sh and source integration/.work/opensearch.env")
-	hole := newSwitchProxy(t, strings.TrimPrefix(es, "http://")) // FAKE: a blackhole engine
-	hole.stall.Store(true)
-	cfg := filepath.Join(t.TempDir(), "fed.yaml")
-	writeFile(t, cfg, "backends:\n"+
-		"  - name: hole\n    engine: elasticsearch\n    settings: {urls: ["+hole.URL()+"], index: "+esIndex(t, es)+"}\n"+
-		"    resilience: {timeout: 5s, retries: 0}\n"+
-		"  - name: os\n    engine: opensearch\n    settings: {urls: [\""+osURL+"\"], index: "+esIndex(t, osURL)+"}\n")
+	hole, cfg := holeBesideOpenSearch(t)
 	addr := deadAddr(t)
 	cmd := exec.Command(binary, "serve", "--http", addr, "--config", cfg)
 	logs := &lockedBuffer{}
@@ -267,4 +259,22 @@ func TestFederationListensBeforeProbe(t *testing.T) {
 	if res.Meta["degraded"] != nil || !engines["hole"] || !engines["os"] {
 		t.Errorf("once joined: hits from %v, _meta %v; want both members and nothing degraded", engines, res.Meta)
 	}
+}
+
+// holeBesideOpenSearch writes a federation config of two members: "hole",
+// a stalled switch proxy (a FAKE blackhole engine: accepts TCP, never
+// answers) in front of the real Elasticsearch, and "os", the real
+// OpenSearch. Clearing hole.stall turns the blackhole into a forwarder.
+func holeBesideOpenSearch(t *testing.T) (*switchProxy, string) {
+	t.Helper()
+	es := esURL(t)
+	osURL := itest.RequireEnv(t, "RCP_OS_URL", "run integration/opensearch/start.sh and source integration/.work/opensearch.env")
+	hole := newSwitchProxy(t, strings.TrimPrefix(es, "http://")) // FAKE: a blackhole engine
+	hole.stall.Store(true)
+	cfg := filepath.Join(t.TempDir(), "fed.yaml")
+	writeFile(t, cfg, "backends:\n"+
+		"  - name: hole\n    engine: elasticsearch\n    settings: {urls: ["+hole.URL()+"], index: "+esIndex(t, es)+"}\n"+
+		"    resilience: {timeout: 5s, retries: 0}\n"+
+		"  - name: os\n    engine: opensearch\n    settings: {urls: [\""+osURL+"\"], index: "+esIndex(t, osURL)+"}\n")
+	return hole, cfg
 }

@@ -4,14 +4,11 @@ import (
 	"context"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/rcp-sidecar/rcp-sidecar/integration/itest"
 )
 
 // TestMCPWaitsForEngine starts `mcp` while its engine is down — a closed
@@ -100,15 +97,7 @@ func TestMCPWaitsForEngine(t *testing.T) {
 // search; when the blackhole turns into a forwarder to the real
 // Elasticsearch it is told again and the member's tool serves.
 func TestMCPFederationWaits(t *testing.T) {
-	es := esURL(t)
-	osURL := itest.RequireEnv(t, "RCP_OS_URL", "run integration/opensearch/start.sh and source integration/.work/opensearch.env")
-	hole := newSwitchProxy(t, strings.TrimPrefix(es, "http://")) // FAKE: a blackhole engine
-	hole.stall.Store(true)
-	cfg := filepath.Join(t.TempDir(), "fed.yaml")
-	writeFile(t, cfg, "backends:\n"+
-		"  - name: hole\n    engine: elasticsearch\n    settings: {urls: ["+hole.URL()+"], index: "+esIndex(t, es)+"}\n"+
-		"    resilience: {timeout: 5s, retries: 0}\n"+
-		"  - name: os\n    engine: opensearch\n    settings: {urls: [\""+osURL+"\"], index: "+esIndex(t, osURL)+"}\n")
+	hole, cfg := holeBesideOpenSearch(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	changed := make(chan struct{}, 8)
