@@ -115,11 +115,13 @@ func (c *cluster) sparseFidelity(bin string, ix indices, ds *beir.Dataset) {
 // timedOut: a search the engine answers with timed_out (a cluster-wide
 // default search timeout of one nanosecond, checked during collection
 // with low-level cancellation, which OpenSearch leaves off by default)
-// reaches the client as -32014, retryable, as the adapters map it. The
-// engine checks the timeout between blocks of work, so a small search can
-// finish before the first check: the query is as many test queries at
-// once as a query may hold; the engine is asked 10 times, the sidecar up
-// to 200.
+// reaches the client as -32014, retryable, as the adapters map it. A shard
+// compares the engine's relative clock in whole milliseconds with its
+// start, between blocks of work, so a search that ends within the
+// millisecond it began is never timed out: the query is as many test
+// queries at once as a query may hold, the engine is asked 10 times, the
+// sidecar up to 200. The nodes read that clock uncached (start-cluster.sh);
+// with the default 200 ms cache most searches end before it ticks.
 func (c *cluster) timedOut(bin string, ix indices, ds *beir.Dataset) {
 	t := c.t
 	s := c.startServe(bin, backend{urls: c.urls, index: ix.scifact})

@@ -15,7 +15,11 @@
 #      A node of a cluster (start-cluster.sh): RCP_ES_CLUSTER names the
 #      cluster, RCP_ES_NODE_NAME the node, RCP_ES_TRANSPORT_PORT fixes its
 #      transport port, RCP_ES_SEED_HOSTS (host:port,...) and
-#      RCP_ES_MASTER_NODES (names) replace single-node discovery.
+#      RCP_ES_MASTER_NODES (names) replace single-node discovery. A cluster node reads an
+#      uncached clock (thread_pool.estimated_time_interval: 0ms), so a
+#      search timeout is checked against the time really spent: the
+#      default cache ticks every 200 ms, and a search that ends between
+#      two ticks never sees its timeout pass.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -80,7 +84,8 @@ configure() {
 	local discovery="discovery.type: single-node"
 	if [[ -n "${RCP_ES_SEED_HOSTS:-}" ]]; then
 		discovery="discovery.seed_hosts: [${RCP_ES_SEED_HOSTS}]
-cluster.initial_master_nodes: [${RCP_ES_MASTER_NODES}]"
+cluster.initial_master_nodes: [${RCP_ES_MASTER_NODES}]
+thread_pool.estimated_time_interval: 0ms"
 	fi
 	cat >"$node/config/elasticsearch.yml" <<YML
 cluster.name: $cluster

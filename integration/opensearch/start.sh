@@ -25,7 +25,11 @@
 #      cluster, RCP_OS_NODE_NAME the node, RCP_OS_TRANSPORT_PORT fixes its
 #      transport port, RCP_OS_SEED_HOSTS (host:port,...) and
 #      RCP_OS_MANAGER_NODES (names of the initial cluster-manager nodes)
-#      replace single-node discovery. RCP_OS_WAIT_S bounds the wait for
+#      replace single-node discovery. A cluster node reads an
+#      uncached clock (thread_pool.estimated_time_interval: 0ms), so a
+#      search timeout is checked against the time really spent: the
+#      default cache ticks every 200 ms, and a search that ends between
+#      two ticks never sees its timeout pass. RCP_OS_WAIT_S bounds the wait for
 #      the node to be ready (default 240).
 set -euo pipefail
 
@@ -162,7 +166,8 @@ configure() {
 	local discovery="discovery.type: single-node"
 	if [[ -n "${RCP_OS_SEED_HOSTS:-}" ]]; then
 		discovery="discovery.seed_hosts: [${RCP_OS_SEED_HOSTS}]
-cluster.initial_cluster_manager_nodes: [${RCP_OS_MANAGER_NODES}]"
+cluster.initial_cluster_manager_nodes: [${RCP_OS_MANAGER_NODES}]
+thread_pool.estimated_time_interval: 0ms"
 	fi
 	cat >"$node/config/opensearch.yml" <<YML
 cluster.name: $cluster
