@@ -11,7 +11,7 @@
 #      RCP_ES_INSTANCE=NAME runs a separate node with its own files
 #      (elasticsearch-NAME.node, elasticsearch-NAME.vars — not a *.env, so CI
 #      never sources it), e.g. for a test that kills it; RCP_ES_HTTP_PORT fixes
-#      its port; RCP_ES_REUSE=1 restarts the recorded node with its data.
+#      its port; RCP_ES_REUSE=1 restarts the recorded node with its data, version and heap.
 #      A node of a cluster (start-cluster.sh): RCP_ES_CLUSTER names the
 #      cluster, RCP_ES_NODE_NAME the node, RCP_ES_TRANSPORT_PORT fixes its
 #      transport port, RCP_ES_SEED_HOSTS (host:port,...) and
@@ -106,6 +106,7 @@ YML
 	fi
 	mkdir -p "$node/config/jvm.options.d"
 	printf -- '-Xms%s\n-Xmx%s\n' "$heap" "$heap" >"$node/config/jvm.options.d/heap.options"
+	printf 'version=%q\nheap=%q\n' "$version" "$heap" >"$node/launch.vars"
 	# 7.x's jvm.options names gc/heap-dump/error paths relative to the
 	# working directory, which the node user may not write.
 	sed -i -e "s#file=logs/#file=$node/logs/#" -e "s#HeapDumpPath=data#HeapDumpPath=$node/data#" \
@@ -160,6 +161,8 @@ wait_ready() {
 main() {
 	if [[ -n "${RCP_ES_REUSE:-}" && -s "$nodefile" && -d "$(cat "$nodefile")/home" ]]; then
 		node="$(cat "$nodefile")" # restart the same node and data (after a kill)
+		# shellcheck source=/dev/null
+		source "$node/launch.vars" # the version and heap it was configured with
 		rm -f "$node/logs/http.ports"
 	else
 		"$here/stop.sh" >/dev/null 2>&1 || true

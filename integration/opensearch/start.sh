@@ -20,7 +20,7 @@
 #      RCP_OS_INSTANCE=NAME runs a separate node with its own files
 #      (opensearch-NAME.node, opensearch-NAME.vars — not a *.env, so CI
 #      never sources it); RCP_OS_HTTP_PORT fixes its port; RCP_OS_REUSE=1
-#      restarts the recorded node with its data.
+#      restarts the recorded node with its data, version and heap.
 #      A node of a cluster (start-cluster.sh): RCP_OS_CLUSTER names the
 #      cluster, RCP_OS_NODE_NAME the node, RCP_OS_TRANSPORT_PORT fixes its
 #      transport port, RCP_OS_SEED_HOSTS (host:port,...) and
@@ -183,6 +183,7 @@ cluster.routing.allocation.disk.threshold_enabled: false
 action.destructive_requires_name: false
 YML
 	printf -- '-Xms%s\n-Xmx%s\n' "$heap" "$heap" >"$node/config/jvm.options.d/heap.options"
+	printf 'version=%q\nheap=%q\n' "$version" "$heap" >"$node/launch.vars"
 	# jvm.options names gc/heap-dump paths relative to the working directory.
 	sed -i -e "s#file=logs/#file=$node/logs/#" -e "s#HeapDumpPath=data#HeapDumpPath=$node/data#" \
 		-e "s#ErrorFile=logs/#ErrorFile=$node/logs/#" "$node/config/jvm.options"
@@ -226,6 +227,8 @@ wait_ready() {
 main() {
 	if [[ -n "${RCP_OS_REUSE:-}" && -s "$nodefile" && -d "$(cat "$nodefile")/home" ]]; then
 		node="$(cat "$nodefile")" # restart the same node and data (after a kill)
+		# shellcheck source=/dev/null
+		source "$node/launch.vars" # the version and heap it was configured with
 		rm -f "$node/logs/http.ports"
 	else
 		"$here/stop.sh" >/dev/null 2>&1 || true
