@@ -48,6 +48,8 @@ type resilience struct {
 	now bool
 
 	cancel context.CancelFunc
+	// closed ends the goroutines started before start (waitingMCP's).
+	closed chan struct{}
 	wg     sync.WaitGroup
 	// guard is the access guard readyHTTP put in front (nil: none), the
 	// one SIGHUP reloads.
@@ -124,7 +126,8 @@ func resilientOptions(b *config.Backend, log *slog.Logger) resilient.Options {
 }
 
 func newResilience(a *Sidecar, ra *resilient.Adapter, opts retrieval.Options) *resilience {
-	rs := &resilience{a: a, opts: opts, fatal: make(chan error, 1), probed: make(chan struct{}), cancel: func() {}}
+	rs := &resilience{a: a, opts: opts, fatal: make(chan error, 1), probed: make(chan struct{}), cancel: func() {},
+		closed: make(chan struct{})}
 	if ra != nil {
 		rs.ra.Store(ra)
 	}
@@ -332,15 +335,19 @@ func (rs *resilience) waitingMCP(g *access.Guard) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	go func() {
-		<-rs.gate.Done() // a.engine is set before the gate opens
+	rs.wg.Go(func() {
+		select {
+		case <-rs.gate.Done(): // a.engine is set before the gate opens
+		case <-rs.closed:
+			return
+		}
 		b, err := g.Backend(a.backend, a.engine)
 		if err != nil {
 			a.log.Error("MCP cannot serve the backend", "backend", a.backend, "err", err)
 			return
 		}
 		l.Open(b)
-	}()
+	})
 	return mcpHandler(svc, g), nil
 }
 
@@ -382,6 +389,7 @@ func serveHTTPDrain(ctx context.Context, ln net.Listener, h http.Handler, d stan
 // never came up, the adapter).
 func (rs *resilience) Close() {
 	rs.cancel()
+	close(rs.closed)
 	rs.wg.Wait()
 	if ra := rs.ra.Load(); rs.a.engine == nil && ra != nil {
 		ra.Close()

@@ -62,9 +62,6 @@ func Serve(ctx context.Context, g *Flags, f ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	if f.Listening != nil {
-		f.Listening(ln.Addr().String(), a.cfg.Server.HTTP.BasePath)
-	}
 	logCursorKeys(a.cfg, a.log)
 	a.log.Info("serving RCP over HTTP", "addr", ln.Addr().String(), "base", a.cfg.Server.HTTP.BasePath, "backend", a.backend)
 	ln, h, err := rs.readyHTTP(ctx, ln) // access section (keys, limits, TLS) once the engine is up
@@ -153,13 +150,18 @@ func newWaiting(g *Flags) (*resilience, *config.Backend, error) {
 	return newResilience(a, nil, retrieval.Options{}), b, nil
 }
 
-// listen binds --http, else server.http.listen.
+// listen binds --http, else server.http.listen, and tells f.Listening
+// where (one backend or a federation, engine up or not).
 func listen(cfg *config.Config, f ServeOptions) (net.Listener, error) {
 	addr := cfg.Server.HTTP.Listen
 	if f.HTTP != "" {
 		addr = f.HTTP
 	}
-	return net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", addr)
+	if err == nil && f.Listening != nil {
+		f.Listening(ln.Addr().String(), cfg.Server.HTTP.BasePath)
+	}
+	return ln, err
 }
 
 // serveHTTP serves within the limits of s.HTTP until ctx is done, then
