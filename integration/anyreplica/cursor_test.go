@@ -97,8 +97,8 @@ func TestCursorOpensOnEveryReplica(t *testing.T) {
 	env := keyEnv(randomHexKey(t))
 	a, b := start(t, bin, cfg, env...), start(t, bin, cfg, env...)
 	for _, r := range []*replica{a, b} {
-		if !strings.Contains(r.stderr(), "cursor keys from server.cursor_keys") {
-			t.Fatalf("replica %s does not say where its cursor keys come from:\n%s", r.addr, r.stderr())
+		if !strings.Contains(r.Stderr(), "cursor keys from server.cursor_keys") {
+			t.Fatalf("replica %s does not say where its cursor keys come from:\n%s", r.addr, r.Stderr())
 		}
 	}
 
@@ -137,15 +137,15 @@ func TestCursorOpensOnEveryReplica(t *testing.T) {
 	}
 
 	want := retrievePage(t, b, acmeKey, second).ids()
-	a.stop()
+	a.Stop()
 	a = start(t, bin, cfg, env...)
 	if got := retrievePage(t, a, acmeKey, second).ids(); !slices.Equal(got, want) {
 		t.Fatalf("page 2 after a restart: %v, want %v", got, want)
 	}
 
 	lone := start(t, bin, writeFile(t, dir, "lone.yaml", replicaConfig(corpus, false)), env...)
-	if n := strings.Count(lone.stderr(), "no server.cursor_keys"); n != 1 {
-		t.Fatalf("a replica without cursor keys said so %d times:\n%s", n, lone.stderr())
+	if n := strings.Count(lone.Stderr(), "no server.cursor_keys"); n != 1 {
+		t.Fatalf("a replica without cursor keys said so %d times:\n%s", n, lone.Stderr())
 	}
 	if rep := rcpCall(t, lone, acmeKey, "retrieve", second); rep.Error == nil || rep.Error.Code != -32602 || rep.Error.Data.Field != "cursor" {
 		t.Fatalf("a replica with a key of its own opened another's cursor: %+v", rep.Error)

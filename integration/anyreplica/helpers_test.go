@@ -1,93 +1,31 @@
 package anyreplica
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/integration/itest"
 )
 
 // replica is one running `serve` process.
 type replica struct {
-	t    *testing.T
-	cmd  *exec.Cmd
+	*itest.Serve
 	addr string // host:port
-	mu   sync.Mutex
-	log  strings.Builder // its stderr
-	done chan struct{}
 }
-
-var addrRE = regexp.MustCompile(`addr=(\S+) base=`)
 
 // start runs `serve --http 127.0.0.1:0 --config cfg` with env added to
 // the environment, and waits for its address.
 func start(t *testing.T, bin, cfg string, env ...string) *replica {
 	t.Helper()
-	r := &replica{t: t, cmd: exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--config", cfg), done: make(chan struct{})}
-	r.cmd.Env = append(os.Environ(), env...)
-	stderr, err := r.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.stop)
-	addr := make(chan string, 1)
-	go func() {
-		defer close(r.done)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			r.mu.Lock()
-			r.log.WriteString(sc.Text() + "\n")
-			r.mu.Unlock()
-			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case addr <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case r.addr = <-addr:
-	case <-r.done:
-		t.Fatalf("serve exited before listening:\n%s", r.stderr())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("serve logged no address within 60s:\n%s", r.stderr())
-	}
-	return r
-}
-
-// stop sends SIGTERM and waits for the process to exit.
-func (r *replica) stop() {
-	if r.cmd.ProcessState != nil {
-		return
-	}
-	_ = r.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-r.done:
-	case <-time.After(30 * time.Second):
-		_ = r.cmd.Process.Kill()
-	}
-	_ = r.cmd.Wait()
-}
-
-func (r *replica) stderr() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.log.String()
+	s := itest.StartServe(t, bin, cfg, 60*time.Second, env...)
+	return &replica{Serve: s, addr: s.Addr}
 }
 
 // doc is one corpus line of the memory engine.

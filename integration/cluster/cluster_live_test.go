@@ -556,7 +556,7 @@ func (c *cluster) checkDeadFirst(bin string, victim int, index string, ds *beir.
 	if served != 60 {
 		t.Errorf("urls with a dead node first: %d of 60 served (%v)", served, codes)
 	}
-	s.stop()
+	s.Stop()
 }
 
 // checkReadiness, with the node gone: the backend over the index that

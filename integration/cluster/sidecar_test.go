@@ -1,32 +1,25 @@
 package cluster
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/rcp-sidecar/rcp-sidecar/integration/itest"
 )
 
 // serve is one running `rcp-sidecar serve` over one backend.
 type serve struct {
+	*itest.Serve
 	t    *testing.T
-	cmd  *exec.Cmd
 	base string // http://host:port
-	mu   sync.Mutex
-	log  strings.Builder
-	done chan struct{}
 }
-
-var addrRE = regexp.MustCompile(`addr=(\S+) base=`)
 
 // backend is the settings of the one backend a serve process fronts.
 type backend struct {
@@ -66,64 +59,10 @@ func (c *cluster) startServe(bin string, b backend) *serve {
 	if err := os.WriteFile(cfg, []byte(c.config(b)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := &serve{t: t, cmd: exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--config", cfg), done: make(chan struct{})}
-	stderr, err := s.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.stop)
-	addr := make(chan string, 1)
-	go func() {
-		defer close(s.done)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			s.mu.Lock()
-			s.log.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
-			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case addr <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		s.base = "http://" + a
-	case <-s.done:
-		t.Fatalf("serve exited before listening:\n%s", s.stderr())
-	case <-time.After(90 * time.Second):
-		t.Fatalf("serve logged no address within 90s:\n%s", s.stderr())
-	}
+	s := &serve{Serve: itest.StartServe(t, bin, cfg, 90*time.Second), t: t}
+	s.base = "http://" + s.Addr
 	s.awaitReady()
 	return s
-}
-
-func (s *serve) stop() {
-	if s.cmd.ProcessState != nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-s.done:
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-	}
-	_ = s.cmd.Wait()
-	if s.t.Failed() {
-		s.t.Logf("serve log:\n%s", s.stderr())
-	}
-}
-
-func (s *serve) stderr() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.log.String()
 }
 
 // readyz is GET /readyz: the status and body.
@@ -148,7 +87,7 @@ func (s *serve) awaitReady() {
 			return
 		}
 		if time.Now().After(end) {
-			s.t.Fatalf("/readyz %d %s after 90s:\n%s", code, body, s.stderr())
+			s.t.Fatalf("/readyz %d %s after 90s:\n%s", code, body, s.Stderr())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

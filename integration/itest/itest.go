@@ -1,6 +1,7 @@
 // Package itest holds what the integration tests share: reading a
 // dependency's endpoint from the environment (skip, or fail under
-// RCP_REQUIRE_ENGINES), the module root, and building the sidecar binary.
+// RCP_REQUIRE_ENGINES), the module root, building the sidecar binary and
+// running its serve command.
 // It is imported by tests only.
 package itest
 

@@ -3,8 +3,6 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-work="$(cd "$here/.." && pwd)/.work"
-for i in 1 2 3; do
-	RCP_OS_INSTANCE="cluster-$i" "$here/stop.sh"
-done
-rm -f "$work/opensearch-cluster.vars"
+# shellcheck source=../lib/cluster.sh
+source "$here/../lib/cluster.sh"
+stop_cluster "$here" RCP_OS
