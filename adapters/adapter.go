@@ -46,6 +46,14 @@ type Writer interface {
 // RetryAfterer may be implemented by errors to carry a retry hint in ms.
 type RetryAfterer interface{ RetryAfterMs() int64 }
 
+// Refuser may be implemented by an adapter (the resilient decorator)
+// that knows, before a call, that its engine's calls are refused now (an
+// open circuit breaker): Refusing returns the error such a call would
+// return, nil otherwise. A request checks it before work that only serves
+// the engine's calls, such as embedding the query, so that an engine
+// outage does not turn into traffic to the embedder.
+type Refuser interface{ Refusing() error }
+
 // PartialFailure may be implemented by engine errors that concern part of
 // the engine (a shard copy, a node's search context, some shards of an
 // answer) while the engine answered the request as a whole. The circuit

@@ -220,3 +220,45 @@ func (f *fakeEmbedder) count() int {
 	defer f.mu.Unlock()
 	return len(f.calls)
 }
+
+// refusingEngine is a FAKE of the resilient decorator's open breaker: a counted
+// adapter whose Refusing returns err (nil: admitting).
+type refusingEngine struct {
+	*counting
+	err error
+}
+
+func (r *refusingEngine) Refusing() error { return r.err }
+
+// TestRefusedEngineSkipsEmbedding: while the adapter refuses its engine
+// calls (adapters.Refuser: an open breaker), a dense or hybrid retrieve
+// answers the refusal without embedding the query; once it admits again,
+// the query is embedded and served.
+func TestRefusedEngineSkipsEmbedding(t *testing.T) {
+	emb := &fakeEmbedder{dim: dim}
+	open := rcp.Retryable(rcp.CodeBackendUnavailable, 1500, "circuit open")
+	backend := &refusingEngine{counting: &counting{Adapter: newStore(emb, false, "")}, err: open}
+	e, err := retrieval.NewEngine(context.Background(), backend, retrieval.Options{Name: "test", Version: "0",
+		Embedder: emb, CursorKeys: [][]byte{[]byte("k")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"dense", "hybrid"} {
+		t.Run(mode, func(t *testing.T) {
+			backend.err = open
+			embeds := emb.count()
+			_, err := e.Retrieve(context.Background(), params(t, `{"query":"solar","mode":"`+mode+`","k":3}`))
+			wantErr(t, err, rcp.CodeBackendUnavailable, "", "")
+			if emb.count() != embeds {
+				t.Errorf("a refused retrieve embedded %d queries, want none", emb.count()-embeds)
+			}
+			backend.err = nil
+			if _, err := e.Retrieve(context.Background(), params(t, `{"query":"solar","mode":"`+mode+`","k":3}`)); err != nil {
+				t.Fatalf("admitted retrieve: %v", err)
+			}
+			if emb.count() == embeds {
+				t.Error("an admitted retrieve embedded nothing: the counter counts nothing")
+			}
+		})
+	}
+}

@@ -170,10 +170,17 @@ func stageMode(st adapters.Stage) rcp.Mode {
 	return rcp.ModeHybrid
 }
 
-// queryVector embeds a query with the configured embedder (kind "query").
+// queryVector embeds a query with the configured embedder (kind "query"),
+// unless the adapter already refuses the engine calls the vector is for
+// (adapters.Refuser): then its error, and no embedding.
 func (e *Engine) queryVector(ctx context.Context, text string) (_ []float32, err error) {
 	if e.opts.Embedder == nil {
 		return nil, nil
+	}
+	if rf, ok := e.a.(adapters.Refuser); ok {
+		if err := rf.Refusing(); err != nil {
+			return nil, err
+		}
 	}
 	ctx, span := startStage(ctx, "embed", attribute.Int("rcp.inputs", 1))
 	defer func() { endStage(span, err) }()

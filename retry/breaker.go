@@ -111,6 +111,19 @@ func (b *Breaker) Record(trial uint64, o Outcome) {
 	}
 }
 
+// Refusing reports, without admitting anything, that a call would be
+// refused now (the breaker is open) and how long is left: a caller can
+// then skip work it would do before the call.
+func (b *Breaker) Refusing() (wait time.Duration, refusing bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state != StateOpen {
+		return 0, false
+	}
+	left := time.Until(b.openUntil)
+	return left, left > 0
+}
+
 // State returns the state, reporting an expired open state as half-open.
 func (b *Breaker) State() string {
 	b.mu.Lock()

@@ -2,6 +2,7 @@ package retry
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -60,4 +61,32 @@ func TestBreaker(t *testing.T) {
 	if b.State() != StateClosed {
 		t.Fatalf("state %s after a healthy trial, want closed", b.State())
 	}
+}
+
+// TestBreakerRefusing: Refusing says what Allow would refuse for being
+// open, with the time left, and admits nothing itself: not while closed,
+// not once the open period is over (a half-open trial is for Allow).
+func TestBreakerRefusing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBreaker(1, 5*time.Second)
+		if w, r := b.Refusing(); r || w != 0 {
+			t.Fatalf("closed: Refusing = %v, %v", w, r)
+		}
+		tr, _, _ := b.Allow(nil)
+		b.Record(tr, Failed)
+		time.Sleep(2 * time.Second)
+		if w, r := b.Refusing(); !r || w != 3*time.Second {
+			t.Fatalf("open, 3s left: Refusing = %v, %v", w, r)
+		}
+		if _, _, ok := b.Allow(nil); ok {
+			t.Fatal("Allow admitted a call that Refusing refused")
+		}
+		time.Sleep(3 * time.Second)
+		if w, r := b.Refusing(); r {
+			t.Fatalf("open period over: Refusing = %v, %v", w, r)
+		}
+		if _, _, ok := b.Allow(nil); !ok {
+			t.Fatal("Refusing took the half-open trial")
+		}
+	})
 }

@@ -137,6 +137,15 @@ func (r *Adapter) AsAdapter() adapters.Adapter {
 	return r
 }
 
+// Refusing implements adapters.Refuser: the -32010 a call would get now
+// from the open breaker (with the time left as its retry hint), or nil.
+func (r *Adapter) Refusing() error {
+	if wait, ok := r.br.Refusing(); ok {
+		return &Error{Code: rcp.CodeBackendUnavailable, RetryAfter: wait, msg: "circuit open"}
+	}
+	return nil
+}
+
 // State is the breaker state: "closed", "open" or "half-open".
 func (r *Adapter) State() string { return r.br.State() }
 

@@ -515,3 +515,25 @@ func TestProbeLogLines(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusingFollowsBreaker: the decorator's Refusing (adapters.Refuser)
+// is nil while the breaker admits, and while it is open the same -32010
+// a search gets, with the time left as its hint.
+func TestRefusingFollowsBreaker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeEngine{}
+		f.setStep(failWith(fakeErr{code: rcp.CodeBackendUnavailable}))
+		r := New(f, Options{Retries: -1, FailureThreshold: 1, OpenFor: 5 * time.Second})
+		var rf adapters.Refuser = r.AsAdapter().(adapters.Refuser)
+		if err := rf.Refusing(); err != nil {
+			t.Fatalf("closed breaker: Refusing = %v", err)
+		}
+		_ = search(r)
+		time.Sleep(time.Second)
+		assertOpenError(t, r, rf.Refusing(), 4000)
+		time.Sleep(4 * time.Second)
+		if err := rf.Refusing(); err != nil {
+			t.Fatalf("half-open breaker: Refusing = %v", err)
+		}
+	})
+}
