@@ -132,7 +132,7 @@ func frozenServe(t *testing.T, n *node, shape serveShape) {
 		mib(steady.heap), mib(steady.rss), steady.goroutines, thawedAt.Sub(frozenAt).Round(time.Second),
 		mib(during.heap), mib(during.rss), during.goroutines, mib(after.heap), mib(after.rss), after.goroutines,
 		mib(heapBound), mib(rssBound), goBound)
-	t.Logf("answers by kind: %v; %d answered during the freeze", byKind, frozenAnswers)
+	t.Logf("answers by kind: %v; %d answered during the freeze (listen backlog: net.core.somaxconn %s)", byKind, frozenAnswers, somaxconn())
 	if during.heap > heapBound || after.heap > heapBound {
 		t.Errorf("heap in use %.1f MiB during / %.1f MiB after the freeze, want ≤ 2×%.1f + 32 MiB", mib(during.heap), mib(after.heap), mib(steady.heap))
 	}
@@ -153,6 +153,16 @@ func frozenServe(t *testing.T, n *node, shape serveShape) {
 			}
 		}
 	}
+}
+
+// somaxconn is the kernel's bound on a listen backlog ("?" when unknown):
+// with deadlineShape, the dials that outnumber it hang.
+func somaxconn() string {
+	b, err := os.ReadFile("/proc/sys/net/core/somaxconn")
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // indexExists reports whether the node has index.
