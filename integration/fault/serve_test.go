@@ -74,12 +74,19 @@ const shortDeadline = 100 * time.Millisecond
 // on two cores, so many steady answers are -32014 too.
 var deadlineShape = serveShape{
 	clients: 64,
-	kinds: []loadKind{
-		{"sparse", "/engines/plain/rcp/retrieve", `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"a note about %s","k":5,"mode":"sparse","_meta":{"deadlineMs":100}}}`},
-		{"sparse pit", "/engines/pit/rcp/retrieve", `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"a note about %s","k":5,"mode":"sparse","_meta":{"deadlineMs":100}}}`},
-		{"fused", "/rcp/retrieve", `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"a note about %s","k":5,"mode":"sparse","_meta":{"deadlineMs":100}}}`},
-	},
-	codes: []string{"result", "-32010", "-32014"},
+	kinds:   withDeadline(retryingShape.kinds[:3], shortDeadline), // the RCP kinds
+	codes:   []string{"result", "-32010", "-32014"},
+}
+
+// withDeadline returns RCP kinds whose params carry _meta.deadlineMs d.
+func withDeadline(kinds []loadKind, d time.Duration) []loadKind {
+	meta := fmt.Sprintf(`,"_meta":{"deadlineMs":%d}}}`, d.Milliseconds())
+	out := make([]loadKind, len(kinds))
+	for i, k := range kinds {
+		k.body = strings.TrimSuffix(k.body, "}}") + meta
+		out[i] = k
+	}
+	return out
 }
 
 // frozenServe runs the binary (`serve` with the default settings — logs,
