@@ -56,8 +56,9 @@ func TestKillEngineUnderLoad(t *testing.T) {
 	checkBaseline(t, sc, g0, h0)
 
 	t.Run("frozen engine: bounded memory", func(t *testing.T) { frozenEngine(t, n, sc) })
-	t.Run("frozen engine under serve: bounded memory", func(t *testing.T) { frozenServe(t, n) })
+	t.Run("frozen engine under serve: bounded memory", func(t *testing.T) { frozenServe(t, n, retryingShape) })
 	t.Run("index/add retried with explicit ids", func(t *testing.T) { retriedWrites(t, n, sc) })
+	t.Run("frozen engine under serve, short deadlines: bounded memory and goroutines", func(t *testing.T) { frozenServe(t, n, deadlineShape) })
 }
 
 // freezeFor is how long the engine is stopped (SIGSTOP): its sockets stay

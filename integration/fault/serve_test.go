@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,30 +22,94 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/integration/itest"
 )
 
-// serveIndex is the index frozenServe seeds on the node.
+// serveIndex is the index the frozen-engine-under-serve subtests seed on
+// the node (once: the second finds it).
 const serveIndex = "fault-serve"
 
-// frozenServe runs the built binary (`serve` with the default
-// settings — logs, metrics, MCP — over a federation of two backends on one
-// index, one paging under a point in time) under 8 clients that retry at
-// once — retrieves at each backend's endpoint, fused ones at /rcp, and
-// MCP searches — and freezes the engine (SIGSTOP) for 15s.
-// The process's heap in use (go_memstats_heap_inuse_bytes on /metrics)
-// and its resident set, during the freeze and 30s after it, stay within
-// 2× their steady-state peak + 32 MiB.
-func frozenServe(t *testing.T, n *node) {
-	seedIndex(t, n.URL(), serveIndex, 400)
-	bin := itest.BuildSidecar(t, t.TempDir())
-	p := startServe(t, bin, serveConfig(t, n.URL()))
+// sidecarBinEnv names a built binary the serve subtests run instead of
+// building the tree's, e.g. an older build to compare its figures with:
+//
+//	RCP_FAULT_SIDECAR_BIN=/path/to/old/rcp-sidecar go test -race -count=1 -run TestKillEngineUnderLoad -v ./integration/fault/
+const sidecarBinEnv = "RCP_FAULT_SIDECAR_BIN"
 
-	kinds := []loadKind{
+// serveShape is the load a frozen-engine-under-serve subtest runs.
+type serveShape struct {
+	// clients send requests of kinds in turn, each again as soon as the
+	// last was answered (retryAfterMs not honoured).
+	clients int
+	kinds   []loadKind
+	// results: every kind has a successful answer around the freeze.
+	results bool
+	// codes are the error codes an answer may carry; nil: any.
+	codes []string
+}
+
+// retryingShape is 8 clients without deadlines — retrieves at each
+// backend's endpoint, fused ones at /rcp, MCP searches: the engine calls
+// time out, the breaker opens, thousands of fast -32010 answers.
+var retryingShape = serveShape{
+	clients: 8,
+	kinds: []loadKind{
 		{"sparse", "/engines/plain/rcp/retrieve", `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"a note about %s","k":5,"mode":"sparse"}}`},
 		{"sparse pit", "/engines/pit/rcp/retrieve", `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"a note about %s","k":5,"mode":"sparse"}}`},
 		{"fused", "/rcp/retrieve", `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"a note about %s","k":5,"mode":"sparse"}}`},
 		{"mcp", "/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"a note about %s","k":3}}}`},
-	}
+	},
+	results: true,
+}
 
-	l := p.load(kinds)
+// shortDeadline is the _meta.deadlineMs of deadlineShape's requests.
+const shortDeadline = 100 * time.Millisecond
+
+// deadlineShape is 64 clients whose requests carry a deadline
+// (_meta.deadlineMs, §13.1) far shorter than the engine timeout: a
+// request that ends at its own deadline says nothing about the engine, so
+// the breaker never opens and every request reaches the engine's
+// connection pool; each abandoned request closes its connection, the next
+// one dials. Against a frozen node about 600 dials a second fill its
+// listen backlog (net.core.somaxconn, 4096 by default) within seconds,
+// and every later dial hangs in TCP connect — a goroutine and its buffers
+// each while the request that asked for it is long answered, unless the
+// connections a host are bounded. Steady load is near the node's capacity
+// on two cores, so many steady answers are -32014 too.
+var deadlineShape = serveShape{
+	clients: 64,
+	kinds:   withDeadline(retryingShape.kinds[:3], shortDeadline), // the RCP kinds
+	codes:   []string{"result", "-32010", "-32014"},
+}
+
+// withDeadline returns RCP kinds whose params carry _meta.deadlineMs d.
+func withDeadline(kinds []loadKind, d time.Duration) []loadKind {
+	meta := fmt.Sprintf(`,"_meta":{"deadlineMs":%d}}}`, d.Milliseconds())
+	out := make([]loadKind, len(kinds))
+	for i, k := range kinds {
+		k.body = strings.TrimSuffix(k.body, "}}") + meta
+		out[i] = k
+	}
+	return out
+}
+
+// frozenServe runs the binary (`serve` with the default settings — logs,
+// metrics, MCP — over a federation of two backends on one index, one
+// paging under a point in time) under shape and freezes the engine
+// (SIGSTOP) for freezeFor. The process's heap in use
+// (go_memstats_heap_inuse_bytes on /metrics) and its resident set,
+// during the freeze and 30s after it, stay within 2× their steady-state
+// peak + 32 MiB, and its goroutines (go_goroutines) within 2× their
+// steady-state peak + 256.
+func frozenServe(t *testing.T, n *node, shape serveShape) {
+	if !indexExists(n.URL(), serveIndex) {
+		seedIndex(t, n.URL(), serveIndex, 400)
+	}
+	bin := os.Getenv(sidecarBinEnv)
+	if bin == "" {
+		bin = itest.BuildSidecar(t, t.TempDir())
+	} else {
+		t.Logf("running %s=%s", sidecarBinEnv, bin)
+	}
+	p := startServe(t, bin, serveConfig(t, n.URL()))
+
+	l := p.load(shape.clients, shape.kinds)
 	defer l.stop()
 	time.Sleep(3 * time.Second) // warm pools and connections
 	s := p.sample()
@@ -52,6 +117,7 @@ func frozenServe(t *testing.T, n *node) {
 	steady := s.stop()
 
 	s = p.sample()
+	before := l.answers.Load()
 	n.signal(syscall.SIGSTOP)
 	defer func() { _ = syscall.Kill(n.pid(), syscall.SIGCONT) }() // never leave it stopped
 	frozenAt := time.Now()
@@ -59,7 +125,7 @@ func frozenServe(t *testing.T, n *node) {
 	n.signal(syscall.SIGCONT)
 	thawedAt := time.Now()
 	during := s.stop()
-	answered := l.answers.Load()
+	frozenAnswers := l.answers.Load() - before
 
 	s = p.sample()
 	time.Sleep(30 * time.Second)
@@ -68,21 +134,53 @@ func frozenServe(t *testing.T, n *node) {
 
 	heapBound := 2*steady.heap + 32<<20
 	rssBound := 2*steady.rss + 32<<20
-	t.Logf("steady: heap in use %.1f MiB, RSS %.1f MiB; during the %v freeze: %.1f / %.1f MiB; the 30s after: %.1f / %.1f MiB (bounds %.1f / %.1f MiB)",
-		mib(steady.heap), mib(steady.rss), thawedAt.Sub(frozenAt).Round(time.Second), mib(during.heap), mib(during.rss),
-		mib(after.heap), mib(after.rss), mib(heapBound), mib(rssBound))
-	t.Logf("answers by kind: %v; %d answered before the thaw", byKind, answered)
+	goBound := 2*steady.goroutines + 256
+	t.Logf("steady: heap in use %.1f MiB, RSS %.1f MiB, %d goroutines; during the %v freeze: %.1f MiB / %.1f MiB / %d; the 30s after: %.1f MiB / %.1f MiB / %d (bounds %.1f MiB / %.1f MiB / %d)",
+		mib(steady.heap), mib(steady.rss), steady.goroutines, thawedAt.Sub(frozenAt).Round(time.Second),
+		mib(during.heap), mib(during.rss), during.goroutines, mib(after.heap), mib(after.rss), after.goroutines,
+		mib(heapBound), mib(rssBound), goBound)
+	t.Logf("answers by kind: %v; %d answered during the freeze (listen backlog: net.core.somaxconn %s)", byKind, frozenAnswers, somaxconn())
 	if during.heap > heapBound || after.heap > heapBound {
 		t.Errorf("heap in use %.1f MiB during / %.1f MiB after the freeze, want ≤ 2×%.1f + 32 MiB", mib(during.heap), mib(after.heap), mib(steady.heap))
 	}
 	if during.rss > rssBound || after.rss > rssBound {
 		t.Errorf("RSS %.1f MiB during / %.1f MiB after the freeze, want ≤ 2×%.1f + 32 MiB", mib(during.rss), mib(after.rss), mib(steady.rss))
 	}
+	if during.goroutines > goBound || after.goroutines > goBound {
+		t.Errorf("%d goroutines during / %d after the freeze, want ≤ 2×%d + 256", during.goroutines, after.goroutines, steady.goroutines)
+	}
 	for k, c := range byKind {
-		if c["result"] == 0 {
+		if shape.results && c["result"] == 0 {
 			t.Errorf("%s: no successful answer around the freeze: %v", k, c)
 		}
+		for outcome := range c {
+			if shape.codes != nil && !slices.Contains(shape.codes, outcome) {
+				t.Errorf("%s: answers %v, want only %v", k, c, shape.codes)
+				break
+			}
+		}
 	}
+}
+
+// somaxconn is the kernel's bound on a listen backlog ("?" when unknown):
+// with deadlineShape, the dials that outnumber it hang.
+func somaxconn() string {
+	b, err := os.ReadFile("/proc/sys/net/core/somaxconn")
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// indexExists reports whether the node has index.
+func indexExists(base, index string) bool {
+	req, _ := newJSONRequest(context.Background(), http.MethodHead, base+"/"+index, "")
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 var topics = []string{"comets", "rockets", "oceans", "forests"}
@@ -169,7 +267,7 @@ func startServe(t *testing.T, bin, cfg string) *served {
 // a topic.
 type loadKind struct{ name, path, body string }
 
-// serveLoad is 8 clients sending requests of every kind in turn, each
+// serveLoad is clients sending requests of every kind in turn, each
 // again as soon as the last was answered (retryAfterMs not honoured).
 type serveLoad struct {
 	stopFlag atomic.Bool
@@ -180,10 +278,10 @@ type serveLoad struct {
 	stopped  bool
 }
 
-func (p *served) load(kinds []loadKind) *serveLoad {
+func (p *served) load(clients int, kinds []loadKind) *serveLoad {
 	l := &serveLoad{byKind: map[string]map[string]int{}}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}, Timeout: 30 * time.Second}
-	for w := range workers {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: 30 * time.Second}
+	for w := range clients {
 		l.wg.Go(func() {
 			for i := w; !l.stopFlag.Load(); i++ {
 				k := kinds[i%len(kinds)]
@@ -243,8 +341,9 @@ func (p *served) send(c *http.Client, k loadKind, topic string) string {
 	return "result"
 }
 
-// memory is a peak of the process's heap in use and resident set.
-type memory struct{ heap, rss uint64 }
+// memory is a peak of the process's heap in use, resident set and
+// goroutines.
+type memory struct{ heap, rss, goroutines uint64 }
 
 // memSampler records the peak every 250ms until stop.
 type memSampler struct {
@@ -260,9 +359,11 @@ func (p *served) sample() *memSampler {
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			heap, rss := p.heapInuse(), p.rss()
+			heap, goroutines := p.metrics()
+			rss := p.rss()
 			s.mu.Lock()
 			s.peak.heap, s.peak.rss = max(s.peak.heap, heap), max(s.peak.rss, rss)
+			s.peak.goroutines = max(s.peak.goroutines, goroutines)
 			s.mu.Unlock()
 			select {
 			case <-s.done:
@@ -280,23 +381,27 @@ func (s *memSampler) stop() memory {
 	return s.peak
 }
 
-// heapInuse reads go_memstats_heap_inuse_bytes from /metrics (0 when the
-// scrape fails).
-func (p *served) heapInuse() uint64 {
+// metrics reads go_memstats_heap_inuse_bytes and go_goroutines from
+// /metrics (0 when the scrape fails).
+func (p *served) metrics() (heap, goroutines uint64) {
 	resp, err := httpClient.Get(p.base + "/metrics")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_heap_inuse_bytes "); ok {
-			f, _ := strconv.ParseFloat(v, 64)
-			return uint64(f)
+		name, v, _ := strings.Cut(sc.Text(), " ")
+		f, _ := strconv.ParseFloat(v, 64)
+		switch name {
+		case "go_memstats_heap_inuse_bytes":
+			heap = uint64(f)
+		case "go_goroutines":
+			goroutines = uint64(f)
 		}
 	}
-	return 0
+	return heap, goroutines
 }
 
 // rss reads the process's VmRSS from /proc.
