@@ -117,7 +117,7 @@ func TestLiveFilterPathKeepsAnswers(t *testing.T) {
 	}
 	// An error answer keeps its cause under the filter_path.
 	a := openWritable(ctx, t, base, name, nil).(*adapter)
-	_, err := a.searchBody(ctx, "/"+name+"/_search", []byte(`{"query":{"no_such_query":{}}}`))
+	_, err := a.searchBody(ctx, "/"+name+"/_search", []byte(`{"query":{"no_such_query":{}}}`), nil)
 	var ee *Error
 	if !errors.As(err, &ee) || ee.Cause == nil || ee.Cause.Type == "" || ee.Status != http.StatusBadRequest {
 		t.Fatalf("error answer under filter_path: %v", err)

@@ -31,6 +31,12 @@ type reader struct {
 	// name in the next hit's _source reuses its string (maxNames, a
 	// linear scan: a page's hits share a handful of field names).
 	names []string
+	// spans keeps _source members other than decoded as raw spans of b
+	// (DecodeSearchSpans); checkRange makes skip refuse a number out of
+	// float64 range, as decoding it would.
+	spans      bool
+	decoded    []string
+	checkRange bool
 }
 
 // maxNames bounds reader.names.
@@ -509,12 +515,37 @@ func (r *reader) skip() error {
 	case c == 'n':
 		return r.literal("null")
 	case c == '-' || '0' <= c && c <= '9':
-		_, err := r.number()
+		tok, err := r.number()
+		if err == nil && r.checkRange {
+			err = inRange(tok)
+		}
 		return err
 	case c == 0 && r.i >= len(r.b):
 		return r.fail("unexpected end of JSON input")
 	}
 	return r.fail("invalid character")
+}
+
+// checkedSkip is skip refusing what any refuses: a number out of float64
+// range as well as malformed JSON.
+func (r *reader) checkedSkip() error {
+	r.checkRange = true
+	err := r.skip()
+	r.checkRange = false
+	return err
+}
+
+// inRange reports the error float gives for a number token out of
+// float64 range. Without an exponent, a token shorter than 300 bytes is
+// below 1e300 and needs no parsing.
+func inRange(tok []byte) error {
+	if len(tok) < 300 && bytes.IndexAny(tok, "eE") < 0 {
+		return nil
+	}
+	if _, err := strconv.ParseFloat(string(tok), 64); err != nil {
+		return fmt.Errorf("number %s: %w", tok, err)
+	}
+	return nil
 }
 
 // skipString validates a string without unquoting it (encoding/json does

@@ -1,0 +1,96 @@
+// Package dsltest writes seeded Elasticsearch/OpenSearch `_search`
+// replies for tests that compare two ways of reading them: hits whose
+// _source mixes the fields an adapter interprets (content, title, URI,
+// document id, vectors; sometimes of the wrong type or repeated) with
+// generated metadata (rcptest.JSONGen), repeated and null _source
+// members, hits without one. The same seed writes the same reply.
+package dsltest
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
+)
+
+// Fields names the _source members a reply gives meaning to.
+type Fields struct {
+	Content, Title, URI, DocID string
+	Vectors                    []string
+	// Dims is the length of the vectors written (0 means 4).
+	Dims int
+}
+
+// Reply writes one _search reply of up to maxHits hits.
+func Reply(seed uint64, f Fields, maxHits int) []byte {
+	g := rcptest.NewJSONGen(seed)
+	r := g.R
+	var b strings.Builder
+	b.WriteString(`{"took":3,"timed_out":false,"_shards":{"total":1,"successful":1,"skipped":0,"failed":0},"hits":{"total":{"value":`)
+	n := r.IntN(maxHits + 1)
+	fmt.Fprintf(&b, `%d,"relation":"eq"},"max_score":1.5,"hits":[`, n)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"_index":"idx","_id":"d%d","_score":%s`, i, strconv.FormatFloat(r.Float64()*10, 'g', -1, 64))
+		switch k := r.IntN(12); {
+		case k == 0: // no _source
+		case k == 1:
+			b.WriteString(`,"_source":null`)
+		case k == 2: // a repeated _source adds to the first
+			b.WriteString(`,"_source":` + source(g, f) + `,"_source":` + source(g, f))
+		default:
+			b.WriteString(`,"_source":` + source(g, f))
+		}
+		if r.IntN(3) == 0 && f.Content != "" {
+			fmt.Fprintf(&b, `,"highlight":{%q:["%s"]}`, f.Content, []string{"quick", "a", "zz"}[r.IntN(3)])
+		}
+		b.WriteByte('}')
+	}
+	b.WriteString(`]}}`)
+	return []byte(b.String())
+}
+
+// source writes one _source object.
+func source(g *rcptest.JSONGen, f Fields) string {
+	r := g.R
+	var members []string
+	add := func(name, value string) { members = append(members, strconv.Quote(name)+":"+value) }
+	for range r.IntN(8) {
+		members = append(members, g.Key()+":"+string(g.Value()))
+	}
+	str := func() string {
+		if r.IntN(8) == 0 {
+			return string(g.Value()) // the wrong type, sometimes
+		}
+		if r.IntN(2) == 0 {
+			return `"the quick brown fox, a ` + strconv.Itoa(r.IntN(100)) + `"`
+		}
+		return g.String()
+	}
+	for _, name := range []string{f.Content, f.Title, f.URI, f.DocID} {
+		if name != "" && r.IntN(5) > 0 {
+			add(name, str())
+			if r.IntN(10) == 0 {
+				add(name, str()) // repeated
+			}
+		}
+	}
+	dims := f.Dims
+	if dims == 0 {
+		dims = 4
+	}
+	for _, name := range f.Vectors {
+		if r.IntN(3) > 0 {
+			xs := make([]string, dims)
+			for i := range xs {
+				xs[i] = strconv.FormatFloat(r.NormFloat64(), 'g', -1, 32)
+			}
+			add(name, "["+strings.Join(xs, ",")+"]")
+		}
+	}
+	r.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
+	return "{" + strings.Join(members, ",") + "}"
+}
