@@ -15,11 +15,13 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl/dsltest"
 )
 
 // TestLiveFilterPathKeepsAnswers: a search sent with the filter_path the
-// adapter now asks for decodes to exactly the candidates the same body
-// decodes to without it (the previous request shape), for generated
+// adapter now asks for, its metadata kept as spans, gives exactly the RCP
+// answer and the candidates the same body decoded in full gives without
+// it (the previous request shape), for generated
 // documents (escapes, non-ASCII, nested and numeric meta) and queries
 // with and without text; an error answer keeps its cause.
 func TestLiveFilterPathKeepsAnswers(t *testing.T) {
@@ -106,6 +108,14 @@ func TestLiveFilterPathKeepsAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The answer the metadata spans give is the decoded one's, byte
+		// for byte; the candidates, metadata decoded, are the same.
+		gotAns, gotErr := dsltest.Answer(got)
+		wantAns, wantErr := dsltest.Answer(want)
+		if gotErr != nil || wantErr != nil || string(gotAns) != string(wantAns) {
+			t.Fatalf("case %d (seed %d, %+v): answers differ\n spans   %s (%v)\n decoded %s (%v)", i, seed, req, gotAns, gotErr, wantAns, wantErr)
+		}
+		dsltest.Materialize(got)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("case %d (seed %d, %+v):\n with filter_path %+v\n without          %+v", i, seed, req, got, want)
 		}

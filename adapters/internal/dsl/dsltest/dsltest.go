@@ -3,7 +3,9 @@
 // _source mixes the fields an adapter interprets (content, title, URI,
 // document id, vectors; sometimes of the wrong type or repeated) with
 // generated metadata (rcptest.JSONGen), repeated and null _source
-// members, hits without one. The same seed writes the same reply.
+// members, hits without one. The same seed writes the same reply. Answer
+// and Materialize put the candidates read from a reply in the forms such
+// tests compare.
 package dsltest
 
 import (
@@ -11,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 )
 
@@ -93,4 +97,28 @@ func source(g *rcptest.JSONGen, f Fields) string {
 	}
 	r.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
 	return "{" + strings.Join(members, ",") + "}"
+}
+
+// Answer is the RCP answer carrying c's hits as the pipeline carries a
+// candidate's fields (id, score, text, meta, vector, citation).
+func Answer(c *adapters.Candidates) ([]byte, error) {
+	res := &rcp.RetrieveResult{Hits: make([]rcp.Hit, 0, len(c.Hits))}
+	for _, h := range c.Hits {
+		hit := rcp.Hit{ID: h.ID, Score: h.Score, Text: h.Text, Meta: h.Meta, Citation: h.Citation}
+		if h.Vector != nil {
+			hit.Vector = h.Vector
+		}
+		res.Hits = append(res.Hits, hit)
+	}
+	return res.AppendJSON(nil)
+}
+
+// Materialize replaces every rcp.RawJSON meta value of c's hits by its
+// decoded value (rcp.MetaValue), for comparison with decoded candidates.
+func Materialize(c *adapters.Candidates) {
+	for i := range c.Hits {
+		for k, v := range c.Hits[i].Meta {
+			c.Hits[i].Meta[k] = rcp.MetaValue(v)
+		}
+	}
 }
