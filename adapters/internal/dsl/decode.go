@@ -25,9 +25,10 @@ func DecodeSearch(data []byte) (*SearchResponse, error) {
 // only the members named in decoded become Go values: every other member
 // is kept as an rcp.RawJSON slice of data, which the RCP encoder writes
 // exactly as the decoded value would be written, so metadata that is only
-// passed on is never built as Go values. It accepts and rejects exactly
-// what DecodeSearch does. data must not change while the response or a
-// value taken from it is in use.
+// passed on is never built as Go values; and a string without escapes
+// (a hit's text, id, title) views data instead of copying it. It accepts
+// and rejects exactly what DecodeSearch does. data must not change while
+// the response or a value taken from it is in use.
 func DecodeSearchSpans(data []byte, decoded []string) (*SearchResponse, error) {
 	return decodeSearch(&reader{b: data, spans: true, decoded: decoded})
 }

@@ -32,7 +32,7 @@ type reader struct {
 	// linear scan: a page's hits share a handful of field names).
 	names []string
 	// spans keeps _source members other than decoded as raw spans of b
-	// (DecodeSearchSpans); checkRange makes skip refuse a number out of
+	// and strings as views of it (DecodeSearchSpans); checkRange makes skip refuse a number out of
 	// float64 range, as decoding it would.
 	spans      bool
 	decoded    []string
@@ -197,9 +197,11 @@ func (r *reader) str() (string, error) {
 		return "", r.fail("expected a string")
 	}
 	s, copied, err := r.rawString(nil)
-	if copied && err == nil && len(s) > 0 {
+	if (copied || r.spans) && err == nil && len(s) > 0 {
 		// unquote decoded into a buffer of its own (rawString(nil)), which
-		// nothing else references: the string can own it.
+		// nothing else references: the string can own it. Reading spans,
+		// the input does not change while what is read from it is in use
+		// (DecodeSearchSpans): the string can view it.
 		return unsafe.String(&s[0], len(s)), nil
 	}
 	return string(s), err
