@@ -67,7 +67,7 @@ func (e *jsonAppender) rawJSON(r RawJSON) {
 		e.raw("null")
 		return
 	}
-	b := trimSpace(r)
+	b := trimJSONSpace(r)
 	if len(b) == 0 {
 		e.fail(errRawJSON)
 		return
@@ -79,17 +79,6 @@ func (e *jsonAppender) fail(err error) {
 	if e.err == nil {
 		e.err = err
 	}
-}
-
-func trimSpace(b []byte) []byte {
-	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-	for len(b) > 0 && isSpace(b[0]) {
-		b = b[1:]
-	}
-	for len(b) > 0 && isSpace(b[len(b)-1]) {
-		b = b[:len(b)-1]
-	}
-	return b
 }
 
 // rawValue writes the value b (no surrounding space) at nesting depth.
