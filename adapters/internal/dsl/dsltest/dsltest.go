@@ -9,7 +9,11 @@
 package dsltest
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -44,9 +48,9 @@ func Reply(seed uint64, f Fields, maxHits int) []byte {
 		case k == 1:
 			b.WriteString(`,"_source":null`)
 		case k == 2: // a repeated _source adds to the first
-			b.WriteString(`,"_source":` + source(g, f) + `,"_source":` + source(g, f))
+			b.WriteString(`,"_source":` + Source(g, f) + `,"_source":` + Source(g, f))
 		default:
-			b.WriteString(`,"_source":` + source(g, f))
+			b.WriteString(`,"_source":` + Source(g, f))
 		}
 		if r.IntN(3) == 0 && f.Content != "" {
 			fmt.Fprintf(&b, `,"highlight":{%q:["%s"]}`, f.Content, []string{"quick", "a", "zz"}[r.IntN(3)])
@@ -57,8 +61,11 @@ func Reply(seed uint64, f Fields, maxHits int) []byte {
 	return []byte(b.String())
 }
 
-// source writes one _source object.
-func source(g *rcptest.JSONGen, f Fields) string {
+// Source writes one _source object: generated metadata members and, in
+// random order, most of the fields f names, their text sometimes "the
+// quick brown fox, a N" (which a test can query), sometimes of the wrong
+// type or repeated.
+func Source(g *rcptest.JSONGen, f Fields) string {
 	r := g.R
 	var members []string
 	add := func(name, value string) { members = append(members, strconv.Quote(name)+":"+value) }
@@ -97,6 +104,23 @@ func source(g *rcptest.JSONGen, f Fields) string {
 	}
 	r.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
 	return "{" + strings.Join(members, ",") + "}"
+}
+
+// Put stores body at url with a PUT, as it is (a document whose bytes
+// matter), and returns the status.
+func Put(ctx context.Context, url string, body []byte) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode, nil
 }
 
 // Answer is the RCP answer carrying c's hits as the pipeline carries a
