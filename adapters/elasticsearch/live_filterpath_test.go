@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -108,17 +107,7 @@ func TestLiveFilterPathKeepsAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The answer the metadata spans give is the decoded one's, byte
-			// for byte; the candidates, metadata decoded, are the same.
-			gotAns, gotErr := dsltest.Answer(got)
-			wantAns, wantErr := dsltest.Answer(want)
-			if gotErr != nil || wantErr != nil || string(gotAns) != string(wantAns) {
-				t.Fatalf("case %d (seed %d, highlight %v, %+v): answers differ\n spans   %s (%v)\n decoded %s (%v)", i, seed, hl, req, gotAns, gotErr, wantAns, wantErr)
-			}
-			dsltest.Materialize(got)
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("case %d (seed %d, highlight %v, %+v):\n with filter_path %+v\n without          %+v", i, seed, hl, req, got, want)
-			}
+			dsltest.SameAnswer(t, got, want, fmt.Sprintf("case %d (seed %d, highlight %v, %+v), with filter_path (got) and without", i, seed, hl, req))
 			hits += len(got.Hits)
 		}
 		if hits == 0 {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl/dsltest"
-	"github.com/rcp-sidecar/rcp-sidecar/rcp/rcptest"
 )
 
 // TestLiveSpansMatchDecode: documents stored as generated JSON
@@ -32,18 +30,7 @@ func TestLiveSpansMatchDecode(t *testing.T) {
 		"mappings": map[string]any{"dynamic": false, "properties": map[string]any{
 			"text": map[string]any{"type": "text"}, "title": map[string]any{"type": "text"}}},
 	})
-	g := rcptest.NewJSONGen(seed)
-	fields := dsltest.Fields{Content: "text", Title: "title"}
-	stored := 0
-	for i := range 200 {
-		status, err := dsltest.Put(ctx, fmt.Sprintf("%s/%s/_doc/d%03d", base, name, i), []byte(dsltest.Source(g, fields)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if status/100 == 2 {
-			stored++ // the engine refuses some (repeated keys, invalid UTF-8, a text that is not one)
-		}
-	}
+	stored := dsltest.StoreSources(ctx, t, base+"/"+name+"/_doc/", seed, 200, dsltest.Fields{Content: "text", Title: "title"})
 	if stored < 20 {
 		t.Fatalf("only %d of 200 generated documents stored: the comparison would prove little", stored)
 	}
@@ -84,15 +71,7 @@ func TestLiveSpansMatchDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gotAns, gotErr := dsltest.Answer(got)
-		wantAns, wantErr := dsltest.Answer(want)
-		if gotErr != nil || wantErr != nil || string(gotAns) != string(wantAns) {
-			t.Fatalf("seed %d, text %v: answers differ\n spans   %s (%v)\n decoded %s (%v)", seed, withText, gotAns, gotErr, wantAns, wantErr)
-		}
-		dsltest.Materialize(got)
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("seed %d, text %v:\n spans   %+v\n decoded %+v", seed, withText, got, want)
-		}
+		dsltest.SameAnswer(t, got, want, fmt.Sprintf("seed %d, text %v", seed, withText))
 		hits += len(got.Hits)
 	}
 	t.Logf("%d of 200 generated documents stored, %d hits compared", stored, hits)

@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -106,6 +108,26 @@ func Source(g *rcptest.JSONGen, f Fields) string {
 	return "{" + strings.Join(members, ",") + "}"
 }
 
+// StoreSources PUTs n documents whose _source Source writes (seeded with
+// seed) at docs+"d000"…, as they are, and returns how many the engine
+// stored: it refuses some (repeated keys, invalid UTF-8, a content field
+// that is not text).
+func StoreSources(ctx context.Context, t testing.TB, docs string, seed uint64, n int, f Fields) int {
+	t.Helper()
+	g := rcptest.NewJSONGen(seed)
+	stored := 0
+	for i := range n {
+		status, err := Put(ctx, fmt.Sprintf("%sd%03d", docs, i), []byte(Source(g, f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status/100 == 2 {
+			stored++
+		}
+	}
+	return stored
+}
+
 // Put stores body at url with a PUT, as it is (a document whose bytes
 // matter), and returns the status.
 func Put(ctx context.Context, url string, body []byte) (int, error) {
@@ -135,6 +157,23 @@ func Answer(c *adapters.Candidates) ([]byte, error) {
 		res.Hits = append(res.Hits, hit)
 	}
 	return res.AppendJSON(nil)
+}
+
+// SameAnswer fails t unless got (its metadata kept as spans) gives
+// exactly the RCP answer want (decoded in full) gives, and unless the two
+// are the same candidates once got's metadata is decoded; what names the
+// case in the failure.
+func SameAnswer(t testing.TB, got, want *adapters.Candidates, what string) {
+	t.Helper()
+	gotAns, gotErr := Answer(got)
+	wantAns, wantErr := Answer(want)
+	if gotErr != nil || wantErr != nil || string(gotAns) != string(wantAns) {
+		t.Fatalf("%s: answers differ\n spans   %s (%v)\n decoded %s (%v)", what, gotAns, gotErr, wantAns, wantErr)
+	}
+	Materialize(got)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: candidates differ\n spans   %+v\n decoded %+v", what, got, want)
+	}
 }
 
 // Materialize replaces every rcp.RawJSON meta value of c's hits by its
