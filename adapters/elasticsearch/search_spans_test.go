@@ -3,7 +3,6 @@ package elasticsearch
 import (
 	"encoding/json"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -30,16 +29,9 @@ func TestDecodeSpansMatchesDecode(t *testing.T) {
 		t.Fatalf("the fixture names no content, title, URI or vector field: %+v", fields)
 	}
 	p := &adapters.Plan{Stage: adapters.StageLexical, Body: json.RawMessage(`{}`)}
-	from, to := uint64(0), uint64(300)
-	if s := os.Getenv("RCP_REPLY_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		from, to = n, n+1
-	}
 	hits := 0
-	for seed := from; seed < to; seed++ {
+	seeds := dsltest.Seeds(t, 300)
+	for _, seed := range seeds {
 		repro := "RCP_REPLY_SEED=" + strconv.FormatUint(seed, 10) + " go test ./adapters/elasticsearch -run TestDecodeSpansMatchesDecode"
 		data := dsltest.Reply(seed, fields, 12)
 		full, fullErr := dsl.DecodeSearch(data)
@@ -61,7 +53,7 @@ func TestDecodeSpansMatchesDecode(t *testing.T) {
 		dsltest.SameAnswer(t, got, want, repro)
 		hits += len(got.Hits)
 	}
-	if to-from > 1 && hits < 1000 {
+	if len(seeds) > 1 && hits < 1000 {
 		t.Fatalf("only %d hits compared", hits)
 	}
 }

@@ -3,7 +3,6 @@ package opensearch
 import (
 	"encoding/json"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -27,16 +26,9 @@ func TestDecodeSpansMatchesDecode(t *testing.T) {
 		t.Fatalf("the fixture names no content or vector field: %+v", fields)
 	}
 	p := &adapters.Plan{Stage: adapters.StageLexical, Body: json.RawMessage(`{}`)}
-	from, to := uint64(0), uint64(300)
-	if env := os.Getenv("RCP_REPLY_SEED"); env != "" {
-		n, err := strconv.ParseUint(env, 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		from, to = n, n+1
-	}
 	hits := 0
-	for seed := from; seed < to; seed++ {
+	seeds := dsltest.Seeds(t, 300)
+	for _, seed := range seeds {
 		repro := "RCP_REPLY_SEED=" + strconv.FormatUint(seed, 10) + " go test ./adapters/opensearch -run TestDecodeSpansMatchesDecode"
 		data := dsltest.Reply(seed, fields, 12)
 		full, fullErr := dsl.DecodeSearch(data)
@@ -58,7 +50,7 @@ func TestDecodeSpansMatchesDecode(t *testing.T) {
 		dsltest.SameAnswer(t, got, want, repro)
 		hits += len(got.Hits)
 	}
-	if to-from > 1 && hits < 1000 {
+	if len(seeds) > 1 && hits < 1000 {
 		t.Fatalf("only %d hits compared", hits)
 	}
 }

@@ -1,7 +1,6 @@
 package dsl
 
 import (
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -77,23 +76,16 @@ func checkSpans(t *testing.T, data []byte, decoded []string, repro string) {
 // metadata as spans gives what decoding it gives (RCP_REPLY_SEED=n runs
 // one seed).
 func TestSpansMatchDecode(t *testing.T) {
-	from, to := uint64(0), uint64(600)
-	if s := os.Getenv("RCP_REPLY_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		from, to = n, n+1
-	}
 	hits := 0
-	for seed := from; seed < to; seed++ {
+	seeds := dsltest.Seeds(t, 600)
+	for _, seed := range seeds {
 		data := dsltest.Reply(seed, spanFields, 12)
 		checkSpans(t, data, decodedNames(spanFields), "RCP_REPLY_SEED="+strconv.FormatUint(seed, 10)+" go test ./adapters/internal/dsl -run TestSpansMatchDecode")
 		if sr, err := DecodeSearch(data); err == nil {
 			hits += len(sr.Hits.Hits)
 		}
 	}
-	if to-from > 1 && hits < 1000 {
+	if len(seeds) > 1 && hits < 1000 {
 		t.Fatalf("only %d hits decoded: the comparison proved little", hits)
 	}
 }

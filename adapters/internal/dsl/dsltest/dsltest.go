@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -30,6 +31,24 @@ type Fields struct {
 	Vectors                    []string
 	// Dims is the length of the vectors written (0 means 4).
 	Dims int
+}
+
+// Seeds are the seeds a differential test over replies runs: 0 to n-1,
+// or the one RCP_REPLY_SEED names (a failure's repro).
+func Seeds(t testing.TB, n uint64) []uint64 {
+	t.Helper()
+	if env := os.Getenv("RCP_REPLY_SEED"); env != "" {
+		seed, err := strconv.ParseUint(env, 10, 64)
+		if err != nil {
+			t.Fatalf("RCP_REPLY_SEED: %v", err)
+		}
+		return []uint64{seed}
+	}
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = uint64(i)
+	}
+	return out
 }
 
 // Reply writes one _search reply of up to maxHits hits.
