@@ -186,11 +186,14 @@ type Plan struct {
 
 // Candidate is one hit as the engine returned it.
 type Candidate struct {
-	ID       string
-	Score    float64
-	Text     string
-	Title    string
-	URI      string
+	ID    string
+	Score float64
+	Text  string
+	Title string
+	URI   string
+	// Meta is the hit's metadata. A value may be an rcp.RawJSON (the
+	// engine's text, written as its decoded value would be): code that
+	// looks inside a value reads it through rcp.MetaValue.
 	Meta     map[string]any
 	Vector   []float32
 	Citation *rcp.Citation

@@ -277,7 +277,7 @@ func hitText(rank int, h *rcp.Hit, scale string) string {
 		}
 	}
 	if title == "" {
-		if t, ok := h.Meta["title"].(string); ok {
+		if t, ok := rcp.MetaValue(h.Meta["title"]).(string); ok {
 			title = t
 		}
 	}

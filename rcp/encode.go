@@ -17,8 +17,8 @@ var errNonFinite = errors.New("rcp: NaN or infinite number is not valid JSON (§
 // what encoding/json.Marshal produces for r (compact, HTML-escaped, keys of
 // maps sorted), without reflection: retrieve results are the hot path of
 // every transport. NaN and ±Inf are refused as Marshal refuses them.
-// Metadata values of types other than the JSON scalars, []any, []string and
-// map[string]any are encoded by encoding/json.
+// Metadata values of types other than the JSON scalars, []any, []string,
+// map[string]any and RawJSON are encoded by encoding/json.
 func (r *RetrieveResult) AppendJSON(dst []byte) ([]byte, error) {
 	if r == nil {
 		return append(dst, "null"...), nil
@@ -296,6 +296,8 @@ func (e *jsonAppender) value(v any) {
 		e.strings(x)
 	case json.Number:
 		e.number(x)
+	case RawJSON:
+		e.rawJSON(x)
 	default:
 		b, err := json.Marshal(x)
 		if err != nil && e.err == nil {

@@ -185,8 +185,9 @@ func halfLife(days float64) string {
 
 // searchPIT runs a plan whose Op carries a point-in-time fragment:
 // opening the point in time first when asked, fixing the recency origin,
-// and returning the continuation and snapshot.
-func (a *adapter) searchPIT(ctx context.Context, p *adapters.Plan, frag string) (*dsl.SearchResponse, *pitState, error) {
+// and returning the continuation and snapshot. decoded names the _source
+// members read as Go values (searchBody).
+func (a *adapter) searchPIT(ctx context.Context, p *adapters.Plan, frag string, decoded []string) (*dsl.SearchResponse, *pitState, error) {
 	q, _ := url.ParseQuery(frag)
 	body := p.Body
 	ps := &pitState{Pinned: q.Get("pinned") == "1"}
@@ -204,7 +205,7 @@ func (a *adapter) searchPIT(ctx context.Context, p *adapters.Plan, frag string) 
 			return nil, nil, err
 		}
 	}
-	sr, err := a.searchBody(ctx, "/_search", body)
+	sr, err := a.searchBody(ctx, "/_search", body, decoded)
 	if err == nil {
 		if err = incomplete(sr); err != nil {
 			sr = nil
@@ -229,7 +230,7 @@ func (a *adapter) searchPIT(ctx context.Context, p *adapters.Plan, frag string) 
 		if body, oerr = fillPIT(body, id, ps.Origin); oerr != nil {
 			return nil, nil, oerr
 		}
-		if sr, err = a.searchBody(ctx, "/_search", body); err == nil {
+		if sr, err = a.searchBody(ctx, "/_search", body, decoded); err == nil {
 			err = incomplete(sr)
 		}
 		ps.Reopened = true

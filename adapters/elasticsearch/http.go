@@ -20,12 +20,6 @@ type response = eshttp.Response
 // become *Error carrying the decoded error body; transport failures are
 // returned as they are (ErrorCode classifies both).
 func (a *adapter) do(ctx context.Context, method, path string, body []byte, ndjson bool) (*response, error) {
-	return a.doWith(ctx, method, path, body, ndjson, nil)
-}
-
-// doWith is do, except that a 2xx body is handed to use in a pooled buffer
-// (which use must not keep) instead of being copied into the response.
-func (a *adapter) doWith(ctx context.Context, method, path string, body []byte, ndjson bool, use func([]byte) error) (*response, error) {
 	req, err := eshttp.NewRequest(ctx, Name, method, path, body, ndjson)
 	if err != nil {
 		return nil, err
@@ -35,7 +29,7 @@ func (a *adapter) doWith(ctx context.Context, method, path string, body []byte, 
 	if err != nil {
 		return nil, err
 	}
-	out, err := eshttp.Read(res, use)
+	out, err := eshttp.Read(res)
 	if err != nil || out.Status/100 == 2 {
 		return out, err
 	}

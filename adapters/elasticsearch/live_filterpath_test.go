@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl/dsltest"
 )
 
 // filterPathDocs are generated documents whose _source carries what a
@@ -45,8 +45,9 @@ func filterPathDocs(seed uint64, n int) []adapters.Document {
 }
 
 // TestLiveFilterPathKeepsAnswers: a search sent with the filter_path the
-// adapter now asks for decodes to exactly the candidates the same body
-// decodes to without it (the previous request shape), for generated
+// adapter now asks for, its metadata kept as spans, gives exactly the RCP
+// answer and the candidates the same body decoded in full gives without
+// it (the previous request shape), for generated
 // queries with and without text, with and without highlights; an error
 // answer keeps its cause.
 func TestLiveFilterPathKeepsAnswers(t *testing.T) {
@@ -106,9 +107,7 @@ func TestLiveFilterPathKeepsAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("case %d (seed %d, highlight %v, %+v):\n with filter_path %+v\n without          %+v", i, seed, hl, req, got, want)
-			}
+			dsltest.SameAnswer(t, got, want, fmt.Sprintf("case %d (seed %d, highlight %v, %+v), with filter_path (got) and without", i, seed, hl, req))
 			hits += len(got.Hits)
 		}
 		if hits == 0 {
@@ -117,7 +116,7 @@ func TestLiveFilterPathKeepsAnswers(t *testing.T) {
 	}
 	// An error answer keeps its cause under the filter_path.
 	a := openWritable(ctx, t, base, name, nil).(*adapter)
-	_, err := a.searchBody(ctx, "/"+name+"/_search", []byte(`{"query":{"no_such_query":{}}}`))
+	_, err := a.searchBody(ctx, "/"+name+"/_search", []byte(`{"query":{"no_such_query":{}}}`), nil)
 	var ee *Error
 	if !errors.As(err, &ee) || ee.Cause == nil || ee.Cause.Type == "" || ee.Status != http.StatusBadRequest {
 		t.Fatalf("error answer under filter_path: %v", err)

@@ -31,7 +31,7 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 		return a.searchSnapshot(ctx, st, p, frag)
 	}
 	id := reranksInEngine(p)
-	sr, err := a.searchBody(ctx, path, p.Body)
+	sr, err := a.searchBody(ctx, path, p.Body, st.sourceFields())
 	if err != nil {
 		if id != "" {
 			return nil, rerankError(err)
@@ -48,7 +48,7 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 // searchSnapshot runs a point-in-time plan: the snapshot is echoed and,
 // when the plan pages (page=1), the continuation returned (§10, §7.7.1).
 func (a *adapter) searchSnapshot(ctx context.Context, st *probeState, p *adapters.Plan, frag string) (*adapters.Candidates, error) {
-	sr, ps, err := a.searchPIT(ctx, p, frag)
+	sr, ps, err := a.searchPIT(ctx, p, frag, st.sourceFields())
 	if err != nil {
 		return nil, err
 	}
@@ -66,16 +66,35 @@ func (a *adapter) searchSnapshot(ctx context.Context, st *probeState, p *adapter
 	return c, nil
 }
 
-// searchBody POSTs a search body to path and decodes the response.
-func (a *adapter) searchBody(ctx context.Context, path string, body []byte) (*dsl.SearchResponse, error) {
-	var sr *dsl.SearchResponse
-	_, err := a.doWith(ctx, http.MethodPost, dsl.WithSearchFilterPath(path), body, false, func(data []byte) (err error) {
-		if sr, err = dsl.DecodeSearch(data); err != nil {
-			return fmt.Errorf("elasticsearch: %w", err)
-		}
-		return nil
-	})
-	return sr, err
+// searchBody POSTs a search body to path and decodes the response, of
+// each hit's _source only the members named in decoded as Go values: the
+// others stay spans of the body (dsl.DecodeSearchSpans), which is
+// therefore read into a buffer of its own rather than a pooled one.
+func (a *adapter) searchBody(ctx context.Context, path string, body []byte, decoded []string) (*dsl.SearchResponse, error) {
+	res, err := a.do(ctx, http.MethodPost, dsl.WithSearchFilterPath(path), body, false)
+	if err != nil {
+		return nil, err
+	}
+	sr, err := dsl.DecodeSearchSpans(res.Body, decoded)
+	if err != nil {
+		return nil, fmt.Errorf("elasticsearch: %w", err)
+	}
+	return sr, nil
+}
+
+// sourceFields are the _source members decodeHit reads as Go values: the
+// content, title, URI and document-id fields and the vector fields;
+// every other member is metadata passed on as the engine wrote it.
+func (st *probeState) sourceFields() []string {
+	out := make([]string, 0, 4+len(st.vectors))
+	out = append(out, st.content, st.docField)
+	if st.ev != nil {
+		out = append(out, st.ev.TitleField, st.ev.URIField)
+	}
+	for name := range st.vectors {
+		out = append(out, name)
+	}
+	return out
 }
 
 // errPartial reports a response the engine could not complete; no partial
@@ -136,7 +155,8 @@ func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*ad
 func planVectorField(p *adapters.Plan) string { return dsl.KnnField(p.Body) }
 
 // decodeHit maps one hit: the content field becomes Text, vector fields
-// Vector, every other source key Meta. Its citation is appended to cites,
+// Vector, every other source key Meta (as rcp.RawJSON when the response
+// was read by searchBody, see sourceFields). Its citation is appended to cites,
 // which the page's hits share.
 func decodeHit(st *probeState, h *dsl.Hit, cites *[]rcp.Citation) adapters.Candidate {
 	c := adapters.Candidate{ID: h.ID, Sort: h.Sort, DocID: docID(st, h.Source)}

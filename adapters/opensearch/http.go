@@ -75,12 +75,6 @@ func (c *client) close() error {
 // error body; transport failures are returned as they are (ErrorCode
 // classifies both).
 func (c *client) do(ctx context.Context, method, path string, body []byte, ndjson bool) (*response, error) {
-	return c.doWith(ctx, method, path, body, ndjson, nil)
-}
-
-// doWith is do, except that a 2xx body is handed to use in a pooled buffer
-// (which use must not keep) instead of being copied into the response.
-func (c *client) doWith(ctx context.Context, method, path string, body []byte, ndjson bool, use func([]byte) error) (*response, error) {
 	req, err := eshttp.NewRequest(ctx, Name, method, path, body, ndjson)
 	if err != nil {
 		return nil, err
@@ -89,7 +83,7 @@ func (c *client) doWith(ctx context.Context, method, path string, body []byte, n
 	if err != nil {
 		return nil, err
 	}
-	out, err := eshttp.Read(res, use)
+	out, err := eshttp.Read(res)
 	if err != nil || out.Status/100 == 2 {
 		return out, err
 	}

@@ -8,18 +8,19 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl/dsltest"
 )
 
 // TestLiveFilterPathKeepsAnswers: a search sent with the filter_path the
-// adapter now asks for decodes to exactly the candidates the same body
-// decodes to without it (the previous request shape), for generated
+// adapter now asks for, its metadata kept as spans, gives exactly the RCP
+// answer and the candidates the same body decoded in full gives without
+// it (the previous request shape), for generated
 // documents (escapes, non-ASCII, nested and numeric meta) and queries
 // with and without text; an error answer keeps its cause.
 func TestLiveFilterPathKeepsAnswers(t *testing.T) {
@@ -106,9 +107,7 @@ func TestLiveFilterPathKeepsAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("case %d (seed %d, %+v):\n with filter_path %+v\n without          %+v", i, seed, req, got, want)
-		}
+		dsltest.SameAnswer(t, got, want, fmt.Sprintf("case %d (seed %d, %+v), with filter_path (got) and without", i, seed, req))
 		hits += len(got.Hits)
 	}
 	if hits == 0 {

@@ -28,13 +28,15 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 	if !ok || method != http.MethodPost {
 		return nil, fmt.Errorf("opensearch: plan op %q is not a search", p.Op)
 	}
+	// The body is read into a buffer of its own, not a pooled one: the
+	// metadata members of _source stay spans of it (sourceFields).
+	res, err := a.http.do(ctx, method, dsl.WithSearchFilterPath(path), p.Body, false)
 	var sr *dsl.SearchResponse
-	_, err := a.http.doWith(ctx, method, dsl.WithSearchFilterPath(path), p.Body, false, func(data []byte) (err error) {
-		if sr, err = dsl.DecodeSearch(data); err != nil {
-			return fmt.Errorf("opensearch: %w", err)
+	if err == nil {
+		if sr, err = dsl.DecodeSearchSpans(res.Body, s.sourceFields()); err != nil {
+			err = fmt.Errorf("opensearch: %w", err)
 		}
-		return nil
-	})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +109,21 @@ func decodeHits(s *schema, p *adapters.Plan, sr *dsl.SearchResponse) (*adapters.
 		c.Hits = append(c.Hits, cand)
 	}
 	return c, nil
+}
+
+// sourceFields are the _source members candidate reads as Go values:
+// the content, title and URI fields and the vector fields; every other
+// member is metadata passed on as the engine wrote it (rcp.RawJSON).
+func (s *schema) sourceFields() []string {
+	out := make([]string, 0, 3+len(s.vectors))
+	out = append(out, s.content)
+	if s.ev != nil {
+		out = append(out, s.ev.TitleField, s.ev.URIField)
+	}
+	for name := range s.vectors {
+		out = append(out, name)
+	}
+	return out
 }
 
 // candidate splits _source into text, title, URI, vector and metadata.

@@ -128,8 +128,10 @@ var layers = map[string][]string{
 	"retrieval": {"std", "adapters", "capability", "filterlang", "rankmath", "rcp", "go.opentelemetry.io/"},
 
 	// Engines implement the contract and never import the pipeline.
-	"adapters/internal/dsl":       {"std"},
-	"adapters/internal/dslfilter": {"std", "adapters/internal/dsl", "filterlang", "rcp", "capability", "mapping"},
+	"adapters/internal/dsl": {"std", "rcp"},
+	// Seeded _search replies for the differential tests of their readers.
+	"adapters/internal/dsl/dsltest": {"std", "adapters", "rcp", "rcp/rcptest"},
+	"adapters/internal/dslfilter":   {"std", "adapters/internal/dsl", "filterlang", "rcp", "capability", "mapping"},
 	// Index-isolation bookkeeping the Elasticsearch-family adapters share.
 	"adapters/internal/tenantidx": {"std", "adapters", "mapping", "rcp"},
 	// Error classification steps the Elasticsearch-family adapters share.

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // DecodeSearch reads a _search response in one pass (reader): the fields
@@ -15,7 +18,22 @@ import (
 // count, that member names match exactly (Elasticsearch and OpenSearch
 // never vary their case) and that a bare null is not a response.
 func DecodeSearch(data []byte) (*SearchResponse, error) {
-	r := &reader{b: data}
+	return decodeSearch(&reader{b: data})
+}
+
+// DecodeSearchSpans is DecodeSearch, except that of each hit's _source
+// only the members named in decoded become Go values: every other member
+// is kept as an rcp.RawJSON slice of data, which the RCP encoder writes
+// exactly as the decoded value would be written, so metadata that is only
+// passed on is never built as Go values; and a string without escapes
+// (a hit's text, id, title) views data instead of copying it. It accepts
+// and rejects exactly what DecodeSearch does. data must not change while
+// the response or a value taken from it is in use.
+func DecodeSearchSpans(data []byte, decoded []string) (*SearchResponse, error) {
+	return decodeSearch(&reader{b: data, spans: true, decoded: decoded})
+}
+
+func decodeSearch(r *reader) (*SearchResponse, error) {
 	sr := &SearchResponse{}
 	err := r.object(func(key []byte) error {
 		var err error
@@ -158,8 +176,7 @@ func (r *reader) hit(h *Hit) error {
 				if r.ws() != '{' {
 					return r.fail("_source is not an object")
 				}
-				v, err := r.any()
-				m, _ := v.(map[string]any)
+				m, err := r.source()
 				if h.Source == nil { // a repeated _source adds to the first (encoding/json)
 					h.Source = m
 				} else {
@@ -205,6 +222,32 @@ func (r *reader) hit(h *Hit) error {
 	})
 }
 
+// source reads a _source object: as json.Unmarshal into `any` would, or,
+// when the reader keeps spans, the members not named in r.decoded as
+// rcp.RawJSON slices of the input (checked as the decoder checks them).
+func (r *reader) source() (map[string]any, error) {
+	if !r.spans {
+		v, err := r.any()
+		m, _ := v.(map[string]any)
+		return m, err
+	}
+	m := map[string]any{}
+	err := r.object(func(key []byte) error {
+		name := r.name(key)
+		if slices.Contains(r.decoded, name) {
+			v, err := r.any()
+			m[name] = v
+			return err
+		}
+		r.ws()
+		start := r.i
+		err := r.checkedSkip()
+		m[name] = rcp.RawJSON(r.b[start:r.i:r.i])
+		return err
+	})
+	return m, err
+}
+
 // ReadBody reads a response body of at most limit bytes into a buffer of
 // exactly its size. A declared Content-Length sizes it at once; a chunked
 // body (Elasticsearch sends search results chunked) is gathered in a
@@ -223,18 +266,16 @@ func ReadBody(body io.Reader, contentLength, limit int64) ([]byte, error) {
 		return append(buf, rest...), err
 	}
 	var out []byte
-	err := WithBody(body, limit, func(b []byte) error {
+	err := withBody(body, limit, func(b []byte) error {
 		out = bytes.Clone(b)
 		return nil
 	})
 	return out, err
 }
 
-// WithBody reads a body of at most limit bytes into a pooled buffer,
-// passes it to use and takes the buffer back: use must not keep the slice
-// (DecodeSearch copies what it keeps). A search reply is then read
-// without allocating its size again on every request.
-func WithBody(body io.Reader, limit int64, use func([]byte) error) error {
+// withBody reads a body of at most limit bytes into a pooled buffer,
+// passes it to use and takes the buffer back: use must not keep the slice.
+func withBody(body io.Reader, limit int64, use func([]byte) error) error {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	if _, err := buf.ReadFrom(io.LimitReader(body, limit)); err != nil {

@@ -31,6 +31,12 @@ type reader struct {
 	// name in the next hit's _source reuses its string (maxNames, a
 	// linear scan: a page's hits share a handful of field names).
 	names []string
+	// spans keeps _source members other than decoded as raw spans of b
+	// and strings as views of it (DecodeSearchSpans); checkRange makes skip refuse a number out of
+	// float64 range, as decoding it would.
+	spans      bool
+	decoded    []string
+	checkRange bool
 }
 
 // maxNames bounds reader.names.
@@ -191,9 +197,11 @@ func (r *reader) str() (string, error) {
 		return "", r.fail("expected a string")
 	}
 	s, copied, err := r.rawString(nil)
-	if copied && err == nil && len(s) > 0 {
+	if (copied || r.spans) && err == nil && len(s) > 0 {
 		// unquote decoded into a buffer of its own (rawString(nil)), which
-		// nothing else references: the string can own it.
+		// nothing else references: the string can own it. Reading spans,
+		// the input does not change while what is read from it is in use
+		// (DecodeSearchSpans): the string can view it.
 		return unsafe.String(&s[0], len(s)), nil
 	}
 	return string(s), err
@@ -509,12 +517,37 @@ func (r *reader) skip() error {
 	case c == 'n':
 		return r.literal("null")
 	case c == '-' || '0' <= c && c <= '9':
-		_, err := r.number()
+		tok, err := r.number()
+		if err == nil && r.checkRange {
+			err = inRange(tok)
+		}
 		return err
 	case c == 0 && r.i >= len(r.b):
 		return r.fail("unexpected end of JSON input")
 	}
 	return r.fail("invalid character")
+}
+
+// checkedSkip is skip refusing what any refuses: a number out of float64
+// range as well as malformed JSON.
+func (r *reader) checkedSkip() error {
+	r.checkRange = true
+	err := r.skip()
+	r.checkRange = false
+	return err
+}
+
+// inRange reports the error float gives for a number token out of
+// float64 range. Without an exponent, a token shorter than 300 bytes is
+// below 1e300 and needs no parsing.
+func inRange(tok []byte) error {
+	if len(tok) < 300 && bytes.IndexAny(tok, "eE") < 0 {
+		return nil
+	}
+	if _, err := strconv.ParseFloat(string(tok), 64); err != nil {
+		return fmt.Errorf("number %s: %w", tok, err)
+	}
+	return nil
 }
 
 // skipString validates a string without unquoting it (encoding/json does

@@ -101,16 +101,12 @@ func NewRequest(ctx context.Context, engine, method, path string, body []byte, n
 	return req, nil
 }
 
-// Read reads and closes res's body, at most MaxBody bytes. When use is set
-// and the status is 2xx, the body is handed to use in a pooled buffer
-// (which use must not keep) instead of being copied into the Response,
-// and use's error is returned with it. Read does not judge the status:
-// the caller turns a non-2xx Response into its engine's error.
-func Read(res *http.Response, use func([]byte) error) (*Response, error) {
+// Read reads and closes res's body, at most MaxBody bytes, into a buffer
+// of its own: a search answer's metadata stays slices of it. Read does
+// not judge the status: the caller turns a non-2xx Response into its
+// engine's error.
+func Read(res *http.Response) (*Response, error) {
 	defer res.Body.Close()
-	if use != nil && res.StatusCode/100 == 2 {
-		return &Response{Status: res.StatusCode, Header: res.Header}, dsl.WithBody(res.Body, MaxBody, use)
-	}
 	data, err := dsl.ReadBody(res.Body, res.ContentLength, MaxBody)
 	if err != nil {
 		return nil, err

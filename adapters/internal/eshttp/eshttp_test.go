@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -112,31 +111,17 @@ func reply(status int, body string) (*http.Response, *closer) {
 
 func TestRead(t *testing.T) {
 	res, c := reply(200, `{"ok":true}`)
-	out, err := Read(res, nil)
+	out, err := Read(res)
 	if err != nil || out.Status != 200 || string(out.Body) != `{"ok":true}` || out.Header.Get("X") != "y" || !c.closed {
 		t.Fatalf("plain read: %+v %v closed=%v", out, err, c.closed)
 	}
 
-	res, c = reply(200, `{"hits":1}`)
-	var seen string
-	out, err = Read(res, func(b []byte) error { seen = string(b); return nil })
-	if err != nil || out.Body != nil || seen != `{"hits":1}` || !c.closed {
-		t.Fatalf("read with use: %+v %v %q", out, err, seen)
-	}
-
-	boom := errors.New("boom")
-	res, _ = reply(200, `{}`)
-	if out, err = Read(res, func([]byte) error { return boom }); !errors.Is(err, boom) || out == nil || out.Status != 200 {
-		t.Fatalf("use error: %+v %v", out, err)
-	}
-
-	// A non-2xx body is always copied, even with use, so the caller can
-	// decode the error document.
+	// A non-2xx body is read as well, so the caller can decode the error
+	// document.
 	res, _ = reply(429, `{"error":{"type":"x"}}`)
-	called := false
-	out, err = Read(res, func([]byte) error { called = true; return nil })
-	if err != nil || called || out.Status != 429 || string(out.Body) != `{"error":{"type":"x"}}` {
-		t.Fatalf("error read: %+v %v called=%v", out, err, called)
+	out, err = Read(res)
+	if err != nil || out.Status != 429 || string(out.Body) != `{"error":{"type":"x"}}` {
+		t.Fatalf("error read: %+v %v", out, err)
 	}
 }
 
