@@ -71,7 +71,7 @@ func (a *adapter) searchSnapshot(ctx context.Context, st *probeState, p *adapter
 // others stay spans of the body (dsl.DecodeSearchSpans), which is
 // therefore read into a buffer of its own rather than a pooled one.
 func (a *adapter) searchBody(ctx context.Context, path string, body []byte, decoded []string) (*dsl.SearchResponse, error) {
-	res, err := a.do(ctx, http.MethodPost, dsl.WithSearchFilterPath(path), body, false)
+	res, err := a.do(ctx, http.MethodPost, path, body, false)
 	if err != nil {
 		return nil, err
 	}

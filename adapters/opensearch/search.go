@@ -30,7 +30,7 @@ func (a *adapter) Search(ctx context.Context, p *adapters.Plan) (*adapters.Candi
 	}
 	// The body is read into a buffer of its own, not a pooled one: the
 	// metadata members of _source stay spans of it (sourceFields).
-	res, err := a.http.do(ctx, method, dsl.WithSearchFilterPath(path), p.Body, false)
+	res, err := a.http.do(ctx, method, path, p.Body, false)
 	var sr *dsl.SearchResponse
 	if err == nil {
 		if sr, err = dsl.DecodeSearchSpans(res.Body, s.sourceFields()); err != nil {

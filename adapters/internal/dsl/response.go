@@ -2,7 +2,6 @@ package dsl
 
 import (
 	"encoding/json"
-	"strings"
 )
 
 // SearchResponse is the part of a _search response the adapters read.
@@ -90,23 +89,4 @@ func (c *ErrorCause) Types() []string {
 		out = append(out, f.Reason.Types()...)
 	}
 	return out
-}
-
-// SearchFilterPath is the filter_path of a _search: the members
-// DecodeSearch reads (SearchResponse, Hit) and those of an error answer,
-// so the engine leaves out what would only be skipped (_shards.skipped,
-// hits.hits._ignored, _node, matched_queries…). A member it names that
-// the answer lacks is simply absent, as before.
-const SearchFilterPath = "took,timed_out,pit_id,_shards,hits.total,hits.max_score," +
-	"hits.hits._index,hits.hits._id,hits.hits._score,hits.hits._source,hits.hits.fields,hits.hits.highlight,hits.hits.sort," +
-	"error,status"
-
-// WithSearchFilterPath adds filter_path=SearchFilterPath to a _search
-// path, which may already carry a query string.
-func WithSearchFilterPath(path string) string {
-	sep := "?"
-	if strings.Contains(path, "?") {
-		sep = "&"
-	}
-	return path + sep + "filter_path=" + SearchFilterPath
 }
