@@ -242,9 +242,13 @@ func (s *Service) refresh(ctx context.Context, srv *mcp.Server, c Caller, requir
 			case <-ctx.Done():
 				return
 			}
-			srv.RemoveTools(s.toolName("search", e.Name))
+			// The engine's search tool replaces the stand-in of the same
+			// name in one step: a tools/list in between never finds the
+			// list empty.
 			if e.ready() {
 				s.addEngine(srv, e, c, required)
+			} else {
+				srv.RemoveTools(s.toolName("search", e.Name))
 			}
 		}()
 	}
