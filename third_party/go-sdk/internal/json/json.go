@@ -37,8 +37,21 @@ func (d *Decoder) Decode(v any) error {
 	return d.dec.Decode(v)
 }
 
+// Unmarshal decodes the first JSON value in data into v, as
+// NewDecoder(bytes.NewReader(data)).Decode(v) does.
+//
+// When data is exactly one valid JSON value (the case of every well-formed
+// message) it is parsed in place: a Decoder would first copy data into a
+// fresh read buffer of at least 32 kB. Anything else takes the Decoder, so
+// errors and the handling of trailing bytes stay the Decoder's.
 func Unmarshal(data []byte, v any) error {
 	if err := checkMaxDepth(data, defaultMaxDepth); err != nil {
+		return err
+	}
+	if json.Valid(data) {
+		// Around a valid value there is only JSON whitespace, which the
+		// Decoder does not hand to Parse either.
+		_, err := json.Parse(bytes.TrimSpace(data), v, json.DontMatchCaseInsensitiveStructFields)
 		return err
 	}
 	return NewDecoder(bytes.NewReader(data)).Decode(v)

@@ -76,6 +76,9 @@ type Response struct {
 	// Extra is additional information that does not appear on the wire. It can be
 	// used to pass information from the underlying transport to the application.
 	Extra any
+	// marshaled is Result as NewResponse marshaled it: compact, valid JSON
+	// that EncodeMessage may copy without compacting it again.
+	marshaled json.RawMessage
 }
 
 // StringID creates a new string request identifier.
@@ -117,7 +120,33 @@ func (msg *Request) marshal(to *wireCombined) {
 // supplied. If err is set result may be ignored.
 func NewResponse(id ID, result any, rerr error) (*Response, error) {
 	r, merr := marshalToRaw(result)
-	return &Response{ID: id, Result: r, Error: rerr}, merr
+	return &Response{ID: id, Result: r, Error: rerr, marshaled: r}, merr
+}
+
+// appendResponse writes msg as EncodeMessage's json.Encoder would, copying
+// its result instead of compacting it again, when msg carries a result
+// that NewResponse marshaled and no error; it reports false otherwise.
+// A result is mostly a tool's or resource's content, often the largest
+// message a session sends: compacting it would scan it once more.
+func appendResponse(msg Message) ([]byte, bool, error) {
+	r, ok := msg.(*Response)
+	if !ok || r.Error != nil || len(r.Result) == 0 || len(r.Result) != len(r.marshaled) || &r.Result[0] != &r.marshaled[0] {
+		return nil, false, nil
+	}
+	var id []byte
+	if r.ID.value != nil {
+		var err error
+		if id, err = jsonMarshal(r.ID.value); err != nil {
+			return nil, true, err
+		}
+	}
+	b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(id)+len(r.Result))
+	b = append(b, `{"jsonrpc":"`+wireVersion+`"`...)
+	if id != nil {
+		b = append(append(b, `,"id":`...), id...)
+	}
+	b = append(append(b, `,"result":`...), r.Result...)
+	return append(b, '}'), true, nil
 }
 
 func (msg *Response) marshal(to *wireCombined) {
@@ -146,6 +175,12 @@ func toWireError(err error) *WireError {
 }
 
 func EncodeMessage(msg Message) ([]byte, error) {
+	if data, ok, err := appendResponse(msg); ok {
+		if err != nil {
+			return nil, fmt.Errorf("marshaling jsonrpc message: %w", err)
+		}
+		return data, nil
+	}
 	wire := wireCombined{VersionTag: wireVersion}
 	msg.marshal(&wire)
 	data, err := jsonMarshal(&wire)
