@@ -119,3 +119,40 @@ func randomResult(rng *rand.Rand, depth int) any {
 	}
 	return string(b)
 }
+
+// encoderMarshal is jsonMarshal as it was: encoding/json without HTML
+// escaping.
+func encoderMarshal(obj any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(obj); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+type ptrMarshaler struct{ out string }
+
+func (p *ptrMarshaler) MarshalJSON() ([]byte, error) { return []byte(p.out), nil }
+
+type failingMarshaler struct{}
+
+func (failingMarshaler) MarshalJSON() ([]byte, error) { return nil, fmt.Errorf("no") }
+
+// TestJSONMarshalMatchesEncoder checks that jsonMarshal's path for values
+// that marshal themselves gives encoding/json's bytes and errors.
+func TestJSONMarshalMatchesEncoder(t *testing.T) {
+	var nilPtr *ptrMarshaler
+	for i, obj := range []any{
+		rawResult(` { "a" : [ 1 , "x  y" , "\"" ] } `), rawResult(`"<&>"`), rawResult(`{"a":}`), rawResult(``),
+		rawResult("\"\xff\""), rawResult(`[1,2] [3]`), json.RawMessage(nil), json.RawMessage(` [ 1 ] `),
+		&ptrMarshaler{` {"b" : null} `}, nilPtr, failingMarshaler{}, &ptrMarshaler{"\t1e3\n"},
+	} {
+		got, gerr := jsonMarshal(obj)
+		want, werr := encoderMarshal(obj)
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !bytes.Equal(got, want) {
+			t.Errorf("%d (%#v): %q, %v; encoding/json: %q, %v", i, obj, got, gerr, want, werr)
+		}
+	}
+}
