@@ -93,3 +93,5 @@ require (
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
+
+replace github.com/modelcontextprotocol/go-sdk => ./third_party/go-sdk
