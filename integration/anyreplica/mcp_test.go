@@ -49,6 +49,21 @@ func newRoundRobin(t *testing.T, replicas ...*replica) *roundRobin {
 			rr.counts[i].Add(1)
 			pr.SetURL(targets[i])
 			pr.Out.Host = pr.In.Host
+			// The request body is read whole before it is sent on, as
+			// nginx does by default (proxy_request_buffering). Streamed,
+			// it races net/http: the server closes the inbound body as
+			// soon as the proxy starts its answer, while the transport
+			// may still be making its last read of it, and the transport
+			// then drops the upstream connection in the middle of the
+			// replica's answer (the client sees "unexpected EOF").
+			if pr.In.Body != nil && pr.In.Body != http.NoBody {
+				b, err := io.ReadAll(pr.In.Body)
+				pr.Out.ContentLength = int64(len(b))
+				pr.Out.Body = io.NopCloser(bytes.NewReader(b))
+				if err != nil { // fails the request upstream, as it would have
+					pr.Out.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), errReader{err}))
+				}
+			}
 		},
 		FlushInterval: -1, // SSE: every event as it comes
 		// A transport of the proxy's own: the clients in this test keep
@@ -65,6 +80,11 @@ func newRoundRobin(t *testing.T, replicas ...*replica) *roundRobin {
 	rr.url = "http://" + ln.Addr().String()
 	return rr
 }
+
+// errReader fails every read with its error.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 // bearer adds an Authorization header to every request.
 type bearer struct {
