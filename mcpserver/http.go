@@ -75,8 +75,11 @@ type httpHandler struct {
 	o   HTTPOptions
 	sdk *mcp.StreamableHTTPHandler
 	mu  sync.Mutex
-	// servers holds one MCP server per identity, its scope and the set of
-	// ready engines: what a request is served with, not a session.
+	// servers holds one MCP server per scope (read-only or not, the
+	// engines allowed) and set of ready engines: what a request is served
+	// with, not a session. Callers with the same scope share one; a
+	// request's identity travels in its TokenInfo, never in the server,
+	// so the map does not grow with the number of callers.
 	servers map[string]*mcp.Server
 }
 
@@ -130,12 +133,12 @@ func (h *httpHandler) server(r *http.Request) *mcp.Server {
 		id = cl.id
 	}
 	var c Caller
-	key := ""
 	if id != nil {
-		c, key = id.Caller, id.ID
+		c = id.Caller
 	}
 	// The server depends on the engines up now and on what the caller may
-	// do now (a reload may change a key's scope): both are in its key.
+	// do now (a reload may change a key's scope): both are in its key,
+	// and nothing else of the caller is (build reads only these).
 	var fp strings.Builder
 	fp.WriteByte(0)
 	if c.ReadOnly {
@@ -152,7 +155,7 @@ func (h *httpHandler) server(r *http.Request) *mcp.Server {
 			fp.WriteByte('1')
 		}
 	}
-	key += fp.String()
+	key := fp.String()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if srv, ok := h.servers[key]; ok {

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -131,4 +132,48 @@ func toolCallBody(name string) string {
 		args = `{"documents":[{"id":"x","text":"y"}]}`
 	}
 	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
+}
+
+// TestServersDoNotGrowWithCallers: the handler keeps one MCP server per
+// scope, not per caller. 300 callers (as many JWT subjects) with two
+// scopes between them leave two servers, and each caller is still served
+// under its own identity.
+func TestServersDoNotGrowWithCallers(t *testing.T) {
+	e := engine(t, corpus(7, 5), true, testFields)
+	svc := service(t, mcpserver.Options{Engines: []mcpserver.Engine{{Name: "docs", Backend: e}}})
+	type seenKey struct{}
+	var carried atomic.Int64
+	h := svc.Handler(mcpserver.HTTPOptions{Identify: func(r *http.Request) *mcpserver.Identity {
+		sub := r.Header.Get("X-Sub")
+		return &mcpserver.Identity{ID: sub, Caller: mcpserver.Caller{ReadOnly: strings.HasSuffix(sub, "r")},
+			Carry: func(ctx context.Context) context.Context {
+				carried.Add(1)
+				return context.WithValue(ctx, seenKey{}, sub)
+			}}
+	}})
+	for i := range 300 {
+		sub := fmt.Sprintf("user-%d-%c", i, "rw"[i%2])
+		body := toolCallBody("search")
+		if i%3 == 0 {
+			body = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+		}
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("X-Sub", sub)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: HTTP %d %s", sub, rec.Code, rec.Body)
+		}
+		if i%3 == 0 && strings.Contains(rec.Body.String(), "index_add") == strings.HasSuffix(sub, "r") {
+			t.Fatalf("%s (read-only %v) was listed %s", sub, strings.HasSuffix(sub, "r"), rec.Body)
+		}
+	}
+	if n := mcpserver.ServersBuilt(h); n != 2 {
+		t.Fatalf("%d MCP servers kept for 300 callers in two scopes; want 2", n)
+	}
+	if carried.Load() != 200 {
+		t.Fatalf("%d of 200 tool calls carried their caller's identity", carried.Load())
+	}
 }
