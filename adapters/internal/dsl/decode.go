@@ -176,7 +176,7 @@ func (r *reader) hit(h *Hit) error {
 				if r.ws() != '{' {
 					return r.fail("_source is not an object")
 				}
-				m, err := r.source()
+				m, err := r.source(h)
 				if h.Source == nil { // a repeated _source adds to the first (encoding/json)
 					h.Source = m
 				} else {
@@ -224,17 +224,29 @@ func (r *reader) hit(h *Hit) error {
 
 // source reads a _source object: as json.Unmarshal into `any` would, or,
 // when the reader keeps spans, the members not named in r.decoded as
-// rcp.RawJSON slices of the input (checked as the decoder checks them).
-func (r *reader) source() (map[string]any, error) {
+// rcp.RawJSON slices of the input (checked as the decoder checks them),
+// and of the string members named there, those that need no JSON
+// escaping vouched for in h (Hit.Plain).
+func (r *reader) source(h *Hit) (map[string]any, error) {
 	if !r.spans {
 		v, err := r.any()
 		m, _ := v.(map[string]any)
 		return m, err
 	}
 	m := map[string]any{}
+	n := 0
 	err := r.object(func(key []byte) error {
 		name := r.name(key)
 		if slices.Contains(r.decoded, name) {
+			if r.ws() == '"' {
+				s, plain, err := r.plainStr()
+				m[name] = s
+				if plain && n < maxPlain {
+					h.plain[n] = rcp.AssumePlain(s)
+					n++
+				}
+				return err
+			}
 			v, err := r.any()
 			m[name] = v
 			return err

@@ -2,6 +2,8 @@ package dsl
 
 import (
 	"encoding/json"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // SearchResponse is the part of a _search response the adapters read.
@@ -48,6 +50,25 @@ type Hit struct {
 	Fields    map[string]json.RawMessage `json:"fields,omitempty"`
 	Highlight map[string][]string        `json:"highlight,omitempty"`
 	Sort      json.RawMessage            `json:"sort,omitempty"`
+	// plain vouches for the _source strings DecodeSearchSpans found to
+	// need no JSON escaping (Plain).
+	plain [maxPlain]rcp.Plain
+}
+
+// maxPlain is how many _source strings of a hit can be vouched for: the
+// decoded members (content, title, URI, document id).
+const maxPlain = 4
+
+// Plain returns what the reader established about s, a string value of
+// this hit's _source: the rcp.Plain vouching that it needs no JSON
+// escaping, or the zero Plain when that was not established.
+func (h *Hit) Plain(s string) rcp.Plain {
+	for _, p := range h.plain {
+		if p.For(s) {
+			return p
+		}
+	}
+	return rcp.Plain{}
 }
 
 // ErrorResponse is the JSON error body: {"error":{…},"status":N}.
