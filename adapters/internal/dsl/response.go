@@ -50,23 +50,18 @@ type Hit struct {
 	Fields    map[string]json.RawMessage `json:"fields,omitempty"`
 	Highlight map[string][]string        `json:"highlight,omitempty"`
 	Sort      json.RawMessage            `json:"sort,omitempty"`
-	// plain vouches for the _source strings DecodeSearchSpans found to
-	// need no JSON escaping (Plain).
-	plain [maxPlain]rcp.Plain
+	// plain vouches for the content string when DecodeSearchSpans found
+	// it to need no JSON escaping (Plain).
+	plain rcp.Plain
 }
 
-// maxPlain is how many _source strings of a hit can be vouched for: the
-// decoded members (content, title, URI, document id).
-const maxPlain = 4
-
-// Plain returns what the reader established about s, a string value of
-// this hit's _source: the rcp.Plain vouching that it needs no JSON
-// escaping, or the zero Plain when that was not established.
+// Plain returns what the reader established about s, the string value of
+// this hit's content member (DecodeSearchSpans): the rcp.Plain vouching
+// that it needs no JSON escaping, or the zero Plain when that was not
+// established or s is another string.
 func (h *Hit) Plain(s string) rcp.Plain {
-	for _, p := range h.plain {
-		if p.For(s) {
-			return p
-		}
+	if h.plain.For(s) {
+		return h.plain
 	}
 	return rcp.Plain{}
 }
