@@ -189,8 +189,10 @@ type Candidate struct {
 	ID    string
 	Score float64
 	Text  string
-	Title string
-	URI   string
+	// TextPlain may vouch that Text needs no JSON escaping (rcp.Plain).
+	TextPlain rcp.Plain
+	Title     string
+	URI       string
 	// Meta is the hit's metadata. A value may be an rcp.RawJSON (the
 	// engine's text, written as its decoded value would be): code that
 	// looks inside a value reads it through rcp.MetaValue.

@@ -99,7 +99,13 @@ func (e *jsonAppender) hit(h *Hit) {
 		e.raw(`,"confidence":`)
 		e.float(*h.Confidence, 64)
 	}
-	e.optString(`,"text":`, h.Text)
+	if h.TextPlain.For(h.Text) {
+		e.raw(`,"text":"`)
+		e.raw(h.Text)
+		e.raw(`"`)
+	} else {
+		e.optString(`,"text":`, h.Text)
+	}
 	e.optString(`,"unit":`, h.Unit)
 	if len(h.Meta) > 0 {
 		e.raw(`,"meta":`)

@@ -130,3 +130,31 @@ func BenchmarkAppendJSON(b *testing.B) {
 		}
 	}
 }
+
+// TestPlainVouchesForItsStringOnly: a Plain spares the scan only of the
+// very string it was made for; given another value, the field is escaped
+// as usual, and the output never differs from encoding/json's.
+func TestPlainVouchesForItsStringOnly(t *testing.T) {
+	safe := strings.Repeat("plain passage text ", 8)
+	for _, c := range []struct {
+		name  string
+		text  string
+		plain Plain
+	}{
+		{"vouched", safe, AssumePlain(safe)},
+		{"replaced after vouching", "<b>" + safe + "</b>", AssumePlain(safe)},
+		{"prefix of the vouched string", safe[:10] + "&", AssumePlain(safe)},
+		{"copy of the vouched string", strings.Clone(safe), AssumePlain(safe)},
+		{"zero", "a\u2028<", Plain{}},
+	} {
+		r := &RetrieveResult{Hits: []Hit{{ID: "a", Text: c.text, TextPlain: c.plain}}}
+		got, err := r.AppendJSON(nil)
+		want, werr := json.Marshal(r)
+		if err != nil || werr != nil || string(got) != string(want) {
+			t.Errorf("%s: AppendJSON %s (%v), encoding/json %s (%v)", c.name, got, err, want, werr)
+		}
+	}
+	if !AssumePlain(safe).For(safe) || AssumePlain(safe).For(strings.Clone(safe)) || AssumePlain("").For("") {
+		t.Error("For does not name exactly the string it was made for")
+	}
+}

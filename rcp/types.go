@@ -473,17 +473,20 @@ type ChunkInfo struct {
 // Hit is one ranked result (§7.7). Vector holds []float32 or, under the
 // f32-base64 encoding, a base64 string.
 type Hit struct {
-	ID         string         `json:"id"`
-	Score      float64        `json:"score"`
-	Confidence *float64       `json:"confidence,omitempty"`
-	Text       string         `json:"text,omitempty"`
-	Unit       string         `json:"unit,omitempty"`
-	Meta       map[string]any `json:"meta,omitempty"`
-	Vector     any            `json:"vector,omitempty"`
-	Scores     Scores         `json:"scores,omitempty"`
-	Citation   *Citation      `json:"citation,omitempty"`
-	Trust      *Trust         `json:"trust,omitempty"`
-	Chunk      *ChunkInfo     `json:"chunk,omitempty"`
+	ID         string   `json:"id"`
+	Score      float64  `json:"score"`
+	Confidence *float64 `json:"confidence,omitempty"`
+	Text       string   `json:"text,omitempty"`
+	// TextPlain may vouch that Text needs no JSON escaping (Plain); it
+	// is never sent.
+	TextPlain Plain          `json:"-"`
+	Unit      string         `json:"unit,omitempty"`
+	Meta      map[string]any `json:"meta,omitempty"`
+	Vector    any            `json:"vector,omitempty"`
+	Scores    Scores         `json:"scores,omitempty"`
+	Citation  *Citation      `json:"citation,omitempty"`
+	Trust     *Trust         `json:"trust,omitempty"`
+	Chunk     *ChunkInfo     `json:"chunk,omitempty"`
 }
 
 // Usage is retrieve result telemetry (§17.2).

@@ -147,7 +147,7 @@ func mergeCandidate(prev item, key string, c adapters.Candidate) item {
 	}
 	maps.Copy(prev.scores, stageScores(key, &c))
 	if len(c.Text) > len(prev.c.Text) {
-		prev.c.Text = c.Text
+		prev.c.Text, prev.c.TextPlain = c.Text, c.TextPlain
 	}
 	if prev.c.Vector == nil {
 		prev.c.Vector = c.Vector

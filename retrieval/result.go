@@ -165,7 +165,7 @@ func (e *Engine) hit(r *retrieval, key string, it *item, sh *pageShared) rcp.Hit
 	sh.scores = it.appendScores(sh.scores, key)
 	h := rcp.Hit{ID: it.c.ID, Score: rankmath.Finite(it.score), Meta: it.c.Meta, Scores: sh.scores[at:len(sh.scores):len(sh.scores)], Unit: r.unit}
 	if r.text2 {
-		h.Text = it.c.Text
+		h.Text, h.TextPlain = it.c.Text, it.c.TextPlain
 	}
 	if r.vectors && len(it.c.Vector) > 0 {
 		h.Vector = it.c.Vector

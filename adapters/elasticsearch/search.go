@@ -174,7 +174,7 @@ func decodeHit(st *probeState, h *dsl.Hit, cites *[]rcp.Citation) adapters.Candi
 		}
 	}
 	if t, ok := src[st.content].(string); ok {
-		c.Text = t
+		c.Text, c.TextPlain = t, h.Plain(t)
 		delete(src, st.content)
 	}
 	c.Title, _ = src[st.ev.TitleField].(string)

@@ -146,6 +146,7 @@ func candidate(s *schema, h dsl.Hit) (adapters.Candidate, error) {
 		}
 	}
 	c.Text, _ = src[s.content].(string)
+	c.TextPlain = h.Plain(c.Text)
 	delete(src, s.content)
 	c.Title, _ = src[s.ev.TitleField].(string)
 	c.URI, _ = src[s.ev.URIField].(string)

@@ -25,8 +25,11 @@ func DecodeSearch(data []byte) (*SearchResponse, error) {
 // only the members named in decoded become Go values: every other member
 // is kept as an rcp.RawJSON slice of data, which the RCP encoder writes
 // exactly as the decoded value would be written, so metadata that is only
-// passed on is never built as Go values; and a string without escapes
-// (a hit's text, id, title) views data instead of copying it. It accepts
+// passed on is never built as Go values; a string without escapes
+// (a hit's text, id, title) views data instead of copying it; and the
+// string of decoded[0], the content, is vouched for (Hit.Plain) when it
+// needs no JSON escaping, which the reader establishes on its way through
+// it and the encoder then need not check again. It accepts
 // and rejects exactly what DecodeSearch does. data must not change while
 // the response or a value taken from it is in use.
 func DecodeSearchSpans(data []byte, decoded []string) (*SearchResponse, error) {
@@ -176,7 +179,7 @@ func (r *reader) hit(h *Hit) error {
 				if r.ws() != '{' {
 					return r.fail("_source is not an object")
 				}
-				m, err := r.source()
+				m, err := r.source(h)
 				if h.Source == nil { // a repeated _source adds to the first (encoding/json)
 					h.Source = m
 				} else {
@@ -224,8 +227,10 @@ func (r *reader) hit(h *Hit) error {
 
 // source reads a _source object: as json.Unmarshal into `any` would, or,
 // when the reader keeps spans, the members not named in r.decoded as
-// rcp.RawJSON slices of the input (checked as the decoder checks them).
-func (r *reader) source() (map[string]any, error) {
+// rcp.RawJSON slices of the input (checked as the decoder checks them),
+// and the first member named there (the content) vouched for in h when
+// it is a string that needs no JSON escaping (Hit.Plain).
+func (r *reader) source(h *Hit) (map[string]any, error) {
 	if !r.spans {
 		v, err := r.any()
 		m, _ := v.(map[string]any)
@@ -235,6 +240,15 @@ func (r *reader) source() (map[string]any, error) {
 	err := r.object(func(key []byte) error {
 		name := r.name(key)
 		if slices.Contains(r.decoded, name) {
+			if name == r.decoded[0] && r.ws() == '"' {
+				s, plain, err := r.plainStr()
+				m[name] = s
+				h.plain = rcp.Plain{} // a repeated member replaces the first
+				if plain {
+					h.plain = rcp.AssumePlain(s)
+				}
+				return err
+			}
 			v, err := r.any()
 			m[name] = v
 			return err

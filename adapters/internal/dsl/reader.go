@@ -37,6 +37,9 @@ type reader struct {
 	spans      bool
 	decoded    []string
 	checkRange bool
+	// nonASCII reports that the last string rawString returned unescaped
+	// holds non-ASCII (valid UTF-8) bytes.
+	nonASCII bool
 }
 
 // maxNames bounds reader.names.
@@ -207,6 +210,30 @@ func (r *reader) str() (string, error) {
 	return string(s), err
 }
 
+// plainStr is str for a reader keeping spans (the string views the input
+// when it has no escapes), also reporting plain: the string is written by
+// the RCP encoder as it is (rcp.Plain). The walk that found the string's
+// end and its class (ASCII, or valid UTF-8) leaves only '<', '>', '&' and,
+// in non-ASCII text, U+2028/U+2029 to look for.
+func (r *reader) plainStr() (s string, plain bool, err error) {
+	b, copied, err := r.rawString(nil)
+	if err != nil || len(b) == 0 {
+		return string(b), false, err
+	}
+	s = unsafe.String(&b[0], len(b))
+	if copied {
+		return s, false, nil // it had escapes or invalid UTF-8
+	}
+	plain = bytes.IndexByte(b, '<') < 0 && bytes.IndexByte(b, '>') < 0 && bytes.IndexByte(b, '&') < 0
+	if plain && r.nonASCII {
+		plain = !bytes.Contains(b, lineSep) && !bytes.Contains(b, paraSep)
+	}
+	return s, plain, nil
+}
+
+// lineSep and paraSep are U+2028 and U+2029, which JSON output escapes.
+var lineSep, paraSep = []byte("\u2028"), []byte("\u2029")
+
 // rawString reads the string at r.i (a '"'). Without escapes or invalid
 // UTF-8 it returns a sub-slice of the input; otherwise it unquotes into
 // buf as encoding/json does and reports copied.
@@ -220,6 +247,7 @@ func (r *reader) rawString(buf []byte) (s []byte, copied bool, err error) {
 	if bytes.IndexByte(s, '\\') >= 0 {
 		return r.slowString(buf, start)
 	}
+	r.nonASCII = false
 	switch plainText(s) {
 	case textControl:
 		return r.slowString(buf, start) // reports the offending byte
@@ -227,6 +255,7 @@ func (r *reader) rawString(buf []byte) (s []byte, copied bool, err error) {
 		if !utf8.Valid(s) {
 			return r.slowString(buf, start)
 		}
+		r.nonASCII = true
 	}
 	r.i = start + n + 1
 	return s, false, nil

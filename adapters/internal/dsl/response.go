@@ -2,6 +2,8 @@ package dsl
 
 import (
 	"encoding/json"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // SearchResponse is the part of a _search response the adapters read.
@@ -48,6 +50,20 @@ type Hit struct {
 	Fields    map[string]json.RawMessage `json:"fields,omitempty"`
 	Highlight map[string][]string        `json:"highlight,omitempty"`
 	Sort      json.RawMessage            `json:"sort,omitempty"`
+	// plain vouches for the content string when DecodeSearchSpans found
+	// it to need no JSON escaping (Plain).
+	plain rcp.Plain
+}
+
+// Plain returns what the reader established about s, the string value of
+// this hit's content member (DecodeSearchSpans): the rcp.Plain vouching
+// that it needs no JSON escaping, or the zero Plain when that was not
+// established or s is another string.
+func (h *Hit) Plain(s string) rcp.Plain {
+	if h.plain.For(s) {
+		return h.plain
+	}
+	return rcp.Plain{}
 }
 
 // ErrorResponse is the JSON error body: {"error":{…},"status":N}.

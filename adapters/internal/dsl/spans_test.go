@@ -1,9 +1,12 @@
 package dsl
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl/dsltest"
@@ -17,19 +20,39 @@ func decodedNames(f dsltest.Fields) []string {
 	return append([]string{f.Content, f.Title, f.URI, f.DocID}, f.Vectors...)
 }
 
-// metaAnswer is the RCP answer of hits whose meta is their _source.
+// metaAnswer is the RCP answer of hits whose meta is their _source and
+// whose text is their content field, with what the reader established
+// about it (Hit.Plain).
 func metaAnswer(sr *SearchResponse) ([]byte, error) {
 	res := &rcp.RetrieveResult{Hits: []rcp.Hit{}}
 	for _, h := range sr.Hits.Hits {
-		res.Hits = append(res.Hits, rcp.Hit{ID: h.ID, Meta: h.Source})
+		text, _ := h.Source[spanFields.Content].(string)
+		res.Hits = append(res.Hits, rcp.Hit{ID: h.ID, Text: text, TextPlain: h.Plain(text), Meta: h.Source})
 	}
 	return res.AppendJSON(nil)
+}
+
+// checkPlain fails t if the reader vouched for h's content string while
+// encoding/json writes it otherwise than as it is, and returns 1 if it
+// vouched for it.
+func checkPlain(t *testing.T, h *Hit, repro string) int {
+	t.Helper()
+	s, ok := h.Source[spanFields.Content].(string)
+	if !ok || !h.Plain(s).For(s) {
+		return 0
+	}
+	var b bytes.Buffer
+	_ = json.NewEncoder(&b).Encode(s) // HTML-escaped, as AppendJSON writes
+	if want := strings.TrimSuffix(b.String(), "\n"); want != `"`+s+`"` {
+		t.Fatalf("%s: content %q vouched as needing no escaping, encoding/json writes %s", repro, s, want)
+	}
+	return 1
 }
 
 // checkSpans fails t unless DecodeSearchSpans accepts exactly what
 // DecodeSearch accepts, agrees with it on everything but the undecoded
 // _source members, and gives the same RCP answer byte for byte.
-func checkSpans(t *testing.T, data []byte, decoded []string, repro string) {
+func checkSpans(t *testing.T, data []byte, decoded []string, repro string) (plain int) {
 	t.Helper()
 	want, wantErr := DecodeSearch(data)
 	got, gotErr := DecodeSearchSpans(data, decoded)
@@ -37,7 +60,7 @@ func checkSpans(t *testing.T, data []byte, decoded []string, repro string) {
 		t.Fatalf("%s: DecodeSearch error %v, DecodeSearchSpans error %v\n%s", repro, wantErr, gotErr, data)
 	}
 	if wantErr != nil {
-		return
+		return 0
 	}
 	wantAns, wantErr := metaAnswer(want)
 	gotAns, gotErr := metaAnswer(got)
@@ -61,7 +84,8 @@ func checkSpans(t *testing.T, data []byte, decoded []string, repro string) {
 				t.Fatalf("%s: hit %d member %q = %#v, want %#v", repro, i, k, v, w.Source[k])
 			}
 		}
-		w.Source, g.Source = nil, nil
+		plain += checkPlain(t, &g, repro)
+		w.Source, g.Source, g.plain = nil, nil, rcp.Plain{}
 		if !reflect.DeepEqual(g, w) {
 			t.Fatalf("%s: hit %d %+v, want %+v", repro, i, g, w)
 		}
@@ -70,23 +94,71 @@ func checkSpans(t *testing.T, data []byte, decoded []string, repro string) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: response %+v, want %+v", repro, got, want)
 	}
+	return plain
 }
 
 // TestSpansMatchDecode: over seeded generated replies, reading _source
 // metadata as spans gives what decoding it gives (RCP_REPLY_SEED=n runs
 // one seed).
 func TestSpansMatchDecode(t *testing.T) {
-	hits := 0
+	hits, plain := 0, 0
 	seeds := dsltest.Seeds(t, 600)
 	for _, seed := range seeds {
 		data := dsltest.Reply(seed, spanFields, 12)
-		checkSpans(t, data, decodedNames(spanFields), "RCP_REPLY_SEED="+strconv.FormatUint(seed, 10)+" go test ./adapters/internal/dsl -run TestSpansMatchDecode")
+		plain += checkSpans(t, data, decodedNames(spanFields), "RCP_REPLY_SEED="+strconv.FormatUint(seed, 10)+" go test ./adapters/internal/dsl -run TestSpansMatchDecode")
 		if sr, err := DecodeSearch(data); err == nil {
 			hits += len(sr.Hits.Hits)
 		}
 	}
-	if len(seeds) > 1 && hits < 1000 {
-		t.Fatalf("only %d hits decoded: the comparison proved little", hits)
+	if len(seeds) > 1 && (hits < 1000 || plain < 300) {
+		t.Fatalf("only %d hits decoded, %d strings vouched for: the comparison proved little", hits, plain)
+	}
+}
+
+// TestPlainStrings: a decoded _source string is vouched for exactly when
+// it needs no JSON escaping, for each character that needs it, non-ASCII
+// text, invalid UTF-8 and U+2028/U+2029, raw or escaped in the reply; and
+// the answer written is the one written without the voucher.
+func TestPlainStrings(t *testing.T) {
+	for _, c := range []struct {
+		json  string // the string as the engine writes it
+		plain bool
+	}{
+		{`"the quick brown fox, a 7"`, true},
+		{`"` + strings.Repeat("passage text. ", 20) + `"`, true},
+		{`"é东😀\u00a0 ok"`, false}, // an escape: unquoted into a copy
+		{"\"é东😀\u00a0 ok\"", true},
+		{`"a \"quote\""`, false},
+		{`"back\\slash"`, false},
+		{`"a<b"`, false},
+		{`"a>b"`, false},
+		{`"a&b"`, false},
+		{`"tab\there"`, false},
+		{`"nul\u0000"`, false},
+		{`"\u003c"`, false},
+		{"\"line\u2028sep\"", false},
+		{"\"para\u2029sep\"", false},
+		{`"line\u2028sep"`, false},
+		{"\"bad \xff utf8\"", false},
+		{"\"cut \xe2\x80\"", false},
+		{"\"\x7f del\"", true}, // DEL needs no escaping in JSON
+		{`""`, false},
+	} {
+		data := []byte(`{"hits":{"hits":[{"_id":"a","_source":{"text":` + c.json + `,"m":` + c.json + `}}]}}`)
+		repro := "text " + strconv.Quote(c.json)
+		checkSpans(t, data, decodedNames(spanFields), repro)
+		sr, err := DecodeSearchSpans(data, decodedNames(spanFields))
+		if err != nil {
+			t.Fatalf("%s: %v", repro, err)
+		}
+		h := &sr.Hits.Hits[0]
+		text := h.Source["text"].(string)
+		if got := h.Plain(text).For(text); got != c.plain {
+			t.Errorf("%s: vouched %v, want %v", repro, got, c.plain)
+		}
+		if h.Plain(strings.Clone(text)).For(text) {
+			t.Errorf("%s: vouched for a copy at another address", repro)
+		}
 	}
 }
 

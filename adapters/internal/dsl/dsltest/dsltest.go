@@ -169,7 +169,7 @@ func Put(ctx context.Context, url string, body []byte) (int, error) {
 func Answer(c *adapters.Candidates) ([]byte, error) {
 	res := &rcp.RetrieveResult{Hits: make([]rcp.Hit, 0, len(c.Hits))}
 	for _, h := range c.Hits {
-		hit := rcp.Hit{ID: h.ID, Score: h.Score, Text: h.Text, Meta: h.Meta, Citation: h.Citation}
+		hit := rcp.Hit{ID: h.ID, Score: h.Score, Text: h.Text, TextPlain: h.TextPlain, Meta: h.Meta, Citation: h.Citation}
 		if h.Vector != nil {
 			hit.Vector = h.Vector
 		}
@@ -196,9 +196,11 @@ func SameAnswer(t testing.TB, got, want *adapters.Candidates, what string) {
 }
 
 // Materialize replaces every rcp.RawJSON meta value of c's hits by its
-// decoded value (rcp.MetaValue), for comparison with decoded candidates.
+// decoded value (rcp.MetaValue) and drops what vouches for their text
+// (rcp.Plain), for comparison with decoded candidates.
 func Materialize(c *adapters.Candidates) {
 	for i := range c.Hits {
+		c.Hits[i].TextPlain = rcp.Plain{}
 		for k, v := range c.Hits[i].Meta {
 			c.Hits[i].Meta[k] = rcp.MetaValue(v)
 		}
