@@ -77,9 +77,6 @@ type Response struct {
 	// Extra is additional information that does not appear on the wire. It can be
 	// used to pass information from the underlying transport to the application.
 	Extra any
-	// marshaled is Result as NewResponse marshaled it: compact, valid JSON
-	// that EncodeMessage may copy without compacting it again.
-	marshaled json.RawMessage
 }
 
 // StringID creates a new string request identifier.
@@ -121,17 +118,19 @@ func (msg *Request) marshal(to *wireCombined) {
 // supplied. If err is set result may be ignored.
 func NewResponse(id ID, result any, rerr error) (*Response, error) {
 	r, merr := marshalToRaw(result)
-	return &Response{ID: id, Result: r, Error: rerr, marshaled: r}, merr
+	return &Response{ID: id, Result: r, Error: rerr}, merr
 }
 
-// appendResponse writes msg as EncodeMessage's json.Encoder would, copying
-// its result instead of compacting it again, when msg carries a result
-// that NewResponse marshaled and no error; it reports false otherwise.
-// A result is mostly a tool's or resource's content, often the largest
-// message a session sends: compacting it would scan it once more.
+// appendResponse writes msg as EncodeMessage's json.Encoder would when it
+// is a response with a result and no error, compacting the result with
+// internal/json.AppendCompact (byte searches) instead of the Encoder's
+// scanner, a step per byte; it reports false for any other message, or a
+// result AppendCompact refuses, which the Encoder then writes (or refuses)
+// as before. A result is mostly a tool's or resource's content, often the
+// largest message a session sends.
 func appendResponse(msg Message) ([]byte, bool, error) {
 	r, ok := msg.(*Response)
-	if !ok || r.Error != nil || len(r.Result) == 0 || len(r.Result) != len(r.marshaled) || &r.Result[0] != &r.marshaled[0] {
+	if !ok || r.Error != nil || len(r.Result) == 0 {
 		return nil, false, nil
 	}
 	var id []byte
@@ -146,7 +145,10 @@ func appendResponse(msg Message) ([]byte, bool, error) {
 	if id != nil {
 		b = append(append(b, `,"id":`...), id...)
 	}
-	b = append(append(b, `,"result":`...), r.Result...)
+	b, ok = internaljson.AppendCompact(append(b, `,"result":`...), r.Result)
+	if !ok {
+		return nil, false, nil
+	}
 	return append(b, '}'), true, nil
 }
 
