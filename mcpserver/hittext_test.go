@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -24,6 +25,31 @@ func TestHitTextReadsRawMetaTitle(t *testing.T) {
 		got := hitText(1, &rcp.Hit{ID: "a", Score: 1, Meta: map[string]any{"title": tc.title}}, "")
 		if !strings.HasPrefix(got, tc.want) {
 			t.Errorf("title %v: %q, want it to start %q", tc.title, got, tc.want)
+		}
+	}
+}
+
+// TestOneLineMatchesFields checks oneLine's shortcut against folding every
+// string with strings.Fields on generated titles.
+func TestOneLineMatchesFields(t *testing.T) {
+	pieces := []string{"a", "title", " ", "  ", "\t", "\n", "\v", "\f", "\r", "é", "\u00a0", "\u0085", "\u2003", "x", "\x1f", "\xff"}
+	rng := rand.New(rand.NewPCG(3, 5))
+	for i := range 20000 {
+		var b strings.Builder
+		for range rng.IntN(10) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		s := b.String()
+		want := strings.Join(strings.Fields(s), " ")
+		if len(want) > 12 {
+			cut := 12
+			for cut > 0 && !utf8Start(want[cut]) {
+				cut--
+			}
+			want = want[:cut] + "…"
+		}
+		if got := oneLine(s, 12); got != want {
+			t.Fatalf("string %d (seed 3,5): oneLine(%q) = %q, want %q", i, s, got, want)
 		}
 	}
 }

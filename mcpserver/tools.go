@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -184,22 +186,22 @@ func (s *Service) retrieveParams(e *Engine, args json.RawMessage) (*rcp.Retrieve
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return nil, rcp.InvalidParams("query", "query is required")
 	}
-	var in map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &in); err != nil {
+	names, err := rcp.MemberNames(trimmed)
+	if err != nil {
 		return nil, rcp.InvalidParams("arguments", "arguments must be a JSON object")
-	}
-	names := make([]string, 0, len(in))
-	for n := range in {
-		names = append(names, n)
 	}
 	sort.Strings(names)
 	caps := e.Backend.Capabilities()
+	has := func(n string) bool {
+		_, found := slices.BinarySearch(names, n)
+		return found
+	}
 	for _, n := range names {
 		if !searchArgs[n] || n == "sessionId" && caps.Session == nil {
 			return nil, rcp.InvalidParams(n, "unknown argument %q", n)
 		}
 	}
-	if _, ok := in["query"]; !ok {
+	if !has("query") {
 		return nil, rcp.InvalidParams("query", "query is required")
 	}
 	p, perr := rcp.DecodeParams[rcp.RetrieveParams](trimmed)
@@ -207,14 +209,14 @@ func (s *Service) retrieveParams(e *Engine, args json.RawMessage) (*rcp.Retrieve
 		return nil, perr
 	}
 	rc := caps.Retrieve
-	if _, ok := in["k"]; !ok {
+	if !has("k") {
 		k := int64(defaultK)
 		if rc != nil && rc.MaxK > 0 {
 			k = min(k, int64(rc.MaxK))
 		}
 		p.K = &k
 	}
-	if _, ok := in["tokenBudget"]; !ok && s.o.TokenBudget > 0 && rc != nil && rc.TokenBudget {
+	if !has("tokenBudget") && s.o.TokenBudget > 0 && rc != nil && rc.TokenBudget {
 		tb := int64(s.o.TokenBudget)
 		p.TokenBudget = &tb
 	}
@@ -281,32 +283,42 @@ func hitText(rank int, h *rcp.Hit, scale string) string {
 			title = t
 		}
 	}
-	fmt.Fprintf(&b, "[%d] ", rank)
+	b.Grow(len(h.Text) + len(title) + len(source) + len(h.ID) + 96)
+	b.WriteByte('[')
+	b.WriteString(strconv.Itoa(rank))
+	b.WriteString("] ")
 	if title != "" {
 		b.WriteString(oneLine(title, 200))
 		b.WriteString(" ")
 	}
-	fmt.Fprintf(&b, "(id %s, score %s", h.ID, strconv.FormatFloat(h.Score, 'g', 6, 64))
+	b.WriteString("(id ")
+	b.WriteString(h.ID)
+	b.WriteString(", score ")
+	b.WriteString(strconv.FormatFloat(h.Score, 'g', 6, 64))
 	if scale != "" {
-		fmt.Fprintf(&b, " %s", scale)
+		b.WriteByte(' ')
+		b.WriteString(scale)
 	}
 	b.WriteString(")")
 	if source != "" {
-		fmt.Fprintf(&b, "\nsource: %s", oneLine(source, 500))
+		b.WriteString("\nsource: ")
+		b.WriteString(oneLine(source, 500))
 	}
 	level := ""
 	if h.Trust != nil {
 		level = h.Trust.Level
 	}
 	if level != "" {
-		fmt.Fprintf(&b, "\ntrust: %s", level)
+		b.WriteString("\ntrust: ")
+		b.WriteString(level)
 		if h.Trust.InjectionSuspected {
 			b.WriteString(" (prompt injection suspected)")
 		}
 	}
 	if h.Text != "" {
 		if level == "trusted" {
-			fmt.Fprintf(&b, "\n%s", h.Text)
+			b.WriteByte('\n')
+			b.WriteString(h.Text)
 		} else {
 			b.WriteString("\n<untrusted-content>\n")
 			b.WriteString(strings.ReplaceAll(h.Text, "</untrusted-content>", "</untrusted-content\u200b>"))
@@ -318,7 +330,9 @@ func hitText(rank int, h *rcp.Hit, scale string) string {
 
 // oneLine folds s to one line of at most n bytes.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	if !isOneLine(s) {
+		s = strings.Join(strings.Fields(s), " ")
+	}
 	if len(s) > n {
 		cut := n
 		for cut > 0 && !utf8Start(s[cut]) {
@@ -327,6 +341,22 @@ func oneLine(s string, n int) string {
 		s = s[:cut] + "…"
 	}
 	return s
+}
+
+// isOneLine reports whether s is already what strings.Fields and a join
+// with single spaces make of it: ASCII with no space at either end, no
+// other white space and no two spaces in a row.
+func isOneLine(s string) bool {
+	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return s == ""
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' || c == ' ' && s[i-1] == ' ' {
+			return false
+		}
+	}
+	return true
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

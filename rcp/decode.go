@@ -386,3 +386,23 @@ func isVerbatim(b []byte) bool {
 	}
 	return utf8.Valid(b)
 }
+
+// MemberNames returns the decoded names of the members of the JSON object
+// raw in the order they appear, repeats included, without decoding their
+// values; it fails when raw is not an object.
+func MemberNames(raw []byte) ([]string, error) {
+	raw = trimJSONSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, jsonscan.ErrSyntax
+	}
+	var names []string
+	it := jsonscan.Object(raw)
+	for rawKey, _, ok := it.Next(); ok; rawKey, _, ok = it.Next() {
+		n, err := jsonscan.Name(rawKey)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	return names, it.Err()
+}

@@ -3,6 +3,8 @@ package rcp
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"testing"
 )
 
@@ -142,5 +144,34 @@ func TestQueryInputStrings(t *testing.T) {
 	var q QueryInput
 	if err := q.UnmarshalJSON([]byte("\"ctl\x01\"")); err == nil {
 		t.Error("raw control character accepted")
+	}
+}
+
+// TestMemberNames checks MemberNames against decoding the object into a
+// map, escaped and non-ASCII names included, and that a value that is not
+// an object is refused.
+func TestMemberNames(t *testing.T) {
+	for _, raw := range []string{
+		`{}`, ` {"query":"q","k":3} `, `{"\u0071uery":1,"k\u00e9":[1,{"x":2}],"a\"b":{"query":null}}`,
+		`{"dup":1,"dup":2}`, "{\"\xff\":true}", `{"filter":{"field":"f","op":"eq","value":"}"}}`,
+	} {
+		got, err := MemberNames([]byte(raw))
+		if err != nil {
+			t.Fatalf("MemberNames(%s): %v", raw, err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			t.Fatal(err)
+		}
+		want := slices.Sorted(maps.Keys(m))
+		got = slices.Compact(slices.Sorted(slices.Values(got)))
+		if !slices.Equal(got, want) {
+			t.Fatalf("MemberNames(%s) = %q, want %q", raw, got, want)
+		}
+	}
+	for _, raw := range []string{``, `null`, `[1]`, `"x"`, `{"a":1`, `{"a" 1}`, `{"a":1}}`} {
+		if names, err := MemberNames([]byte(raw)); err == nil {
+			t.Fatalf("MemberNames(%s) = %q, want an error", raw, names)
+		}
 	}
 }

@@ -2873,17 +2873,35 @@ func TestResourceSubscriptions_InMemory(t *testing.T) {
 	}
 	waitURI(subCh, "file:///r1")
 
-	server.ResourceUpdated(ctx, &ResourceUpdatedNotificationParams{URI: "file:///r1"})
-	select {
-	case e := <-events:
-		if e.uri != "file:///r1" {
-			t.Fatalf("got URI %q, want %q", e.uri, "file:///r1")
+	// The subscribe handler runs before the subscription is registered,
+	// so an update sent at once can precede it: send one until one is
+	// delivered, then let any other in flight arrive before going on.
+	deadline := time.After(5 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for delivered := false; !delivered; {
+		server.ResourceUpdated(ctx, &ResourceUpdatedNotificationParams{URI: "file:///r1"})
+		select {
+		case e := <-events:
+			if e.uri != "file:///r1" {
+				t.Fatalf("got URI %q, want %q", e.uri, "file:///r1")
+			}
+			if e.id == "" || e.id == "<nil>" {
+				t.Fatalf("missing subscription ID on update (got %q)", e.id)
+			}
+			delivered = true
+		case <-tick.C:
+		case <-deadline:
+			t.Fatal("timed out waiting for resource update")
 		}
-		if e.id == "" || e.id == "<nil>" {
-			t.Fatalf("missing subscription ID on update (got %q)", e.id)
+	}
+	for settled := time.After(notificationDelay * 10); ; {
+		select {
+		case <-events:
+			continue
+		case <-settled:
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("timed out waiting for resource update")
+		break
 	}
 
 	// On stdio/in-memory, Unsubscribe sends notifications/cancelled which

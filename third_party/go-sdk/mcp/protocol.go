@@ -370,6 +370,15 @@ func (r *CallToolResult) hasContent() bool {
 func (r *CallToolResult) NeedsInput() bool { return r.resultType == resultTypeInputRequired }
 
 func (x *CallToolResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.appendText(nil); ok {
+		return b, nil
+	}
+	return x.marshalWire()
+}
+
+// marshalWire is MarshalJSON through encoding/json: every result, and
+// every error, can take this path.
+func (x *CallToolResult) marshalWire() ([]byte, error) {
 	type res CallToolResult // avoid recursion
 	type wire struct {
 		res

@@ -96,6 +96,13 @@ func checkMaxDepth(data []byte, maxDepth int) error {
 	return nil
 }
 
+// A CompactAppender appends its own JSON encoding, compact and valid,
+// byte for byte what its MarshalJSON returns, or reports false (leaving
+// dst unchanged) when it leaves the encoding to MarshalJSON.
+type CompactAppender interface {
+	AppendCompactJSON(dst []byte) ([]byte, bool)
+}
+
 // AppendCompact appends src to dst without the whitespace between tokens,
 // as encoding/json's Compact does, and reports true, when src is one valid
 // JSON value; otherwise it returns dst unchanged and false. It finds the

@@ -277,6 +277,13 @@ func jsonMarshal(obj any) ([]byte, error) {
 	// with a byte search instead of encoding/json's scanner step per byte.
 	// Anything the fast path does not take, including every error, goes
 	// through the Encoder as before (calling MarshalJSON again).
+	if a, ok := obj.(internaljson.CompactAppender); ok {
+		if v := reflect.ValueOf(obj); v.Kind() != reflect.Pointer || !v.IsNil() {
+			if b, ok := a.AppendCompactJSON(nil); ok {
+				return b, nil
+			}
+		}
+	}
 	if m, ok := obj.(json.Marshaler); ok {
 		if v := reflect.ValueOf(obj); v.Kind() != reflect.Pointer || !v.IsNil() {
 			if b, err := m.MarshalJSON(); err == nil {
