@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl/dsltest"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -193,5 +195,94 @@ func FuzzTranscodeMatchesDecode(f *testing.F) {
 			data = append(append([]byte(`{"hits":{"hits":[{"_id":"a","_source":`), in...), `}]}}`...)
 		}
 		checkSpans(t, data, decodedNames(spanFields), "fuzz input")
+	})
+}
+
+// plainOracle is the reader's verdict on a string body from its
+// definition: a body holding a backslash, a control character or invalid
+// UTF-8 is unquoted into a copy, vouched for by nobody; any other is
+// plain exactly when encoding/json (HTML-escaping, as AppendJSON writes)
+// writes it as it is, unless empty (an rcp.Plain vouches for no empty
+// string).
+func plainOracle(s []byte) (copied, plain bool) {
+	if !utf8.Valid(s) || bytes.IndexByte(s, '\\') >= 0 || bytes.ContainsFunc(s, func(r rune) bool { return r < 0x20 }) {
+		return true, false
+	}
+	var b bytes.Buffer
+	_ = json.NewEncoder(&b).Encode(string(s))
+	return false, len(s) > 0 && strings.TrimSuffix(b.String(), "\n") == `"`+string(s)+`"`
+}
+
+// checkPlainStr fails t unless the reader, reading body as a JSON string
+// that a member follows, gives plainOracle's verdict and the string
+// encoding/json decodes.
+func checkPlainStr(t *testing.T, body []byte) {
+	t.Helper()
+	trailing := len(body) - len(bytes.TrimRight(body, `\`))
+	if bytes.IndexByte(body, '"') >= 0 || trailing%2 == 1 {
+		return // the string would end elsewhere
+	}
+	in := append(append([]byte{'"'}, body...), `","next":1`...)
+	r := &reader{b: in, spans: true}
+	s, plain, err := r.plainStr()
+	var want string
+	wantErr := json.Unmarshal(in[:len(body)+2], &want)
+	if (err == nil) != (wantErr == nil) || err == nil && s != want {
+		t.Fatalf("string %q: read %q (%v), encoding/json %q (%v)", body, s, err, want, wantErr)
+	}
+	if err != nil {
+		return
+	}
+	copied, wantPlain := plainOracle(body)
+	if plain != wantPlain {
+		t.Fatalf("string %q: vouched plain %v, want %v", body, plain, wantPlain)
+	}
+	if views := len(s) > 0 && unsafe.StringData(s) == &in[1]; len(s) > 0 && views == copied {
+		t.Fatalf("string %q: views the input %v, want %v", body, views, !copied)
+	}
+	if r.i != len(body)+2 {
+		t.Fatalf("string %q: read to %d, want %d", body, r.i, len(body)+2)
+	}
+}
+
+// scanPieces are the byte sequences the string scan tells apart, each put
+// at every offset of every word position by TestPlainStr.
+var scanPieces = []string{
+	"a", "\x00", "\x1f", " ", "\x7f", "&", "'", "<", ">", "=", "\\", "%", ".", "\\n", "\\u2028", "\\\\",
+	"é", "东", "😀", "\u2028", "\u2029", "\u2027", "\u202a", "\ufffd", "\xe2\x80", "\xff", "\x80",
+	"\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80", "\xe2", "\xf0\x9f\x98",
+}
+
+// TestPlainStr holds the reader's plain verdict and the string it reads
+// to their oracles with every piece alone and at every offset (0…17) in
+// ASCII and non-ASCII filler, so that each lands in each byte of a word,
+// across word boundaries and in the tail; then with pairs of pieces.
+func TestPlainStr(t *testing.T) {
+	for _, filler := range []string{"x", "é"} {
+		for _, p := range scanPieces {
+			for pre := range 18 {
+				for post := range 10 {
+					checkPlainStr(t, []byte(strings.Repeat(filler, pre)+p+strings.Repeat(filler, post)))
+				}
+			}
+		}
+	}
+	for _, p := range scanPieces {
+		for _, q := range scanPieces {
+			for gap := range 10 {
+				checkPlainStr(t, []byte(p+strings.Repeat("y", gap)+q+"tail text!"))
+			}
+		}
+	}
+}
+
+// FuzzPlainStr holds the reader's plain verdict to its oracle on any
+// string body.
+func FuzzPlainStr(f *testing.F) {
+	for _, p := range scanPieces {
+		f.Add([]byte("sixteen bytes ok" + p + "more"))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkPlainStr(t, body)
 	})
 }
