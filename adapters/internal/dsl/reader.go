@@ -38,7 +38,8 @@ type reader struct {
 	decoded    []string
 	checkRange bool
 	// plain reports that the last string rawString returned without
-	// copying needs no JSON escaping.
+	// copying holds neither U+2028 nor U+2029 (which JSON output
+	// escapes): with htmlSafe, that it needs no JSON escaping.
 	plain bool
 }
 
@@ -219,12 +220,19 @@ func (r *reader) plainStr() (s string, plain bool, err error) {
 	if err != nil || len(b) == 0 {
 		return string(b), false, err
 	}
-	return unsafe.String(&b[0], len(b)), !copied && r.plain, nil
+	return unsafe.String(&b[0], len(b)), !copied && r.plain && htmlSafe(b), nil
+}
+
+// htmlSafe reports that s holds none of '<', '>' and '&', which JSON
+// output escapes. (Three vectorised searches are faster than folding the
+// three bytes into scanString's words.)
+func htmlSafe(s []byte) bool {
+	return bytes.IndexByte(s, '<') < 0 && bytes.IndexByte(s, '>') < 0 && bytes.IndexByte(s, '&') < 0
 }
 
 // rawString reads the string at r.i (a '"'). Without escapes or invalid
 // UTF-8 it returns a sub-slice of the input, setting r.plain when it
-// needs no JSON escaping; otherwise it unquotes into buf as encoding/json
+// holds no U+2028 or U+2029; otherwise it unquotes into buf as encoding/json
 // does and reports copied.
 func (r *reader) rawString(buf []byte) (s []byte, copied bool, err error) {
 	start := r.i + 1
@@ -239,10 +247,10 @@ func (r *reader) rawString(buf []byte) (s []byte, copied bool, err error) {
 	switch scanString(s) {
 	case textUnquote:
 		return r.slowString(buf, start) // reports the control character or replaces invalid UTF-8
-	case textPlain:
-		r.plain = bytes.IndexByte(s, '<') < 0 && bytes.IndexByte(s, '>') < 0 && bytes.IndexByte(s, '&') < 0
 	default:
 		r.plain = false
+	case textPlain:
+		r.plain = true
 	}
 	r.i = start + n + 1
 	return s, false, nil
@@ -267,9 +275,9 @@ const (
 	textUnquote
 )
 
-// scanString classifies s in one pass, eight bytes at a time: a word
-// without control or non-ASCII bytes is passed over with a few
-// arithmetic operations, and the runes of a word with non-ASCII bytes
+// scanString classifies s in one pass, 32 or 8 bytes at a time: words
+// without control or non-ASCII bytes are passed over with two arithmetic
+// operations each, and the runes of a word with non-ASCII bytes
 // are decoded, which checks them as utf8.Valid does and finds the line
 // and paragraph separators on the way.
 func scanString(s []byte) int {
@@ -277,9 +285,19 @@ func scanString(s []byte) int {
 	class := textPlain
 	i := 0
 	for {
+		// (x-0x20*lo)|x has the top bit of a byte set when that byte of x
+		// is from 0x80, or below 0x20 (or above one that is).
+		for ; i+32 <= len(s); i += 32 {
+			w := s[i : i+32]
+			x, y := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
+			z, v := binary.LittleEndian.Uint64(w[16:]), binary.LittleEndian.Uint64(w[24:])
+			if ((x-0x20*lo)|x|(y-0x20*lo)|y|(z-0x20*lo)|z|(v-0x20*lo)|v)&hi != 0 {
+				break
+			}
+		}
 		for ; i+8 <= len(s); i += 8 {
-			x := binary.LittleEndian.Uint64(s[i:])
-			if ((x-0x20*lo)&^x|x)&hi != 0 { // a byte below 0x20 or from 0x80
+			x := binary.LittleEndian.Uint64(s[i : i+8])
+			if ((x-0x20*lo)|x)&hi != 0 {
 				break
 			}
 		}

@@ -254,13 +254,14 @@ var scanPieces = []string{
 }
 
 // TestPlainStr holds the reader's plain verdict and the string it reads
-// to their oracles with every piece alone and at every offset (0…17) in
-// ASCII and non-ASCII filler, so that each lands in each byte of a word,
-// across word boundaries and in the tail; then with pairs of pieces.
+// to their oracles with every piece alone and at every offset (0…41) in
+// ASCII and non-ASCII filler, so that each lands in each byte of a word
+// and of a 32-byte block, across their boundaries and in the tail; then
+// with pairs of pieces.
 func TestPlainStr(t *testing.T) {
 	for _, filler := range []string{"x", "é"} {
 		for _, p := range scanPieces {
-			for pre := range 18 {
+			for pre := range 42 {
 				for post := range 10 {
 					checkPlainStr(t, []byte(strings.Repeat(filler, pre)+p+strings.Repeat(filler, post)))
 				}
