@@ -129,7 +129,11 @@ func (r *reader) hitsInfo(h *HitsInfo) error {
 		case "hits":
 			return orNil(r, func() { h.Hits = nil }, func() error {
 				h.Hits = make([]Hit, 0, 16)
+				start := r.i
 				return r.array(func() error {
+					if len(h.Hits) == cap(h.Hits) {
+						h.Hits = slices.Grow(h.Hits, r.hitsToCome(len(h.Hits), start))
+					}
 					h.Hits = append(h.Hits, Hit{})
 					return nullable(r, func() error { return r.hit(&h.Hits[len(h.Hits)-1]) })
 				})
@@ -137,6 +141,20 @@ func (r *reader) hitsInfo(h *HitsInfo) error {
 		}
 		return r.skip()
 	})
+}
+
+// maxHitsGuess bounds hitsToCome's guess: hits cut short by a hostile
+// reply cost at most this many unused Hit values.
+const maxHitsGuess = 1024
+
+// hitsToCome guesses how many elements follow the n of a hits array read
+// from start: as many as the rest of the reply holds at the size of those
+// (a page of k hits is then grown once to about k rather than doubled up
+// to it), at least n (append's doubling) and at most maxHitsGuess more
+// than that.
+func (r *reader) hitsToCome(n, start int) int {
+	guess := n*(len(r.b)-r.i)/max(r.i-start, 1) + 1
+	return max(min(guess, maxHitsGuess), n)
 }
 
 func (r *reader) totalHits(dst **TotalHits) error {
@@ -171,7 +189,7 @@ func (r *reader) hit(h *Hit) error {
 		case "_score":
 			return orNil(r, func() { h.Score = nil }, func() error {
 				f, err := r.float()
-				h.Score = &f
+				h.Score = r.float64Slot(f)
 				return err
 			})
 		case "_source":
@@ -224,6 +242,19 @@ func (r *reader) hit(h *Hit) error {
 		return r.skip()
 	})
 }
+
+// float64Slot returns a pointer to f carved from a block the reader
+// allocates scoreBlock scores at a time, not one allocation per hit.
+func (r *reader) float64Slot(f float64) *float64 {
+	if len(r.floats) == cap(r.floats) {
+		r.floats = make([]float64, 0, scoreBlock)
+	}
+	r.floats = append(r.floats, f)
+	return &r.floats[len(r.floats)-1]
+}
+
+// scoreBlock is how many hit scores float64Slot allocates at once.
+const scoreBlock = 32
 
 // source reads a _source object: as json.Unmarshal into `any` would, or,
 // when the reader keeps spans, the members not named in r.decoded as

@@ -37,6 +37,8 @@ type reader struct {
 	spans      bool
 	decoded    []string
 	checkRange bool
+	// floats is the block hit scores are carved from (float64Slot).
+	floats []float64
 	// plain reports that the last string rawString returned without
 	// copying holds neither U+2028 nor U+2029 (which JSON output
 	// escapes): with htmlSafe, that it needs no JSON escaping.
