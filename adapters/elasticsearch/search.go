@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -140,9 +142,10 @@ func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*ad
 		c.Total = sr.Hits.Total.Value
 	}
 	cites := make([]rcp.Citation, 0, len(sr.Hits.Hits))
+	vectors := slices.Collect(maps.Keys(st.vectors)) // once a page, not a map walk a hit
 	for i := range sr.Hits.Hits {
 		h := &sr.Hits.Hits[i]
-		cand := decodeHit(st, h, &cites)
+		cand := decodeHit(st, vectors, h, &cites)
 		if dense {
 			cand.Score = nativeScore(vf, cand.Score)
 		}
@@ -155,10 +158,11 @@ func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*ad
 func planVectorField(p *adapters.Plan) string { return dsl.KnnField(p.Body) }
 
 // decodeHit maps one hit: the content field becomes Text, vector fields
-// Vector, every other source key Meta (as rcp.RawJSON when the response
-// was read by searchBody, see sourceFields). Its citation is appended to cites,
-// which the page's hits share.
-func decodeHit(st *probeState, h *dsl.Hit, cites *[]rcp.Citation) adapters.Candidate {
+// (vectors, the names of st.vectors) Vector, every other source key Meta
+// (as rcp.RawJSON when the response was read by searchBody, see
+// sourceFields). Its citation is appended to cites, which the page's hits
+// share.
+func decodeHit(st *probeState, vectors []string, h *dsl.Hit, cites *[]rcp.Citation) adapters.Candidate {
 	c := adapters.Candidate{ID: h.ID, Sort: h.Sort, DocID: docID(st, h.Source)}
 	if h.Score != nil {
 		c.Score = *h.Score
@@ -167,7 +171,7 @@ func decodeHit(st *probeState, h *dsl.Hit, cites *[]rcp.Citation) adapters.Candi
 	if src == nil {
 		src = map[string]any{}
 	}
-	for name := range st.vectors {
+	for _, name := range vectors {
 		if v, ok := src[name]; ok {
 			c.Vector = floats(v)
 			delete(src, name)
