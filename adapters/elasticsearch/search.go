@@ -163,7 +163,7 @@ func planVectorField(p *adapters.Plan) string { return dsl.KnnField(p.Body) }
 // sourceFields). Its citation is appended to cites, which the page's hits
 // share.
 func decodeHit(st *probeState, vectors []string, h *dsl.Hit, cites *[]rcp.Citation) adapters.Candidate {
-	c := adapters.Candidate{ID: h.ID, Sort: h.Sort, DocID: docID(st, h.Source)}
+	c := adapters.Candidate{ID: h.ID, IDPlain: h.Plain(h.ID), Sort: h.Sort, DocID: docID(st, h.Source)}
 	if h.Score != nil {
 		c.Score = *h.Score
 	}
@@ -182,6 +182,7 @@ func decodeHit(st *probeState, vectors []string, h *dsl.Hit, cites *[]rcp.Citati
 		delete(src, st.content)
 	}
 	c.Title, _ = src[st.ev.TitleField].(string)
+	c.TitlePlain = h.Plain(c.Title)
 	c.URI, _ = src[st.ev.URIField].(string)
 	if len(src) > 0 {
 		c.Meta = src
@@ -206,7 +207,7 @@ func floats(v any) []float32 {
 // citation carries title/uri and, when a highlight fragment is found in
 // the text, its character offsets; false when it would carry none of them.
 func citation(h *dsl.Hit, c adapters.Candidate, content string) (rcp.Citation, bool) {
-	cit := rcp.Citation{Source: h.Index, Title: c.Title, URI: c.URI}
+	cit := rcp.Citation{Source: h.Index, Title: c.Title, TitlePlain: c.TitlePlain, URI: c.URI}
 	if frags := h.Highlight[content]; len(frags) > 0 && c.Text != "" {
 		if i := strings.Index(c.Text, frags[0]); i >= 0 {
 			start := utf8.RuneCountInString(c.Text[:i])

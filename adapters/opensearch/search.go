@@ -135,7 +135,7 @@ func (s *schema) sourceFields() []string {
 // response, numbers as float64 (JSON semantics, as the neutral corpus
 // describes metadata).
 func candidate(s *schema, vectors []string, h *dsl.Hit) (adapters.Candidate, error) {
-	c := adapters.Candidate{ID: h.ID, Sort: h.Sort}
+	c := adapters.Candidate{ID: h.ID, IDPlain: h.Plain(h.ID), Sort: h.Sort}
 	src := h.Source
 	if src == nil {
 		src = map[string]any{}
@@ -154,6 +154,7 @@ func candidate(s *schema, vectors []string, h *dsl.Hit) (adapters.Candidate, err
 	c.TextPlain = h.Plain(c.Text)
 	delete(src, s.content)
 	c.Title, _ = src[s.ev.TitleField].(string)
+	c.TitlePlain = h.Plain(c.Title)
 	c.URI, _ = src[s.ev.URIField].(string)
 	c.Meta = src
 	return c, nil

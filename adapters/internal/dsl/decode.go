@@ -185,7 +185,7 @@ func (r *reader) hit(h *Hit) error {
 		case "_index":
 			return nullable(r, func() (e error) { h.Index, e = r.str(); return })
 		case "_id":
-			return nullable(r, func() (e error) { h.ID, e = r.str(); return })
+			return nullable(r, func() (e error) { h.ID, e = r.vouchedStr(h); return })
 		case "_score":
 			return orNil(r, func() { h.Score = nil }, func() error {
 				f, err := r.float()
@@ -256,11 +256,28 @@ func (r *reader) float64Slot(f float64) *float64 {
 // scoreBlock is how many hit scores float64Slot allocates at once.
 const scoreBlock = 32
 
+// vouchedStr is str, except that a reader keeping spans records in h
+// that the string needs no JSON escaping when it established that on
+// the way (Hit.Plain).
+func (r *reader) vouchedStr(h *Hit) (string, error) {
+	if !r.spans {
+		return r.str()
+	}
+	if r.ws() != '"' {
+		return "", r.fail("expected a string")
+	}
+	s, plain, err := r.plainStr()
+	if plain {
+		h.vouch(s)
+	}
+	return s, err
+}
+
 // source reads a _source object: as json.Unmarshal into `any` would, or,
 // when the reader keeps spans, the members not named in r.decoded as
 // rcp.RawJSON slices of the input (checked as the decoder checks them),
-// and the first member named there (the content) vouched for in h when
-// it is a string that needs no JSON escaping (Hit.Plain).
+// and the string members named there (content, title…) vouched for in h
+// when they need no JSON escaping (Hit.Plain).
 func (r *reader) source(h *Hit) (map[string]any, error) {
 	if !r.spans {
 		v, err := r.any()
@@ -271,13 +288,9 @@ func (r *reader) source(h *Hit) (map[string]any, error) {
 	err := r.object(func(key []byte) error {
 		name := r.name(key)
 		if slices.Contains(r.decoded, name) {
-			if name == r.decoded[0] && r.ws() == '"' {
-				s, plain, err := r.plainStr()
+			if r.ws() == '"' {
+				s, err := r.vouchedStr(h)
 				m[name] = s
-				h.plain = rcp.Plain{} // a repeated member replaces the first
-				if plain {
-					h.plain = rcp.AssumePlain(s)
-				}
 				return err
 			}
 			v, err := r.any()

@@ -22,33 +22,43 @@ func decodedNames(f dsltest.Fields) []string {
 	return append([]string{f.Content, f.Title, f.URI, f.DocID}, f.Vectors...)
 }
 
-// metaAnswer is the RCP answer of hits whose meta is their _source and
-// whose text is their content field, with what the reader established
-// about it (Hit.Plain).
+// metaAnswer is the RCP answer of hits whose meta is their _source,
+// whose id, text and citation title are their _id, content and title
+// fields, with what the reader established about each (Hit.Plain).
 func metaAnswer(sr *SearchResponse) ([]byte, error) {
 	res := &rcp.RetrieveResult{Hits: []rcp.Hit{}}
 	for _, h := range sr.Hits.Hits {
 		text, _ := h.Source[spanFields.Content].(string)
-		res.Hits = append(res.Hits, rcp.Hit{ID: h.ID, Text: text, TextPlain: h.Plain(text), Meta: h.Source})
+		title, _ := h.Source[spanFields.Title].(string)
+		res.Hits = append(res.Hits, rcp.Hit{ID: h.ID, IDPlain: h.Plain(h.ID), Text: text, TextPlain: h.Plain(text), Meta: h.Source,
+			Citation: &rcp.Citation{Title: title, TitlePlain: h.Plain(title)}})
 	}
 	return res.AppendJSON(nil)
 }
 
-// checkPlain fails t if the reader vouched for h's content string while
-// encoding/json writes it otherwise than as it is, and returns 1 if it
-// vouched for it.
-func checkPlain(t *testing.T, h *Hit, repro string) int {
+// checkPlain fails t if the reader vouched for a string of h (its _id or
+// a _source string) while encoding/json writes it otherwise than as it
+// is, and returns how many it vouched for.
+func checkPlain(t *testing.T, h *Hit, repro string) (vouched int) {
 	t.Helper()
-	s, ok := h.Source[spanFields.Content].(string)
-	if !ok || !h.Plain(s).For(s) {
-		return 0
+	strs := []string{h.ID}
+	for _, v := range h.Source {
+		if s, ok := v.(string); ok {
+			strs = append(strs, s)
+		}
 	}
-	var b bytes.Buffer
-	_ = json.NewEncoder(&b).Encode(s) // HTML-escaped, as AppendJSON writes
-	if want := strings.TrimSuffix(b.String(), "\n"); want != `"`+s+`"` {
-		t.Fatalf("%s: content %q vouched as needing no escaping, encoding/json writes %s", repro, s, want)
+	for _, s := range strs {
+		if !h.Plain(s).For(s) {
+			continue
+		}
+		var b bytes.Buffer
+		_ = json.NewEncoder(&b).Encode(s) // HTML-escaped, as AppendJSON writes
+		if want := strings.TrimSuffix(b.String(), "\n"); want != `"`+s+`"` {
+			t.Fatalf("%s: string %q vouched as needing no escaping, encoding/json writes %s", repro, s, want)
+		}
+		vouched++
 	}
-	return 1
+	return vouched
 }
 
 // checkSpans fails t unless DecodeSearchSpans accepts exactly what
@@ -87,7 +97,7 @@ func checkSpans(t *testing.T, data []byte, decoded []string, repro string) (plai
 			}
 		}
 		plain += checkPlain(t, &g, repro)
-		w.Source, g.Source, g.plain = nil, nil, rcp.Plain{}
+		w.Source, g.Source, g.plains = nil, nil, [maxVouched]rcp.Plain{}
 		if !reflect.DeepEqual(g, w) {
 			t.Fatalf("%s: hit %d %+v, want %+v", repro, i, g, w)
 		}
@@ -117,8 +127,8 @@ func TestSpansMatchDecode(t *testing.T) {
 	}
 }
 
-// TestPlainStrings: a decoded _source string is vouched for exactly when
-// it needs no JSON escaping, for each character that needs it, non-ASCII
+// TestPlainStrings: a hit's _id and decoded _source strings (content,
+// title) are vouched for exactly when they need no JSON escaping, for each character that needs it, non-ASCII
 // text, invalid UTF-8 and U+2028/U+2029, raw or escaped in the reply; and
 // the answer written is the one written without the voucher.
 func TestPlainStrings(t *testing.T) {
@@ -146,20 +156,21 @@ func TestPlainStrings(t *testing.T) {
 		{"\"\x7f del\"", true}, // DEL needs no escaping in JSON
 		{`""`, false},
 	} {
-		data := []byte(`{"hits":{"hits":[{"_id":"a","_source":{"text":` + c.json + `,"m":` + c.json + `}}]}}`)
-		repro := "text " + strconv.Quote(c.json)
+		data := []byte(`{"hits":{"hits":[{"_id":` + c.json + `,"_source":{"text":` + c.json + `,"title":` + c.json + `,"m":` + c.json + `}}]}}`)
+		repro := "string " + strconv.Quote(c.json)
 		checkSpans(t, data, decodedNames(spanFields), repro)
 		sr, err := DecodeSearchSpans(data, decodedNames(spanFields))
 		if err != nil {
 			t.Fatalf("%s: %v", repro, err)
 		}
 		h := &sr.Hits.Hits[0]
-		text := h.Source["text"].(string)
-		if got := h.Plain(text).For(text); got != c.plain {
-			t.Errorf("%s: vouched %v, want %v", repro, got, c.plain)
-		}
-		if h.Plain(strings.Clone(text)).For(text) {
-			t.Errorf("%s: vouched for a copy at another address", repro)
+		for what, s := range map[string]string{"_id": h.ID, "text": h.Source["text"].(string), "title": h.Source["title"].(string)} {
+			if got := h.Plain(s).For(s); got != c.plain {
+				t.Errorf("%s: %s vouched %v, want %v", repro, what, got, c.plain)
+			}
+			if h.Plain(strings.Clone(s)).For(s) {
+				t.Errorf("%s: %s vouched for a copy at another address", repro, what)
+			}
 		}
 	}
 }
