@@ -329,39 +329,6 @@ func scanString(s []byte) int {
 	}
 }
 
-// Classes of an unescaped run between escapes (plainText).
-const (
-	textASCII = iota
-	textNonASCII
-	textControl
-)
-
-// plainText classifies s eight bytes at a time: a control character
-// (invalid in a JSON string) beats non-ASCII bytes (UTF-8 to check).
-func plainText(s []byte) int {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	class := textASCII
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := binary.LittleEndian.Uint64(s[i:])
-		if (x-0x20*lo)&^x&hi != 0 { // a byte below 0x20
-			return textControl
-		}
-		if x&hi != 0 {
-			class = textNonASCII
-		}
-	}
-	for ; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20:
-			return textControl
-		case c >= utf8.RuneSelf:
-			class = textNonASCII
-		}
-	}
-	return class
-}
-
 // unquote decodes the string body starting at start into buf: runs
 // between escapes are checked and copied whole; invalid UTF-8 becomes
 // U+FFFD byte by byte, as encoding/json does.
@@ -381,17 +348,12 @@ func (r *reader) unquote(buf []byte, start int) ([]byte, error) {
 		if e := bytes.IndexByte(run, '\\'); e >= 0 {
 			run = run[:e]
 		}
-		switch plainText(run) {
-		case textASCII:
+		if scanString(run) != textUnquote {
 			buf = append(buf, run...)
-		case textControl:
-			r.i = j + bytes.IndexFunc(run, func(c rune) bool { return c < 0x20 })
+		} else if c := bytes.IndexFunc(run, func(c rune) bool { return c < 0x20 }); c >= 0 {
+			r.i = j + c
 			return nil, r.fail("control character in string")
-		default:
-			if utf8.Valid(run) {
-				buf = append(buf, run...)
-				break
-			}
+		} else {
 			for k := 0; k < len(run); {
 				rr, size := utf8.DecodeRune(run[k:])
 				if rr == utf8.RuneError && size == 1 {
