@@ -186,13 +186,17 @@ type Plan struct {
 
 // Candidate is one hit as the engine returned it.
 type Candidate struct {
-	ID    string
-	Score float64
-	Text  string
+	ID string
+	// IDPlain may vouch that ID needs no JSON escaping (rcp.Plain).
+	IDPlain rcp.Plain
+	Score   float64
+	Text    string
 	// TextPlain may vouch that Text needs no JSON escaping (rcp.Plain).
 	TextPlain rcp.Plain
 	Title     string
-	URI       string
+	// TitlePlain may vouch that Title needs no JSON escaping (rcp.Plain).
+	TitlePlain rcp.Plain
+	URI        string
 	// Meta is the hit's metadata. A value may be an rcp.RawJSON (the
 	// engine's text, written as its decoded value would be): code that
 	// looks inside a value reads it through rcp.MetaValue.

@@ -92,19 +92,16 @@ func (e *jsonAppender) hits(hs []Hit) {
 
 func (e *jsonAppender) hit(h *Hit) {
 	e.raw(`{"id":`)
-	e.b = appendString(e.b, h.ID)
+	e.plainString(h.ID, h.IDPlain)
 	e.raw(`,"score":`)
 	e.float(h.Score, 64)
 	if h.Confidence != nil {
 		e.raw(`,"confidence":`)
 		e.float(*h.Confidence, 64)
 	}
-	if h.TextPlain.For(h.Text) {
-		e.raw(`,"text":"`)
-		e.raw(h.Text)
-		e.raw(`"`)
-	} else {
-		e.optString(`,"text":`, h.Text)
+	if h.Text != "" {
+		e.raw(`,"text":`)
+		e.plainString(h.Text, h.TextPlain)
 	}
 	e.optString(`,"unit":`, h.Unit)
 	if len(h.Meta) > 0 {
@@ -129,7 +126,11 @@ func (e *jsonAppender) hitParts(h *Hit) {
 		mark := len(e.b)
 		e.field(mark, "source", c.Source)
 		e.field(mark, "uri", c.URI)
-		e.field(mark, "title", c.Title)
+		if c.Title != "" {
+			e.sep(mark)
+			e.raw(`"title":`)
+			e.plainString(c.Title, c.TitlePlain)
+		}
 		e.intField(mark, "start", c.Start)
 		e.intField(mark, "end", c.End)
 		e.intField(mark, "page", c.Page)
@@ -154,6 +155,15 @@ func (e *jsonAppender) hitParts(h *Hit) {
 		e.optString(`,"context":`, c.Context)
 		e.raw("}")
 	}
+}
+
+// plainString writes s, as it is when p vouches for it (Plain).
+func (e *jsonAppender) plainString(s string, p Plain) {
+	if p.For(s) {
+		e.b = append(append(append(e.b, '"'), s...), '"')
+		return
+	}
+	e.b = appendString(e.b, s)
 }
 
 // field writes a non-empty string member of an object opened at mark.

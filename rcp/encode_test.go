@@ -131,9 +131,10 @@ func BenchmarkAppendJSON(b *testing.B) {
 	}
 }
 
-// TestPlainVouchesForItsStringOnly: a Plain spares the scan only of the
-// very string it was made for; given another value, the field is escaped
-// as usual, and the output never differs from encoding/json's.
+// TestPlainVouchesForItsStringOnly: a Plain (of a hit's id, text or
+// citation title) spares the scan only of the very string it was made
+// for; given another value, the field is escaped as usual, and the output
+// never differs from encoding/json's.
 func TestPlainVouchesForItsStringOnly(t *testing.T) {
 	safe := strings.Repeat("plain passage text ", 8)
 	for _, c := range []struct {
@@ -147,7 +148,8 @@ func TestPlainVouchesForItsStringOnly(t *testing.T) {
 		{"copy of the vouched string", strings.Clone(safe), AssumePlain(safe)},
 		{"zero", "a\u2028<", Plain{}},
 	} {
-		r := &RetrieveResult{Hits: []Hit{{ID: "a", Text: c.text, TextPlain: c.plain}}}
+		r := &RetrieveResult{Hits: []Hit{{ID: c.text, IDPlain: c.plain, Text: c.text, TextPlain: c.plain,
+			Citation: &Citation{Source: "s", Title: c.text, TitlePlain: c.plain}}}}
 		got, err := r.AppendJSON(nil)
 		want, werr := json.Marshal(r)
 		if err != nil || werr != nil || string(got) != string(want) {

@@ -450,9 +450,12 @@ type Citation struct {
 	Source string `json:"source,omitempty"`
 	URI    string `json:"uri,omitempty"`
 	Title  string `json:"title,omitempty"`
-	Start  *int   `json:"start,omitempty"`
-	End    *int   `json:"end,omitempty"`
-	Page   *int   `json:"page,omitempty"`
+	// TitlePlain may vouch that Title needs no JSON escaping (Plain); it
+	// is never sent.
+	TitlePlain Plain `json:"-"`
+	Start      *int  `json:"start,omitempty"`
+	End        *int  `json:"end,omitempty"`
+	Page       *int  `json:"page,omitempty"`
 }
 
 // Trust is Hit.trust (§15.2).
@@ -473,7 +476,10 @@ type ChunkInfo struct {
 // Hit is one ranked result (§7.7). Vector holds []float32 or, under the
 // f32-base64 encoding, a base64 string.
 type Hit struct {
-	ID         string   `json:"id"`
+	ID string `json:"id"`
+	// IDPlain may vouch that ID needs no JSON escaping (Plain); it is
+	// never sent.
+	IDPlain    Plain    `json:"-"`
 	Score      float64  `json:"score"`
 	Confidence *float64 `json:"confidence,omitempty"`
 	Text       string   `json:"text,omitempty"`

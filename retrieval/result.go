@@ -163,7 +163,7 @@ type pageShared struct {
 func (e *Engine) hit(r *retrieval, key string, it *item, sh *pageShared) rcp.Hit {
 	at := len(sh.scores)
 	sh.scores = it.appendScores(sh.scores, key)
-	h := rcp.Hit{ID: it.c.ID, Score: rankmath.Finite(it.score), Meta: it.c.Meta, Scores: sh.scores[at:len(sh.scores):len(sh.scores)], Unit: r.unit}
+	h := rcp.Hit{ID: it.c.ID, IDPlain: it.c.IDPlain, Score: rankmath.Finite(it.score), Meta: it.c.Meta, Scores: sh.scores[at:len(sh.scores):len(sh.scores)], Unit: r.unit}
 	if r.text2 {
 		h.Text, h.TextPlain = it.c.Text, it.c.TextPlain
 	}
@@ -184,6 +184,6 @@ func (e *Engine) citation(c *adapters.Candidate, sh *pageShared) *rcp.Citation {
 	if len(sh.cites) == cap(sh.cites) {
 		sh.cites = make([]rcp.Citation, 0, max(8, 2*cap(sh.cites)))
 	}
-	sh.cites = append(sh.cites, rcp.Citation{Source: e.ev.Target, Title: c.Title, URI: c.URI})
+	sh.cites = append(sh.cites, rcp.Citation{Source: e.ev.Target, Title: c.Title, TitlePlain: c.TitlePlain, URI: c.URI})
 	return &sh.cites[len(sh.cites)-1]
 }

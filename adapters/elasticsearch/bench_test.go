@@ -18,6 +18,8 @@ import (
 	"testing"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl/dsltest"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/server"
 	"github.com/rcp-sidecar/rcp-sidecar/retrieval"
 )
@@ -39,10 +41,43 @@ func passagePage(n int) []byte {
 	return b.Bytes()
 }
 
-func BenchmarkSidecarHTTP(b *testing.B) {
+// BenchmarkTranscode measures the CPU-bound part of BenchmarkSidecarHTTP
+// on one goroutine, steadier than it on a busy machine: the same reply of
+// 100 passages read as the adapter reads it (DecodeSearchSpans,
+// decodeSearch) and its candidates written as RCP hits.
+func BenchmarkTranscode(b *testing.B) {
 	page := passagePage(100)
+	a, stop := benchAdapter(b, page)
+	defer stop()
+	if _, err := a.Probe(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	st, err := a.probed()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &adapters.Plan{Stage: adapters.StageLexical, Body: json.RawMessage(`{}`)}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(page)))
+	for b.Loop() {
+		sr, err := dsl.DecodeSearchSpans(page, st.sourceFields())
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := decodeSearch(st, p, sr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ans, err := dsltest.Answer(c); err != nil || len(ans) < len(page)/2 {
+			b.Fatalf("%d bytes (%v)", len(ans), err)
+		}
+	}
+}
+
+// benchAdapter opens the adapter on a fake engine serving recorded probe
+// responses and page for every search.
+func benchAdapter(b *testing.B, page []byte) (*adapter, func()) {
 	probe := fakeRecorded(&testing.T{}, aliasRoutes)
-	defer probe.Close()
 	es := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/_search") {
 			_, _ = io.Copy(io.Discard, r.Body)
@@ -53,15 +88,21 @@ func BenchmarkSidecarHTTP(b *testing.B) {
 		}
 		probe.Config.Handler.ServeHTTP(w, r)
 	}))
-	defer es.Close()
 	cfg := fixtureConfig("probe-fixture-a")
 	cfg.PIT, cfg.URLs, cfg.DisableCompression = false, []string{es.URL}, true
 	cfg.TitleField, cfg.ContentField = "title", "text"
-	ctx := context.Background()
-	a, err := open(ctx, cfg, adapters.Deps{})
+	a, err := open(context.Background(), cfg, adapters.Deps{})
 	if err != nil {
 		b.Fatal(err)
 	}
+	return a.(*adapter), func() { es.Close(); probe.Close() }
+}
+
+func BenchmarkSidecarHTTP(b *testing.B) {
+	page := passagePage(100)
+	a, stop := benchAdapter(b, page)
+	defer stop()
+	ctx := context.Background()
 	eng, err := retrieval.NewEngine(ctx, a, retrieval.Options{})
 	if err != nil {
 		b.Fatal(err)

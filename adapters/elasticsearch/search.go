@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -140,9 +142,10 @@ func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*ad
 		c.Total = sr.Hits.Total.Value
 	}
 	cites := make([]rcp.Citation, 0, len(sr.Hits.Hits))
+	vectors := slices.Collect(maps.Keys(st.vectors)) // once a page, not a map walk a hit
 	for i := range sr.Hits.Hits {
 		h := &sr.Hits.Hits[i]
-		cand := decodeHit(st, h, &cites)
+		cand := decodeHit(st, vectors, h, &cites)
 		if dense {
 			cand.Score = nativeScore(vf, cand.Score)
 		}
@@ -155,11 +158,12 @@ func decodeSearch(st *probeState, p *adapters.Plan, sr *dsl.SearchResponse) (*ad
 func planVectorField(p *adapters.Plan) string { return dsl.KnnField(p.Body) }
 
 // decodeHit maps one hit: the content field becomes Text, vector fields
-// Vector, every other source key Meta (as rcp.RawJSON when the response
-// was read by searchBody, see sourceFields). Its citation is appended to cites,
-// which the page's hits share.
-func decodeHit(st *probeState, h *dsl.Hit, cites *[]rcp.Citation) adapters.Candidate {
-	c := adapters.Candidate{ID: h.ID, Sort: h.Sort, DocID: docID(st, h.Source)}
+// (vectors, the names of st.vectors) Vector, every other source key Meta
+// (as rcp.RawJSON when the response was read by searchBody, see
+// sourceFields). Its citation is appended to cites, which the page's hits
+// share.
+func decodeHit(st *probeState, vectors []string, h *dsl.Hit, cites *[]rcp.Citation) adapters.Candidate {
+	c := adapters.Candidate{ID: h.ID, IDPlain: h.Plain(h.ID), Sort: h.Sort, DocID: docID(st, h.Source)}
 	if h.Score != nil {
 		c.Score = *h.Score
 	}
@@ -167,7 +171,7 @@ func decodeHit(st *probeState, h *dsl.Hit, cites *[]rcp.Citation) adapters.Candi
 	if src == nil {
 		src = map[string]any{}
 	}
-	for name := range st.vectors {
+	for _, name := range vectors {
 		if v, ok := src[name]; ok {
 			c.Vector = floats(v)
 			delete(src, name)
@@ -178,6 +182,7 @@ func decodeHit(st *probeState, h *dsl.Hit, cites *[]rcp.Citation) adapters.Candi
 		delete(src, st.content)
 	}
 	c.Title, _ = src[st.ev.TitleField].(string)
+	c.TitlePlain = h.Plain(c.Title)
 	c.URI, _ = src[st.ev.URIField].(string)
 	if len(src) > 0 {
 		c.Meta = src
@@ -202,7 +207,7 @@ func floats(v any) []float32 {
 // citation carries title/uri and, when a highlight fragment is found in
 // the text, its character offsets; false when it would carry none of them.
 func citation(h *dsl.Hit, c adapters.Candidate, content string) (rcp.Citation, bool) {
-	cit := rcp.Citation{Source: h.Index, Title: c.Title, URI: c.URI}
+	cit := rcp.Citation{Source: h.Index, Title: c.Title, TitlePlain: c.TitlePlain, URI: c.URI}
 	if frags := h.Highlight[content]; len(frags) > 0 && c.Text != "" {
 		if i := strings.Index(c.Text, frags[0]); i >= 0 {
 			start := utf8.RuneCountInString(c.Text[:i])

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
@@ -98,8 +100,10 @@ func decodeHits(s *schema, p *adapters.Plan, sr *dsl.SearchResponse) (*adapters.
 		c.Total = sr.Hits.Total.Value
 	}
 	space := stageSpace(s, p)
-	for _, h := range sr.Hits.Hits {
-		cand, err := candidate(s, h)
+	vectors := slices.Collect(maps.Keys(s.vectors)) // once a page, not a map walk a hit
+	for i := range sr.Hits.Hits {
+		h := &sr.Hits.Hits[i]
+		cand, err := candidate(s, vectors, h)
 		if err != nil {
 			return nil, err
 		}
@@ -126,16 +130,17 @@ func (s *schema) sourceFields() []string {
 	return out
 }
 
-// candidate splits _source into text, title, URI, vector and metadata.
-// _source was decoded once with the response, numbers as float64 (JSON
-// semantics, as the neutral corpus describes metadata).
-func candidate(s *schema, h dsl.Hit) (adapters.Candidate, error) {
-	c := adapters.Candidate{ID: h.ID, Sort: h.Sort}
+// candidate splits _source into text, title, URI, vector (vectors, the
+// names of s.vectors) and metadata. _source was decoded once with the
+// response, numbers as float64 (JSON semantics, as the neutral corpus
+// describes metadata).
+func candidate(s *schema, vectors []string, h *dsl.Hit) (adapters.Candidate, error) {
+	c := adapters.Candidate{ID: h.ID, IDPlain: h.Plain(h.ID), Sort: h.Sort}
 	src := h.Source
 	if src == nil {
 		src = map[string]any{}
 	}
-	for name := range s.vectors {
+	for _, name := range vectors {
 		if raw, ok := src[name]; ok {
 			v, err := floats(raw)
 			if err != nil {
@@ -149,6 +154,7 @@ func candidate(s *schema, h dsl.Hit) (adapters.Candidate, error) {
 	c.TextPlain = h.Plain(c.Text)
 	delete(src, s.content)
 	c.Title, _ = src[s.ev.TitleField].(string)
+	c.TitlePlain = h.Plain(c.Title)
 	c.URI, _ = src[s.ev.URIField].(string)
 	c.Meta = src
 	return c, nil

@@ -129,7 +129,11 @@ func (r *reader) hitsInfo(h *HitsInfo) error {
 		case "hits":
 			return orNil(r, func() { h.Hits = nil }, func() error {
 				h.Hits = make([]Hit, 0, 16)
+				start := r.i
 				return r.array(func() error {
+					if len(h.Hits) == cap(h.Hits) {
+						h.Hits = slices.Grow(h.Hits, r.hitsToCome(len(h.Hits), start))
+					}
 					h.Hits = append(h.Hits, Hit{})
 					return nullable(r, func() error { return r.hit(&h.Hits[len(h.Hits)-1]) })
 				})
@@ -137,6 +141,20 @@ func (r *reader) hitsInfo(h *HitsInfo) error {
 		}
 		return r.skip()
 	})
+}
+
+// maxHitsGuess bounds hitsToCome's guess: hits cut short by a hostile
+// reply cost at most this many unused Hit values.
+const maxHitsGuess = 1024
+
+// hitsToCome guesses how many elements follow the n of a hits array read
+// from start: as many as the rest of the reply holds at the size of those
+// (a page of k hits is then grown once to about k rather than doubled up
+// to it), at least n (append's doubling) and at most maxHitsGuess more
+// than that.
+func (r *reader) hitsToCome(n, start int) int {
+	guess := n*(len(r.b)-r.i)/max(r.i-start, 1) + 1
+	return max(min(guess, maxHitsGuess), n)
 }
 
 func (r *reader) totalHits(dst **TotalHits) error {
@@ -167,11 +185,11 @@ func (r *reader) hit(h *Hit) error {
 		case "_index":
 			return nullable(r, func() (e error) { h.Index, e = r.str(); return })
 		case "_id":
-			return nullable(r, func() (e error) { h.ID, e = r.str(); return })
+			return nullable(r, func() (e error) { h.ID, e = r.vouchedStr(h); return })
 		case "_score":
 			return orNil(r, func() { h.Score = nil }, func() error {
 				f, err := r.float()
-				h.Score = &f
+				h.Score = r.float64Slot(f)
 				return err
 			})
 		case "_source":
@@ -225,11 +243,41 @@ func (r *reader) hit(h *Hit) error {
 	})
 }
 
+// float64Slot returns a pointer to f carved from a block the reader
+// allocates scoreBlock scores at a time, not one allocation per hit.
+func (r *reader) float64Slot(f float64) *float64 {
+	if len(r.floats) == cap(r.floats) {
+		r.floats = make([]float64, 0, scoreBlock)
+	}
+	r.floats = append(r.floats, f)
+	return &r.floats[len(r.floats)-1]
+}
+
+// scoreBlock is how many hit scores float64Slot allocates at once.
+const scoreBlock = 32
+
+// vouchedStr is str, except that a reader keeping spans records in h
+// that the string needs no JSON escaping when it established that on
+// the way (Hit.Plain).
+func (r *reader) vouchedStr(h *Hit) (string, error) {
+	if !r.spans {
+		return r.str()
+	}
+	if r.ws() != '"' {
+		return "", r.fail("expected a string")
+	}
+	s, plain, err := r.plainStr()
+	if plain {
+		h.vouch(s)
+	}
+	return s, err
+}
+
 // source reads a _source object: as json.Unmarshal into `any` would, or,
 // when the reader keeps spans, the members not named in r.decoded as
 // rcp.RawJSON slices of the input (checked as the decoder checks them),
-// and the first member named there (the content) vouched for in h when
-// it is a string that needs no JSON escaping (Hit.Plain).
+// and the string members named there (content, title…) vouched for in h
+// when they need no JSON escaping (Hit.Plain).
 func (r *reader) source(h *Hit) (map[string]any, error) {
 	if !r.spans {
 		v, err := r.any()
@@ -240,13 +288,9 @@ func (r *reader) source(h *Hit) (map[string]any, error) {
 	err := r.object(func(key []byte) error {
 		name := r.name(key)
 		if slices.Contains(r.decoded, name) {
-			if name == r.decoded[0] && r.ws() == '"' {
-				s, plain, err := r.plainStr()
+			if r.ws() == '"' {
+				s, err := r.vouchedStr(h)
 				m[name] = s
-				h.plain = rcp.Plain{} // a repeated member replaces the first
-				if plain {
-					h.plain = rcp.AssumePlain(s)
-				}
 				return err
 			}
 			v, err := r.any()

@@ -3,8 +3,11 @@ package dsl
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -226,6 +229,43 @@ func TestMappingLimit(t *testing.T) {
 		got, ok := MappingLimit(tc.cause)
 		if got != tc.want || ok != (tc.want != "") {
 			t.Errorf("MappingLimit(%+v) = %q %v, want %q", tc.cause, got, ok, tc.want)
+		}
+	}
+}
+
+// TestHitsGrowOnce: a page of k similar hits is grown from its first 16
+// to about k at once (not doubled to 128 for k = 100), and a reply whose
+// first hits are tiny and whose rest is one long hit costs at most
+// maxHitsGuess unused hits.
+func TestHitsGrowOnce(t *testing.T) {
+	page := func(hits ...string) []byte {
+		return []byte(`{"hits":{"hits":[` + strings.Join(hits, ",") + `]}}`)
+	}
+	var hits []string
+	for i := range 100 {
+		hits = append(hits, fmt.Sprintf(`{"_id":"%d","_score":%d.5,"_source":{"text":"passage %d"}}`, 1000+i, 300-i, i))
+	}
+	for _, decode := range []func([]byte) (*SearchResponse, error){DecodeSearch, func(b []byte) (*SearchResponse, error) { return DecodeSearchSpans(b, []string{"text"}) }} {
+		sr, err := decode(page(hits...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, c := len(sr.Hits.Hits), cap(sr.Hits.Hits); n != 100 || c < 100 || c > 112 {
+			t.Errorf("100 hits in a slice of capacity %d (len %d), want 100…112", c, n)
+		}
+		for i, h := range sr.Hits.Hits {
+			if want := float64(300-i) + 0.5; h.Score == nil || *h.Score != want {
+				t.Fatalf("hit %d score %v, want %v", i, h.Score, want)
+			}
+		}
+		tiny := slices.Repeat([]string{`{}`}, 16)
+		sr, err = decode(page(append(tiny, `{"_id":"`+strings.Repeat("x", 1<<20)+`"}`)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Allocation rounds up to a size class (at most 1/8 more).
+		if c, most := cap(sr.Hits.Hits), (16+maxHitsGuess)*9/8; c > most {
+			t.Errorf("17 hits in a slice of capacity %d, want at most %d", c, most)
 		}
 	}
 }

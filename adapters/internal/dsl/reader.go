@@ -37,9 +37,12 @@ type reader struct {
 	spans      bool
 	decoded    []string
 	checkRange bool
-	// nonASCII reports that the last string rawString returned unescaped
-	// holds non-ASCII (valid UTF-8) bytes.
-	nonASCII bool
+	// floats is the block hit scores are carved from (float64Slot).
+	floats []float64
+	// plain reports that the last string rawString returned without
+	// copying holds neither U+2028 nor U+2029 (which JSON output
+	// escapes): with htmlSafe, that it needs no JSON escaping.
+	plain bool
 }
 
 // maxNames bounds reader.names.
@@ -212,31 +215,27 @@ func (r *reader) str() (string, error) {
 
 // plainStr is str for a reader keeping spans (the string views the input
 // when it has no escapes), also reporting plain: the string is written by
-// the RCP encoder as it is (rcp.Plain). The walk that found the string's
-// end and its class (ASCII, or valid UTF-8) leaves only '<', '>', '&' and,
-// in non-ASCII text, U+2028/U+2029 to look for.
+// the RCP encoder as it is (rcp.Plain), as the walk that found the
+// string's end established (rawString).
 func (r *reader) plainStr() (s string, plain bool, err error) {
 	b, copied, err := r.rawString(nil)
 	if err != nil || len(b) == 0 {
 		return string(b), false, err
 	}
-	s = unsafe.String(&b[0], len(b))
-	if copied {
-		return s, false, nil // it had escapes or invalid UTF-8
-	}
-	plain = bytes.IndexByte(b, '<') < 0 && bytes.IndexByte(b, '>') < 0 && bytes.IndexByte(b, '&') < 0
-	if plain && r.nonASCII {
-		plain = !bytes.Contains(b, lineSep) && !bytes.Contains(b, paraSep)
-	}
-	return s, plain, nil
+	return unsafe.String(&b[0], len(b)), !copied && r.plain && htmlSafe(b), nil
 }
 
-// lineSep and paraSep are U+2028 and U+2029, which JSON output escapes.
-var lineSep, paraSep = []byte("\u2028"), []byte("\u2029")
+// htmlSafe reports that s holds none of '<', '>' and '&', which JSON
+// output escapes. (Three vectorised searches are faster than folding the
+// three bytes into scanString's words.)
+func htmlSafe(s []byte) bool {
+	return bytes.IndexByte(s, '<') < 0 && bytes.IndexByte(s, '>') < 0 && bytes.IndexByte(s, '&') < 0
+}
 
 // rawString reads the string at r.i (a '"'). Without escapes or invalid
-// UTF-8 it returns a sub-slice of the input; otherwise it unquotes into
-// buf as encoding/json does and reports copied.
+// UTF-8 it returns a sub-slice of the input, setting r.plain when it
+// holds no U+2028 or U+2029; otherwise it unquotes into buf as encoding/json
+// does and reports copied.
 func (r *reader) rawString(buf []byte) (s []byte, copied bool, err error) {
 	start := r.i + 1
 	n := bytes.IndexByte(r.b[start:], '"')
@@ -247,56 +246,87 @@ func (r *reader) rawString(buf []byte) (s []byte, copied bool, err error) {
 	if bytes.IndexByte(s, '\\') >= 0 {
 		return r.slowString(buf, start)
 	}
-	r.nonASCII = false
-	switch plainText(s) {
-	case textControl:
-		return r.slowString(buf, start) // reports the offending byte
-	case textNonASCII:
-		if !utf8.Valid(s) {
-			return r.slowString(buf, start)
-		}
-		r.nonASCII = true
+	switch scanString(s) {
+	case textUnquote:
+		return r.slowString(buf, start) // reports the control character or replaces invalid UTF-8
+	default:
+		r.plain = false
+	case textPlain:
+		r.plain = true
 	}
 	r.i = start + n + 1
 	return s, false, nil
 }
 
 func (r *reader) slowString(buf []byte, start int) ([]byte, bool, error) {
+	r.plain = false
 	s, err := r.unquote(buf, start)
 	return s, true, err
 }
 
-// Classes of an unescaped string body (plainText).
+// Classes of a string body without '"' or '\\' (scanString).
 const (
-	textASCII = iota
-	textNonASCII
-	textControl
+	// textPlain is valid UTF-8 without control characters, U+2028 or
+	// U+2029.
+	textPlain = iota
+	// textSeparator is valid UTF-8 without control characters holding
+	// U+2028 or U+2029, which JSON output escapes.
+	textSeparator
+	// textUnquote holds a control character (refused) or invalid UTF-8
+	// (replaced): for unquote.
+	textUnquote
 )
 
-// plainText classifies s eight bytes at a time: a control character
-// (invalid in a JSON string) beats non-ASCII bytes (UTF-8 to check).
-func plainText(s []byte) int {
+// scanString classifies s in one pass, 32 or 8 bytes at a time: words
+// without control or non-ASCII bytes are passed over with two arithmetic
+// operations each, and the runes of a word with non-ASCII bytes
+// are decoded, which checks them as utf8.Valid does and finds the line
+// and paragraph separators on the way.
+func scanString(s []byte) int {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	class := textASCII
+	class := textPlain
 	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := binary.LittleEndian.Uint64(s[i:])
-		if (x-0x20*lo)&^x&hi != 0 { // a byte below 0x20
-			return textControl
+	for {
+		// (x-0x20*lo)|x has the top bit of a byte set when that byte of x
+		// is from 0x80, or below 0x20 (or above one that is).
+		for ; i+32 <= len(s); i += 32 {
+			w := s[i : i+32]
+			x, y := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
+			z, v := binary.LittleEndian.Uint64(w[16:]), binary.LittleEndian.Uint64(w[24:])
+			if ((x-0x20*lo)|x|(y-0x20*lo)|y|(z-0x20*lo)|z|(v-0x20*lo)|v)&hi != 0 {
+				break
+			}
 		}
-		if x&hi != 0 {
-			class = textNonASCII
+		for ; i+8 <= len(s); i += 8 {
+			x := binary.LittleEndian.Uint64(s[i : i+8])
+			if ((x-0x20*lo)|x)&hi != 0 {
+				break
+			}
+		}
+		if i == len(s) {
+			return class
+		}
+		for end := min(i+8, len(s)); i < end; {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				if c < 0x20 {
+					return textUnquote
+				}
+				i++
+				continue
+			}
+			rr, size := utf8.DecodeRune(s[i:])
+			switch rr {
+			case utf8.RuneError:
+				if size == 1 {
+					return textUnquote
+				}
+			case '\u2028', '\u2029':
+				class = textSeparator
+			}
+			i += size
 		}
 	}
-	for ; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20:
-			return textControl
-		case c >= utf8.RuneSelf:
-			class = textNonASCII
-		}
-	}
-	return class
 }
 
 // unquote decodes the string body starting at start into buf: runs
@@ -318,17 +348,12 @@ func (r *reader) unquote(buf []byte, start int) ([]byte, error) {
 		if e := bytes.IndexByte(run, '\\'); e >= 0 {
 			run = run[:e]
 		}
-		switch plainText(run) {
-		case textASCII:
+		if scanString(run) != textUnquote {
 			buf = append(buf, run...)
-		case textControl:
-			r.i = j + bytes.IndexFunc(run, func(c rune) bool { return c < 0x20 })
+		} else if c := bytes.IndexFunc(run, func(c rune) bool { return c < 0x20 }); c >= 0 {
+			r.i = j + c
 			return nil, r.fail("control character in string")
-		default:
-			if utf8.Valid(run) {
-				buf = append(buf, run...)
-				break
-			}
+		} else {
 			for k := 0; k < len(run); {
 				rr, size := utf8.DecodeRune(run[k:])
 				if rr == utf8.RuneError && size == 1 {

@@ -50,18 +50,37 @@ type Hit struct {
 	Fields    map[string]json.RawMessage `json:"fields,omitempty"`
 	Highlight map[string][]string        `json:"highlight,omitempty"`
 	Sort      json.RawMessage            `json:"sort,omitempty"`
-	// plain vouches for the content string when DecodeSearchSpans found
-	// it to need no JSON escaping (Plain).
-	plain rcp.Plain
+	// plains vouch for strings of this hit (its _id, the strings of the
+	// decoded _source members) that DecodeSearchSpans found to need no
+	// JSON escaping (Plain), as many as fit.
+	plains [maxVouched]rcp.Plain
 }
 
-// Plain returns what the reader established about s, the string value of
-// this hit's content member (DecodeSearchSpans): the rcp.Plain vouching
-// that it needs no JSON escaping, or the zero Plain when that was not
-// established or s is another string.
+// maxVouched is how many strings of one hit are vouched for: _id, the
+// content and two more (title, URI or document id) in reading order.
+const maxVouched = 4
+
+// vouch records that s needs no JSON escaping, if there is room.
+func (h *Hit) vouch(s string) {
+	for i := range h.plains {
+		if h.plains[i] == (rcp.Plain{}) {
+			h.plains[i] = rcp.AssumePlain(s)
+			return
+		}
+	}
+}
+
+// Plain returns what the reader established about s, a string taken from
+// this hit (DecodeSearchSpans): the rcp.Plain vouching that it needs no
+// JSON escaping, or the zero Plain when that was not established or s is
+// another string. A Plain names its string's bytes, which the input
+// holds unchanged, so a voucher for a string later replaced (a repeated
+// member) still vouches only for that string.
 func (h *Hit) Plain(s string) rcp.Plain {
-	if h.plain.For(s) {
-		return h.plain
+	for _, p := range h.plains {
+		if p.For(s) {
+			return p
+		}
 	}
 	return rcp.Plain{}
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl/dsltest"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -20,33 +22,43 @@ func decodedNames(f dsltest.Fields) []string {
 	return append([]string{f.Content, f.Title, f.URI, f.DocID}, f.Vectors...)
 }
 
-// metaAnswer is the RCP answer of hits whose meta is their _source and
-// whose text is their content field, with what the reader established
-// about it (Hit.Plain).
+// metaAnswer is the RCP answer of hits whose meta is their _source,
+// whose id, text and citation title are their _id, content and title
+// fields, with what the reader established about each (Hit.Plain).
 func metaAnswer(sr *SearchResponse) ([]byte, error) {
 	res := &rcp.RetrieveResult{Hits: []rcp.Hit{}}
 	for _, h := range sr.Hits.Hits {
 		text, _ := h.Source[spanFields.Content].(string)
-		res.Hits = append(res.Hits, rcp.Hit{ID: h.ID, Text: text, TextPlain: h.Plain(text), Meta: h.Source})
+		title, _ := h.Source[spanFields.Title].(string)
+		res.Hits = append(res.Hits, rcp.Hit{ID: h.ID, IDPlain: h.Plain(h.ID), Text: text, TextPlain: h.Plain(text), Meta: h.Source,
+			Citation: &rcp.Citation{Title: title, TitlePlain: h.Plain(title)}})
 	}
 	return res.AppendJSON(nil)
 }
 
-// checkPlain fails t if the reader vouched for h's content string while
-// encoding/json writes it otherwise than as it is, and returns 1 if it
-// vouched for it.
-func checkPlain(t *testing.T, h *Hit, repro string) int {
+// checkPlain fails t if the reader vouched for a string of h (its _id or
+// a _source string) while encoding/json writes it otherwise than as it
+// is, and returns how many it vouched for.
+func checkPlain(t *testing.T, h *Hit, repro string) (vouched int) {
 	t.Helper()
-	s, ok := h.Source[spanFields.Content].(string)
-	if !ok || !h.Plain(s).For(s) {
-		return 0
+	strs := []string{h.ID}
+	for _, v := range h.Source {
+		if s, ok := v.(string); ok {
+			strs = append(strs, s)
+		}
 	}
-	var b bytes.Buffer
-	_ = json.NewEncoder(&b).Encode(s) // HTML-escaped, as AppendJSON writes
-	if want := strings.TrimSuffix(b.String(), "\n"); want != `"`+s+`"` {
-		t.Fatalf("%s: content %q vouched as needing no escaping, encoding/json writes %s", repro, s, want)
+	for _, s := range strs {
+		if !h.Plain(s).For(s) {
+			continue
+		}
+		var b bytes.Buffer
+		_ = json.NewEncoder(&b).Encode(s) // HTML-escaped, as AppendJSON writes
+		if want := strings.TrimSuffix(b.String(), "\n"); want != `"`+s+`"` {
+			t.Fatalf("%s: string %q vouched as needing no escaping, encoding/json writes %s", repro, s, want)
+		}
+		vouched++
 	}
-	return 1
+	return vouched
 }
 
 // checkSpans fails t unless DecodeSearchSpans accepts exactly what
@@ -85,7 +97,7 @@ func checkSpans(t *testing.T, data []byte, decoded []string, repro string) (plai
 			}
 		}
 		plain += checkPlain(t, &g, repro)
-		w.Source, g.Source, g.plain = nil, nil, rcp.Plain{}
+		w.Source, g.Source, g.plains = nil, nil, [maxVouched]rcp.Plain{}
 		if !reflect.DeepEqual(g, w) {
 			t.Fatalf("%s: hit %d %+v, want %+v", repro, i, g, w)
 		}
@@ -115,8 +127,8 @@ func TestSpansMatchDecode(t *testing.T) {
 	}
 }
 
-// TestPlainStrings: a decoded _source string is vouched for exactly when
-// it needs no JSON escaping, for each character that needs it, non-ASCII
+// TestPlainStrings: a hit's _id and decoded _source strings (content,
+// title) are vouched for exactly when they need no JSON escaping, for each character that needs it, non-ASCII
 // text, invalid UTF-8 and U+2028/U+2029, raw or escaped in the reply; and
 // the answer written is the one written without the voucher.
 func TestPlainStrings(t *testing.T) {
@@ -144,20 +156,21 @@ func TestPlainStrings(t *testing.T) {
 		{"\"\x7f del\"", true}, // DEL needs no escaping in JSON
 		{`""`, false},
 	} {
-		data := []byte(`{"hits":{"hits":[{"_id":"a","_source":{"text":` + c.json + `,"m":` + c.json + `}}]}}`)
-		repro := "text " + strconv.Quote(c.json)
+		data := []byte(`{"hits":{"hits":[{"_id":` + c.json + `,"_source":{"text":` + c.json + `,"title":` + c.json + `,"m":` + c.json + `}}]}}`)
+		repro := "string " + strconv.Quote(c.json)
 		checkSpans(t, data, decodedNames(spanFields), repro)
 		sr, err := DecodeSearchSpans(data, decodedNames(spanFields))
 		if err != nil {
 			t.Fatalf("%s: %v", repro, err)
 		}
 		h := &sr.Hits.Hits[0]
-		text := h.Source["text"].(string)
-		if got := h.Plain(text).For(text); got != c.plain {
-			t.Errorf("%s: vouched %v, want %v", repro, got, c.plain)
-		}
-		if h.Plain(strings.Clone(text)).For(text) {
-			t.Errorf("%s: vouched for a copy at another address", repro)
+		for what, s := range map[string]string{"_id": h.ID, "text": h.Source["text"].(string), "title": h.Source["title"].(string)} {
+			if got := h.Plain(s).For(s); got != c.plain {
+				t.Errorf("%s: %s vouched %v, want %v", repro, what, got, c.plain)
+			}
+			if h.Plain(strings.Clone(s)).For(s) {
+				t.Errorf("%s: %s vouched for a copy at another address", repro, what)
+			}
 		}
 	}
 }
@@ -193,5 +206,95 @@ func FuzzTranscodeMatchesDecode(f *testing.F) {
 			data = append(append([]byte(`{"hits":{"hits":[{"_id":"a","_source":`), in...), `}]}}`...)
 		}
 		checkSpans(t, data, decodedNames(spanFields), "fuzz input")
+	})
+}
+
+// plainOracle is the reader's verdict on a string body from its
+// definition: a body holding a backslash, a control character or invalid
+// UTF-8 is unquoted into a copy, vouched for by nobody; any other is
+// plain exactly when encoding/json (HTML-escaping, as AppendJSON writes)
+// writes it as it is, unless empty (an rcp.Plain vouches for no empty
+// string).
+func plainOracle(s []byte) (copied, plain bool) {
+	if !utf8.Valid(s) || bytes.IndexByte(s, '\\') >= 0 || bytes.ContainsFunc(s, func(r rune) bool { return r < 0x20 }) {
+		return true, false
+	}
+	var b bytes.Buffer
+	_ = json.NewEncoder(&b).Encode(string(s))
+	return false, len(s) > 0 && strings.TrimSuffix(b.String(), "\n") == `"`+string(s)+`"`
+}
+
+// checkPlainStr fails t unless the reader, reading body as a JSON string
+// that a member follows, gives plainOracle's verdict and the string
+// encoding/json decodes.
+func checkPlainStr(t *testing.T, body []byte) {
+	t.Helper()
+	trailing := len(body) - len(bytes.TrimRight(body, `\`))
+	if bytes.IndexByte(body, '"') >= 0 || trailing%2 == 1 {
+		return // the string would end elsewhere
+	}
+	in := append(append([]byte{'"'}, body...), `","next":1`...)
+	r := &reader{b: in, spans: true}
+	s, plain, err := r.plainStr()
+	var want string
+	wantErr := json.Unmarshal(in[:len(body)+2], &want)
+	if (err == nil) != (wantErr == nil) || err == nil && s != want {
+		t.Fatalf("string %q: read %q (%v), encoding/json %q (%v)", body, s, err, want, wantErr)
+	}
+	if err != nil {
+		return
+	}
+	copied, wantPlain := plainOracle(body)
+	if plain != wantPlain {
+		t.Fatalf("string %q: vouched plain %v, want %v", body, plain, wantPlain)
+	}
+	if views := len(s) > 0 && unsafe.StringData(s) == &in[1]; len(s) > 0 && views == copied {
+		t.Fatalf("string %q: views the input %v, want %v", body, views, !copied)
+	}
+	if r.i != len(body)+2 {
+		t.Fatalf("string %q: read to %d, want %d", body, r.i, len(body)+2)
+	}
+}
+
+// scanPieces are the byte sequences the string scan tells apart, each put
+// at every offset of every word position by TestPlainStr.
+var scanPieces = []string{
+	"a", "\x00", "\x1f", " ", "\x7f", "&", "'", "<", ">", "=", "\\", "%", ".", "\\n", "\\u2028", "\\\\",
+	"é", "东", "😀", "\u2028", "\u2029", "\u2027", "\u202a", "\ufffd", "\xe2\x80", "\xff", "\x80",
+	"\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80", "\xe2", "\xf0\x9f\x98",
+}
+
+// TestPlainStr holds the reader's plain verdict and the string it reads
+// to their oracles with every piece alone and at every offset (0…41) in
+// ASCII and non-ASCII filler, so that each lands in each byte of a word
+// and of a 32-byte block, across their boundaries and in the tail; then
+// with pairs of pieces.
+func TestPlainStr(t *testing.T) {
+	for _, filler := range []string{"x", "é"} {
+		for _, p := range scanPieces {
+			for pre := range 42 {
+				for post := range 10 {
+					checkPlainStr(t, []byte(strings.Repeat(filler, pre)+p+strings.Repeat(filler, post)))
+				}
+			}
+		}
+	}
+	for _, p := range scanPieces {
+		for _, q := range scanPieces {
+			for gap := range 10 {
+				checkPlainStr(t, []byte(p+strings.Repeat("y", gap)+q+"tail text!"))
+			}
+		}
+	}
+}
+
+// FuzzPlainStr holds the reader's plain verdict to its oracle on any
+// string body.
+func FuzzPlainStr(f *testing.F) {
+	for _, p := range scanPieces {
+		f.Add([]byte("sixteen bytes ok" + p + "more"))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkPlainStr(t, body)
 	})
 }

@@ -169,7 +169,10 @@ func Put(ctx context.Context, url string, body []byte) (int, error) {
 func Answer(c *adapters.Candidates) ([]byte, error) {
 	res := &rcp.RetrieveResult{Hits: make([]rcp.Hit, 0, len(c.Hits))}
 	for _, h := range c.Hits {
-		hit := rcp.Hit{ID: h.ID, Score: h.Score, Text: h.Text, TextPlain: h.TextPlain, Meta: h.Meta, Citation: h.Citation}
+		hit := rcp.Hit{ID: h.ID, IDPlain: h.IDPlain, Score: h.Score, Text: h.Text, TextPlain: h.TextPlain, Meta: h.Meta, Citation: h.Citation}
+		if hit.Citation == nil && h.Title != "" { // as the Engine cites it
+			hit.Citation = &rcp.Citation{Title: h.Title, TitlePlain: h.TitlePlain}
+		}
 		if h.Vector != nil {
 			hit.Vector = h.Vector
 		}
@@ -196,11 +199,14 @@ func SameAnswer(t testing.TB, got, want *adapters.Candidates, what string) {
 }
 
 // Materialize replaces every rcp.RawJSON meta value of c's hits by its
-// decoded value (rcp.MetaValue) and drops what vouches for their text
-// (rcp.Plain), for comparison with decoded candidates.
+// decoded value (rcp.MetaValue) and drops what vouches for their id, text
+// and title (rcp.Plain), for comparison with decoded candidates.
 func Materialize(c *adapters.Candidates) {
 	for i := range c.Hits {
-		c.Hits[i].TextPlain = rcp.Plain{}
+		c.Hits[i].IDPlain, c.Hits[i].TextPlain, c.Hits[i].TitlePlain = rcp.Plain{}, rcp.Plain{}, rcp.Plain{}
+		if cit := c.Hits[i].Citation; cit != nil {
+			cit.TitlePlain = rcp.Plain{}
+		}
 		for k, v := range c.Hits[i].Meta {
 			c.Hits[i].Meta[k] = rcp.MetaValue(v)
 		}
