@@ -195,9 +195,11 @@ func snippet(b []byte) string {
 
 // decode parses the response and places each vector by its index field.
 func (o *OpenAI) decode(raw []byte, n int) ([][]float32, *rcp.Error) {
-	var r embedResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, badResponse(fmt.Errorf("decode: %w", err))
+	r, ok := readResponse(raw, o.Dimension())
+	if !ok {
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, badResponse(fmt.Errorf("decode: %w", err))
+		}
 	}
 	if len(r.Data) != n {
 		return nil, badResponse(fmt.Errorf("got %d embeddings for %d inputs", len(r.Data), n))
