@@ -221,8 +221,8 @@ func (p *respParser) index(out **int) bool {
 	return true
 }
 
-// embedding reads null or an array of numbers, each parsed as
-// numbers.UnmarshalJSON parses it (strconv.ParseFloat of its text).
+// embedding reads null or an array of numbers, each to the float64
+// strconv.ParseFloat makes of its text, as numbers.UnmarshalJSON does.
 func (p *respParser) embedding(out *numbers) bool {
 	p.space()
 	if p.literal("null") {
@@ -240,13 +240,16 @@ func (p *respParser) embedding(out *numbers) bool {
 	for {
 		p.space()
 		start := p.i
-		if !p.number() {
-			return false
+		f, exact := p.float()
+		if p.i == start {
+			return false // not a number
 		}
-		tok := p.b[start:p.i]
-		f, err := strconv.ParseFloat(unsafe.String(&tok[0], len(tok)), 64)
-		if err != nil {
-			return false
+		if !exact {
+			tok := p.b[start:p.i]
+			var err error
+			if f, err = strconv.ParseFloat(unsafe.String(&tok[0], len(tok)), 64); err != nil {
+				return false
+			}
 		}
 		v = append(v, f)
 		if p.next(']') {
@@ -383,4 +386,96 @@ func (p *respParser) str() bool {
 		}
 	}
 	return false
+}
+
+// pow10 holds the powers of ten a float64 represents exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// float consumes one number in JSON's grammar (as number does; nothing
+// when there is none) and, when exact, returns its value. Embedding
+// servers write each component with a few significant digits and a small
+// exponent: a mantissa of at most 15 digits is an exact float64 and so
+// is 10^e for |e| ≤ 22, so one multiplication or division of the two is
+// the correctly rounded value, the float64 strconv.ParseFloat returns
+// (FuzzFloatMatchesParseFloat). Any other number is left to
+// strconv.ParseFloat (exact false).
+func (p *respParser) float() (f float64, exact bool) {
+	b, i := p.b, p.i
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	var m uint64
+	nd, e10 := 0, 0 // significant digits in m; decimal exponent
+	digit := func(c byte) {
+		if m != 0 || c != '0' {
+			nd++
+		}
+		m = m*10 + uint64(c-'0')
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		for ; i < len(b) && '0' <= b[i] && b[i] <= '9' && nd <= 15; i++ {
+			digit(b[i])
+		}
+	default:
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		start := i
+		for ; i < len(b) && '0' <= b[i] && b[i] <= '9' && nd <= 15; i++ {
+			digit(b[i])
+			e10--
+		}
+		if i == start && (i >= len(b) || b[i] < '0' || b[i] > '9') {
+			return 0, false // no digit after the point
+		}
+	}
+	if nd > 15 || (i < len(b) && '0' <= b[i] && b[i] <= '9') {
+		p.number() // more digits than the exact path reads: strconv decides
+		return 0, false
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		eneg := i < len(b) && b[i] == '-'
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start, x := i, 0
+		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+			if i-start < 4 {
+				x = x*10 + int(b[i]-'0')
+			}
+		}
+		switch {
+		case i == start:
+			return 0, false // no exponent digits
+		case i-start >= 4:
+			p.i = i
+			return 0, false // strconv decides
+		case eneg:
+			e10 -= x
+		default:
+			e10 += x
+		}
+	}
+	p.i = i
+	f = float64(m)
+	switch {
+	case m == 0:
+	case e10 > 22 || e10 < -22:
+		return 0, false
+	case e10 > 0:
+		f *= pow10[e10]
+	case e10 < 0:
+		f /= pow10[-e10]
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
 }

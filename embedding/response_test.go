@@ -252,3 +252,101 @@ func FuzzReadResponseMatchesUnmarshal(f *testing.F) {
 		checkReadResponse(t, raw, "fuzz input")
 	})
 }
+
+// checkFloat compares respParser.float with strconv.ParseFloat on text:
+// the same bits whenever float reports its value exact, and the same
+// extent of the number as the JSON grammar's (number).
+func checkFloat(t *testing.T, text, repro string) {
+	t.Helper()
+	p := respParser{b: []byte(text)}
+	f, exact := p.float()
+	q := respParser{b: []byte(text)}
+	valid := q.number()
+	if !valid && p.i != 0 || valid && p.i != q.i {
+		t.Fatalf("%s: %q: float read %d bytes, the grammar %d (valid %v)", repro, text, p.i, q.i, valid)
+	}
+	if !exact {
+		return
+	}
+	want, err := strconv.ParseFloat(text[:p.i], 64)
+	if err != nil || math.Float64bits(f) != math.Float64bits(want) {
+		t.Fatalf("%s: %q: float %v (%x), strconv.ParseFloat %v (%x) %v", repro, text[:p.i], f, math.Float64bits(f), want, math.Float64bits(want), err)
+	}
+}
+
+// genNumber writes a seeded number in one of the forms embedding servers
+// use, or a random digit string with a random point and exponent.
+func genNumber(r *rand.Rand) string {
+	x := r.NormFloat64() * math.Pow(10, float64(r.IntN(50)-25))
+	switch r.IntN(8) {
+	case 0:
+		return strconv.FormatFloat(float64(float32(x)), 'g', -1, 32)
+	case 1:
+		return strconv.FormatFloat(float64(float32(x)), 'f', -1, 32)
+	case 2:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case 3:
+		return strconv.FormatFloat(x, 'e', r.IntN(20), 64)
+	case 4:
+		return strconv.FormatFloat(x, 'f', r.IntN(30), 64)
+	case 5:
+		return strconv.FormatFloat(x, 'g', 17, 64)
+	}
+	var b strings.Builder
+	if r.IntN(2) == 0 {
+		b.WriteByte('-')
+	}
+	if r.IntN(3) == 0 {
+		b.WriteByte('0')
+	} else {
+		b.WriteByte(byte('1' + r.IntN(9)))
+		for range r.IntN(18) {
+			b.WriteByte(byte('0' + r.IntN(10)))
+		}
+	}
+	if r.IntN(2) == 0 {
+		b.WriteByte('.')
+		for range 1 + r.IntN(20) {
+			b.WriteByte(byte('0' + r.IntN(10)))
+		}
+	}
+	if r.IntN(2) == 0 {
+		b.WriteString([]string{"e", "E", "e+", "e-", "E-"}[r.IntN(5)])
+		b.WriteString(strconv.Itoa(r.IntN(40)))
+	}
+	return b.String()
+}
+
+// TestFloatMatchesParseFloat compares the exact path with strconv on
+// seeded numbers, and checks that the usual forms take it.
+func TestFloatMatchesParseFloat(t *testing.T) {
+	const seed, n = 384, 200000
+	r := rand.New(rand.NewPCG(seed, 2))
+	for i := range n {
+		checkFloat(t, genNumber(r), fmt.Sprintf("seed %d number %d (go test -run TestFloatMatchesParseFloat ./embedding/)", seed, i))
+	}
+	for _, s := range []string{"0", "-0", "0.0", "-0.0e5", "1", "-1", "0.1", "1e22", "1e-22", "9007199254740993", "123456789012345",
+		"1234567890123456", "0.30000000000000004", "1e23", "4.9e-324", "1.7976931348623157e308", "1e0001", "01", "1.", ".5", "-", "1e", "1e+", "--1", "1.e3"} {
+		checkFloat(t, s, "fixed case")
+	}
+	exact := 0
+	for range 1000 {
+		x := float32(r.NormFloat64() / 20)
+		p := respParser{b: strconv.AppendFloat(nil, float64(x), 'g', -1, 32)}
+		if _, ok := p.float(); ok {
+			exact++
+		}
+	}
+	if exact < 990 { // the form encoding/json gives a []float32
+		t.Fatalf("only %d of 1000 shortest float32 texts took the exact path", exact)
+	}
+}
+
+// FuzzFloatMatchesParseFloat checks the exact path on any text.
+func FuzzFloatMatchesParseFloat(f *testing.F) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for range 40 {
+		f.Add(genNumber(r))
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkFloat(t, s, "fuzz input") })
+}
