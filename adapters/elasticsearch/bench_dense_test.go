@@ -1,14 +1,19 @@
 package elasticsearch
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,18 +30,20 @@ import (
 // over the RCP HTTP handler, the Engine, the adapter's request to and
 // decoding of an Elasticsearch reply (a fake answering one fixed page of
 // ten hits whatever the query). Dense also embeds the query through the
-// OpenAI-compatible client (package embedding) against a fake embedder
-// answering one fixed, seeded 384-dimension float32 vector, and sends it
-// in the kNN section; the two rows differ by what dense adds. The
-// "embed" row is the embedding client alone against the same fake, and
-// "bare-roundtrip" a bare net/http client posting the same request bytes
-// and reading the same answer: the part of the embed call that any HTTP
-// embedder costs. Run with
+// OpenAI-compatible client (package embedding) and sends the vector in
+// the kNN section; the two rows differ by what dense adds. The embedder
+// is a fake answering one fixed, seeded 384-dimension float32 vector,
+// run as a separate process (this test binary, by fakeEmbedderProcess)
+// so that its CPU is not counted here, as the sidecar does not pay for
+// its embedder's. The "embed" row is the embedding client alone, and
+// "bare-roundtrip" a bare net/http client posting the same request
+// bytes and reading the same answer: the part of the embed call that
+// any HTTP embedder costs its client. Run with
 //
 //	go test -run '^$' -bench SidecarHTTPDense -benchmem ./adapters/elasticsearch/
 //
-// cpu-µs/op is the process's CPU time per operation (client, fakes and
-// sidecar together; the fakes' share is the same in both retrieve rows).
+// cpu-µs/op is this process's CPU time per operation: the client and
+// the fake engine (the same in both retrieve rows) and the sidecar.
 func BenchmarkSidecarHTTPDense(b *testing.B) {
 	const dim = 384
 	page := passagePage(10)
@@ -64,14 +71,10 @@ func BenchmarkSidecarHTTPDense(b *testing.B) {
 	}))
 	defer es.Close()
 	embedAnswer := fakeEmbedAnswer(dim)
-	embedder := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(embedAnswer)
-	}))
-	defer embedder.Close()
+	embedderURL, stop := startFakeEmbedder(b)
+	defer stop()
 	ctx := context.Background()
-	emb, err := embedding.NewOpenAI(embedding.OpenAIOptions{BaseURL: embedder.URL, Model: "bench", Dimension: dim, QueryPrefix: "query: "})
+	emb, err := embedding.NewOpenAI(embedding.OpenAIOptions{BaseURL: embedderURL, Model: "bench", Dimension: dim, QueryPrefix: "query: "})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -124,7 +127,7 @@ func BenchmarkSidecarHTTPDense(b *testing.B) {
 		b.ReportAllocs()
 		cpu := processCPU()
 		for b.Loop() {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, embedder.URL+"/v1/embeddings", bytes.NewReader(body))
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, embedderURL+"/v1/embeddings", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			res, err := hc.Do(req)
 			if err != nil {
@@ -172,4 +175,63 @@ func processCPU() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// fakeEmbedderEnv makes this test binary serve fakeEmbedAnswer (TestMain).
+const fakeEmbedderEnv = "RCP_BENCH_FAKE_EMBEDDER"
+
+// TestMain runs the tests, or, in the process startFakeEmbedder starts,
+// the fake embedder.
+func TestMain(m *testing.M) {
+	if os.Getenv(fakeEmbedderEnv) == "1" {
+		fakeEmbedderProcess()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// fakeEmbedderProcess answers every request with fakeEmbedAnswer(384) on
+// a loopback port it prints, until its standard input closes.
+func fakeEmbedderProcess() {
+	answer := fakeEmbedAnswer(384)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(ln.Addr().String())
+	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(answer)
+	})}
+	go func() { _ = hs.Serve(ln) }()
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	_ = hs.Close()
+}
+
+// startFakeEmbedder runs fakeEmbedderProcess in a child process and
+// returns its URL and a function that stops it.
+func startFakeEmbedder(b *testing.B) (string, func()) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fakeEmbedderEnv+"=1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		b.Fatalf("fake embedder did not start: %v", err)
+	}
+	return "http://" + strings.TrimSpace(addr), func() { _ = in.Close(); _ = cmd.Wait() }
 }
