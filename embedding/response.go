@@ -408,18 +408,16 @@ func (p *respParser) float() (f float64, exact bool) {
 	}
 	var m uint64
 	nd, e10 := 0, 0 // significant digits in m; decimal exponent
-	digit := func(c byte) {
-		if m != 0 || c != '0' {
-			nd++
-		}
-		m = m*10 + uint64(c-'0')
-	}
 	switch {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		for ; i < len(b) && '0' <= b[i] && b[i] <= '9' && nd <= 15; i++ {
-			digit(b[i])
+		for ; i < len(b) && nd <= 15; i++ {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			m, nd = m*10+uint64(c), nd+1
 		}
 	default:
 		return 0, false
@@ -427,9 +425,15 @@ func (p *respParser) float() (f float64, exact bool) {
 	if i < len(b) && b[i] == '.' {
 		i++
 		start := i
-		for ; i < len(b) && '0' <= b[i] && b[i] <= '9' && nd <= 15; i++ {
-			digit(b[i])
-			e10--
+		for ; i < len(b) && nd <= 15; i++ {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			if m != 0 || c != 0 { // leading zeros are not significant
+				nd++
+			}
+			m, e10 = m*10+uint64(c), e10-1
 		}
 		if i == start && (i >= len(b) || b[i] < '0' || b[i] > '9') {
 			return 0, false // no digit after the point

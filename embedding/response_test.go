@@ -350,3 +350,35 @@ func FuzzFloatMatchesParseFloat(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkFloat(t, s, "fuzz input") })
 }
+
+// BenchmarkReadResponse decodes one answer holding a 384-dimension
+// float32 vector as encoding/json writes it: the fast path, and
+// json.Unmarshal (the fallback, and the decoder before it).
+func BenchmarkReadResponse(b *testing.B) {
+	r := rand.New(rand.NewPCG(384, 1))
+	v := make([]float32, 384)
+	for i := range v {
+		v[i] = float32(r.NormFloat64() / 20)
+	}
+	raw, _ := json.Marshal(map[string]any{"object": "list", "model": "bench",
+		"data": []any{map[string]any{"object": "embedding", "index": 0, "embedding": v}}})
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(raw)))
+		for b.Loop() {
+			if _, ok := readResponse(raw, 384); !ok {
+				b.Fatal("fell back")
+			}
+		}
+	})
+	b.Run("json.Unmarshal", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(raw)))
+		for b.Loop() {
+			var r embedResponse
+			if err := json.Unmarshal(raw, &r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
