@@ -38,7 +38,10 @@ import (
 // its embedder's. The "embed" row is the embedding client alone, and
 // "bare-roundtrip" a bare net/http client posting the same request
 // bytes and reading the same answer: the part of the embed call that
-// any HTTP embedder costs its client. Run with
+// any HTTP embedder costs its client. "vector-json" writes the query
+// vector as the kNN section holds it (encoding/json's shortest float32
+// text, strconv): the part of building the engine request that the
+// vector adds. Run with
 //
 //	go test -run '^$' -bench SidecarHTTPDense -benchmem ./adapters/elasticsearch/
 //
@@ -116,6 +119,20 @@ func BenchmarkSidecarHTTPDense(b *testing.B) {
 		cpu := processCPU()
 		for b.Loop() {
 			if _, err := emb.Embed(ctx, []string{"hypoxia signalling"}, embedding.KindQuery); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+	})
+	b.Run("vector-json", func(b *testing.B) {
+		vs, err := emb.Embed(ctx, []string{"hypoxia signalling"}, embedding.KindQuery)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		cpu := processCPU()
+		for b.Loop() {
+			if _, err := json.Marshal(vs[0]); err != nil {
 				b.Fatal(err)
 			}
 		}
