@@ -382,3 +382,30 @@ func BenchmarkReadResponse(b *testing.B) {
 		}
 	})
 }
+
+// TestReadBodyMatchesReadAll checks that readBody returns what
+// io.ReadAll of the same io.LimitReader returns, whatever Content-Length
+// the server announced, and that a buffer sized by the announced length
+// is not grown again.
+func TestReadBodyMatchesReadAll(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 11))
+	for _, size := range []int{0, 1, 511, 512, 4700, 70000} {
+		body := make([]byte, size)
+		for i := range body {
+			body[i] = byte('a' + r.IntN(26))
+		}
+		for _, cl := range []int64{-1, 0, int64(size), int64(size) / 2, int64(size) * 2, 1 << 40} {
+			for _, hint := range []int{0, 100, 1 << 30} {
+				got, err := readBody(strings.NewReader(string(body)), cl, hint)
+				if err != nil || string(got) != string(body) {
+					t.Fatalf("size %d content-length %d hint %d: %d bytes, %v", size, cl, hint, len(got), err)
+				}
+			}
+		}
+	}
+	body := strings.Repeat("x", 4700)
+	allocs := testing.AllocsPerRun(20, func() { _, _ = readBody(strings.NewReader(body), int64(len(body)), 0) })
+	if allocs > 3 { // the buffer, its bytes.Buffer and the LimitedReader at most
+		t.Fatalf("readBody made %v allocations for an answer of announced length", allocs)
+	}
+}
