@@ -153,7 +153,7 @@ func (o *OpenAI) attempt(ctx context.Context, body []byte, n int) ([][]float32, 
 		return nil, classifyTransport(ctxErrOr(ctx, err))
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	raw, err := readBody(resp.Body, resp.ContentLength, o.answerSize(n))
 	if err != nil {
 		return nil, classifyTransport(ctxErrOr(ctx, err))
 	}
@@ -162,6 +162,38 @@ func (o *OpenAI) attempt(ctx context.Context, body []byte, n int) ([][]float32, 
 		return nil, statusError(resp.StatusCode, ra, snippet(o.scrub(raw)))
 	}
 	return o.decode(raw, n)
+}
+
+// maxSizeHint caps the buffer readBody allocates before any byte arrives.
+const maxSizeHint = 1 << 20
+
+// readBody reads at most maxResponseBytes of body (as io.ReadAll of an
+// io.LimitReader does) into one buffer sized for the answer expected:
+// contentLength when the server sent one, else hint; either at most
+// maxSizeHint, so a server announcing more gets a buffer that grows only
+// as it sends. io.ReadAll grows from 512 bytes: a 384-float answer took
+// six allocations and copies.
+func readBody(body io.Reader, contentLength int64, hint int) ([]byte, error) {
+	if contentLength >= 0 {
+		hint = int(min(contentLength, maxSizeHint))
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(hint, maxSizeHint)+bytes.MinRead))
+	_, err := buf.ReadFrom(io.LimitReader(body, maxResponseBytes))
+	return buf.Bytes(), err
+}
+
+// answerSize estimates the bytes of an answer to n inputs: about 16 a
+// component (a float32 written shortest and its comma) and 256 an item.
+func (o *OpenAI) answerSize(n int) int {
+	dim := o.Dimension()
+	if dim == 0 {
+		dim = 1024
+	}
+	per := 16*dim + 256
+	if n > maxSizeHint/per {
+		return maxSizeHint
+	}
+	return n * per
 }
 
 // ctxErrOr prefers the context's error, so a deadline reads as a timeout
@@ -195,9 +227,11 @@ func snippet(b []byte) string {
 
 // decode parses the response and places each vector by its index field.
 func (o *OpenAI) decode(raw []byte, n int) ([][]float32, *rcp.Error) {
-	var r embedResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, badResponse(fmt.Errorf("decode: %w", err))
+	r, ok := readResponse(raw, o.Dimension())
+	if !ok {
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, badResponse(fmt.Errorf("decode: %w", err))
+		}
 	}
 	if len(r.Data) != n {
 		return nil, badResponse(fmt.Errorf("got %d embeddings for %d inputs", len(r.Data), n))
