@@ -61,6 +61,28 @@ func BenchmarkMCPvsRCP(b *testing.B) {
 		}
 		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 	})
+	// The fixed cost of a call on each transport: a ping, which does no
+	// work behind it, so the difference is what each protocol layer
+	// spends per request whatever the request does.
+	b.Run("rcp-ping", func(b *testing.B) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+		b.ReportAllocs()
+		cpu := cpuTime()
+		for b.Loop() {
+			benchPost(b, client, srv.URL+"/rcp/ping", "", body)
+		}
+		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+	})
+	b.Run("mcp-ping", func(b *testing.B) {
+		sid := mcpSession(b, client, srv.URL+"/mcp")
+		body := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+		b.ReportAllocs()
+		cpu := cpuTime()
+		for b.Loop() {
+			benchPost(b, client, srv.URL+"/mcp", sid, body)
+		}
+		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+	})
 	b.Run("mcp-search", func(b *testing.B) {
 		sid := mcpSession(b, client, srv.URL+"/mcp")
 		body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{` + query + `}}}`

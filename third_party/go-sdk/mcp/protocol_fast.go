@@ -50,7 +50,7 @@ func (x *CallToolResult) appendText(dst []byte) ([]byte, bool) {
 		if !ok || tc == nil || len(tc.Meta) != 0 || tc.Annotations != nil {
 			return dst, false
 		}
-		n += len(tc.Text) + 32
+		n += len(tc.Text) + 96 // the member names and room for escapes
 	}
 	if dst == nil {
 		dst = make([]byte, 0, n)
