@@ -439,6 +439,9 @@ func (h *StreamableHTTPHandler) serveStateless(w http.ResponseWriter, req *http.
 	}
 	defer session.Close()
 
+	if info.parsed != nil {
+		req = req.WithContext(context.WithValue(req.Context(), parsedBodyKey{}, info.parsed))
+	}
 	transport.ServeHTTP(w, req)
 }
 
@@ -459,7 +462,19 @@ type ephemeralConnectInfo struct {
 	opts                  *ServerSessionOptions
 	usesNewProtocol       bool
 	isSubscriptionsListen bool
+	parsed                *parsedBody // the body as read and parsed, when it parsed
 }
+
+// parsedBody is a POST body read and parsed by the stateless handler,
+// handed to servePOST through the request's context so that the body is
+// parsed once per request.
+type parsedBody struct {
+	msgs    []jsonrpc.Message
+	isBatch bool
+}
+
+// parsedBodyKey is the context key of a *parsedBody.
+type parsedBodyKey struct{}
 
 // ephemeralConnectOpts peeks at the request body to determine connection
 // parameters and whether protocol version >= 2026-06-30 (SEP-2575).
@@ -482,8 +497,10 @@ func (h *StreamableHTTPHandler) ephemeralConnectOpts(req *http.Request) (*epheme
 	}
 	req.Body.Close()
 	req.Body = io.NopCloser(bytes.NewBuffer(body))
-	msgs, _, err := readBatch(body)
+	msgs, isBatch, err := readBatch(body)
+	var parsed *parsedBody
 	if err == nil {
+		parsed = &parsedBody{msgs: msgs, isBatch: isBatch}
 		for _, msg := range msgs {
 			if r, ok := msg.(*jsonrpc.Request); ok {
 				switch r.Method {
@@ -521,6 +538,7 @@ func (h *StreamableHTTPHandler) ephemeralConnectOpts(req *http.Request) (*epheme
 		},
 		usesNewProtocol:       usesNewProtocol,
 		isSubscriptionsListen: isSubscriptionsListen,
+		parsed:                parsed,
 	}, nil
 }
 
@@ -1418,7 +1436,12 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 		return
 	}
 
-	// Read incoming messages.
+	// Read incoming messages, unless the stateless handler has read and
+	// parsed them already.
+	if p, ok := req.Context().Value(parsedBodyKey{}).(*parsedBody); ok {
+		c.servePOSTMessages(w, req, p.msgs, p.isBatch)
+		return
+	}
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -1441,7 +1464,11 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 		http.Error(w, fmt.Sprintf("malformed payload: %v", err), http.StatusBadRequest)
 		return
 	}
+	c.servePOSTMessages(w, req, incoming, isBatch)
+}
 
+// servePOSTMessages is servePOST after the body is read and parsed.
+func (c *streamableServerConn) servePOSTMessages(w http.ResponseWriter, req *http.Request, incoming []jsonrpc.Message, isBatch bool) {
 	protocolVersion := protocolVersionFromContext(req.Context())
 	if protocolVersion == "" {
 		protocolVersion = protocolVersion20250326

@@ -737,8 +737,13 @@ func (t *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // readBatch reads batch data, which may be either a single JSON-RPC message,
 // or an array of JSON-RPC messages.
 func readBatch(data []byte) (msgs []jsonrpc.Message, isBatch bool, _ error) {
-	// Try to read an array of messages first.
+	// Try to read an array of messages first, unless data is an object,
+	// which never reads as one.
 	var rawBatch []json.RawMessage
+	if isObject(data) {
+		msg, err := jsonrpc2.DecodeMessage(data)
+		return []jsonrpc.Message{msg}, false, err
+	}
 	if err := internaljson.Unmarshal(data, &rawBatch); err == nil {
 		if len(rawBatch) == 0 {
 			return nil, true, fmt.Errorf("empty batch")
@@ -755,6 +760,19 @@ func readBatch(data []byte) (msgs []jsonrpc.Message, isBatch bool, _ error) {
 	// Try again with a single message.
 	msg, err := jsonrpc2.DecodeMessage(data)
 	return []jsonrpc.Message{msg}, false, err
+}
+
+// isObject reports whether data's first byte after JSON white space opens
+// an object.
+func isObject(data []byte) bool {
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c == '{'
+	}
+	return false
 }
 
 func (t *ioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
