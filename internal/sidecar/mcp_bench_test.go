@@ -52,47 +52,30 @@ func BenchmarkMCPvsRCP(b *testing.B) {
 	client := srv.Client()
 	const query = `"query":"how does a search engine rank documents","k":10,"filter":{"field":"topic","op":"eq","value":"search"}`
 
-	b.Run("rcp-retrieve", func(b *testing.B) {
-		body := `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{` + query + `}}`
-		b.ReportAllocs()
-		cpu := cpuTime()
-		for b.Loop() {
-			benchPost(b, client, srv.URL+"/rcp/retrieve", "", body)
-		}
-		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
-	})
+	rcpCall := func(method, body string) func(*testing.B) {
+		return func(b *testing.B) { benchCalls(b, client, srv.URL+"/rcp/"+method, "", body) }
+	}
+	mcpCall := func(body string) func(*testing.B) {
+		return func(b *testing.B) { benchCalls(b, client, srv.URL+"/mcp", mcpSession(b, client, srv.URL+"/mcp"), body) }
+	}
+	b.Run("rcp-retrieve", rcpCall("retrieve", `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{`+query+`}}`))
 	// The fixed cost of a call on each transport: a ping, which does no
 	// work behind it, so the difference is what each protocol layer
 	// spends per request whatever the request does.
-	b.Run("rcp-ping", func(b *testing.B) {
-		body := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
-		b.ReportAllocs()
-		cpu := cpuTime()
-		for b.Loop() {
-			benchPost(b, client, srv.URL+"/rcp/ping", "", body)
-		}
-		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
-	})
-	b.Run("mcp-ping", func(b *testing.B) {
-		sid := mcpSession(b, client, srv.URL+"/mcp")
-		body := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
-		b.ReportAllocs()
-		cpu := cpuTime()
-		for b.Loop() {
-			benchPost(b, client, srv.URL+"/mcp", sid, body)
-		}
-		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
-	})
-	b.Run("mcp-search", func(b *testing.B) {
-		sid := mcpSession(b, client, srv.URL+"/mcp")
-		body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{` + query + `}}}`
-		b.ReportAllocs()
-		cpu := cpuTime()
-		for b.Loop() {
-			benchPost(b, client, srv.URL+"/mcp", sid, body)
-		}
-		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
-	})
+	b.Run("rcp-ping", rcpCall("ping", `{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	b.Run("mcp-ping", mcpCall(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
+	b.Run("mcp-search", mcpCall(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{`+query+`}}}`))
+}
+
+// benchCalls posts body to url b.N times and reports the process's CPU
+// time per call as cpu-µs/op.
+func benchCalls(b *testing.B, c *http.Client, url, session, body string) {
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		benchPost(b, c, url, session, body)
+	}
+	b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
 // cpuTime is the process's user and system CPU time so far.
