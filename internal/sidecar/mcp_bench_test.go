@@ -21,7 +21,7 @@ import (
 // in-process and driven by bare HTTP clients, so the difference is what
 // the server does per call. Run with
 //
-//	go test -run '^$' -bench MCPvsRCP -benchmem ./cmd/rcp-sidecar/
+//	go test -run '^$' -bench MCPvsRCP -benchmem ./internal/sidecar/
 //
 // and compare the two cpu-µs/op: the process's CPU time per call, client
 // and server together (the client side of both is one bare HTTP round
@@ -64,7 +64,35 @@ func BenchmarkMCPvsRCP(b *testing.B) {
 	// spends per request whatever the request does.
 	b.Run("rcp-ping", rcpCall("ping", `{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	b.Run("mcp-ping", mcpCall(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
-	b.Run("mcp-search", mcpCall(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{`+query+`}}}`))
+	search := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{` + query + `}}}`
+	b.Run("mcp-search", mcpCall(search))
+	// The two calls taken in turns, a short run of each, so that a change
+	// in the machine's speed during the run (other load, frequency) falls
+	// on both: the ratio it reports is steadier than the ratio of two
+	// subtests run one after the other.
+	b.Run("interleaved", func(b *testing.B) {
+		retrieve := `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{` + query + `}}`
+		session := mcpSession(b, client, srv.URL+"/mcp")
+		const run = 20
+		var rcpCPU, mcpCPU time.Duration
+		calls := 0
+		for b.Loop() {
+			t0 := cpuTime()
+			for range run {
+				benchPost(b, client, srv.URL+"/rcp/retrieve", "", retrieve)
+			}
+			t1 := cpuTime()
+			for range run {
+				benchPost(b, client, srv.URL+"/mcp", session, search)
+			}
+			rcpCPU += t1 - t0
+			mcpCPU += cpuTime() - t1
+			calls += run
+		}
+		b.ReportMetric(float64(rcpCPU.Microseconds())/float64(calls), "rcp-cpu-µs/call")
+		b.ReportMetric(float64(mcpCPU.Microseconds())/float64(calls), "mcp-cpu-µs/call")
+		b.ReportMetric(float64(mcpCPU)/float64(rcpCPU), "mcp÷rcp")
+	})
 }
 
 // benchCalls posts body to url b.N times and reports the process's CPU

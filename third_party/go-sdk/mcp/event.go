@@ -42,6 +42,17 @@ func (e Event) Empty() bool {
 
 // writeEvent writes the event to w, and flushes.
 func writeEvent(w http.ResponseWriter, evt Event) (int, error) {
+	n, err := writeEventUnflushed(w, evt)
+	rc := http.NewResponseController(w)
+	// Ignore returned error as flushing is best-effort.
+	_ = rc.Flush()
+	return n, err
+}
+
+// writeEventUnflushed writes the event to w without flushing it: for the
+// last event of a response, which the end of the handler sends together
+// with the end of the body.
+func writeEventUnflushed(w http.ResponseWriter, evt Event) (int, error) {
 	var b bytes.Buffer
 	if evt.Name != "" {
 		fmt.Fprintf(&b, "event: %s\n", evt.Name)
@@ -58,11 +69,7 @@ func writeEvent(w http.ResponseWriter, evt Event) (int, error) {
 	b.WriteString("data: ")
 	b.Write(evt.Data)
 	b.WriteString("\n\n")
-	n, err := w.Write(b.Bytes())
-	rc := http.NewResponseController(w)
-	// Ignore returned error as flushing is best-effort.
-	_ = rc.Flush()
-	return n, err
+	return w.Write(b.Bytes())
 }
 
 // DefaultMaxEventSize is the default maximum number of bytes buffered while

@@ -1148,9 +1148,16 @@ func (s *stream) deliverLocked(data []byte, eventID string, responseTo jsonrpc.I
 			}
 		}
 	} else {
-		// SSE mode: write event to response writer.
+		// SSE mode: write event to response writer. The event that ends
+		// the stream is not flushed on its own: closing done ends the
+		// request's handler, and the end of the response sends it with
+		// the end of the body, in one write instead of two.
 		s.lastIdx++
-		if _, err := writeEvent(s.w, Event{Name: "message", Data: data, ID: eventID}); err != nil {
+		write := writeEvent
+		if done {
+			write = writeEventUnflushed
+		}
+		if _, err := write(s.w, Event{Name: "message", Data: data, ID: eventID}); err != nil {
 			return done, err
 		}
 	}
@@ -1848,7 +1855,7 @@ func (c *streamableServerConn) Write(ctx context.Context, msg jsonrpc.Message) e
 	// Most errors don't break the connection: unlike a true bidirectional
 	// stream, a failure to deliver to a stream is not an indication that the
 	// logical session is broken.
-	data, err := jsonrpc2.EncodeMessage(msg)
+	data, err := jsonrpc2.EncodeOutgoing(ctx, msg)
 	if err != nil {
 		return err
 	}

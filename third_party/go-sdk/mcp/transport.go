@@ -817,7 +817,7 @@ func (t *ioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 		return nil
 	}
-	data, err := jsonrpc2.EncodeMessage(msg)
+	data, err := jsonrpc2.EncodeOutgoing(ctx, msg)
 	if err != nil {
 		return fmt.Errorf("marshaling message: %v", err)
 	}

@@ -715,7 +715,7 @@ func (c *Connection) processResult(from any, req *incomingRequest, result any, e
 			delete(s.incomingByID, req.ID)
 		})
 		if respErr == nil {
-			writeErr := c.write(notDone{req.ctx}, response)
+			writeErr := c.write(withOwnResult(notDone{req.ctx}, response), response)
 			if err == nil {
 				err = writeErr
 			}

@@ -6,9 +6,12 @@ package jsonrpc2
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -162,3 +165,115 @@ func TestJSONMarshalMatchesEncoder(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeOutgoingMatchesWire checks that a response marked as built by
+// NewResponse encodes, without its result being checked again, to the
+// bytes the json.Encoder over wireCombined gives; and that the mark is
+// not taken for another response, or for the marked one once its result
+// is replaced.
+func TestEncodeOutgoingMatchesWire(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	ids := []ID{{}, Int64ID(3), StringID(`<&>"\` + "\u2028")}
+	results := []any{"pong", 0, -0.0, 1e21, true, []any{}, map[string]any{},
+		rawResult(` { "a" : [ 1 , 2 ] , "b" : "x y" } `), json.RawMessage(` [ 1 ] `)}
+	for i := 0; i < 300; i++ {
+		results = append(results, randomResult(rng, 0))
+	}
+	check := func(what string, ctx context.Context, msg *Response) {
+		t.Helper()
+		got, gerr := EncodeOutgoing(ctx, msg)
+		want, werr := wireEncode(msg)
+		if werr != nil {
+			werr = fmt.Errorf("marshaling jsonrpc message: %w", werr)
+		}
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !bytes.Equal(got, want) {
+			t.Fatalf("%s (%s):\n got %s, %v\nwant %s, %v", what, msg.Result, got, gerr, want, werr)
+		}
+	}
+	for _, id := range ids {
+		for _, res := range results {
+			msg, err := NewResponse(id, res, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := withOwnResult(context.Background(), msg)
+			check("marked", ctx, msg)
+			other := &Response{ID: id, Result: json.RawMessage(" [ 1 ,\n2 ] ")}
+			check("another response", ctx, other)
+			// The same length in a new array: only its address tells.
+			if len(msg.Result) > 0 {
+				msg.Result = json.RawMessage(strings.Repeat(" ", len(msg.Result)-1) + "1")
+				check("replaced result, same length", ctx, msg)
+			}
+			msg.Result = json.RawMessage(` { "replaced" : true } `)
+			check("replaced result", ctx, msg)
+			msg.Result = json.RawMessage(`{"a":}`)
+			check("replaced by invalid JSON", ctx, msg)
+		}
+	}
+	withErr, _ := NewResponse(Int64ID(1), nil, NewError(1, "boom"))
+	check("error", withOwnResult(context.Background(), withErr), withErr)
+}
+
+// TestConnectionMarksOwnResult checks that a Connection hands its writer
+// the response to a call it handled together with the mark that lets
+// EncodeOutgoing skip checking the result again.
+func TestConnectionMarksOwnResult(t *testing.T) {
+	in := make(chan Message, 1)
+	call, err := NewCall(Int64ID(7), "m", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in <- call
+	type written struct {
+		ctx context.Context
+		msg Message
+	}
+	out := make(chan written, 1)
+	closed := make(chan struct{})
+	conn := NewConnection(context.Background(), ConnectionConfig{
+		Reader: readerFunc(func(ctx context.Context) (Message, error) {
+			select {
+			case m := <-in:
+				return m, nil
+			case <-closed:
+				return nil, io.EOF
+			}
+		}),
+		Writer: writerFunc(func(ctx context.Context, m Message) error {
+			out <- written{ctx, m}
+			return nil
+		}),
+		Closer: closerFunc(func() error { close(closed); return nil }),
+		Bind: func(*Connection) Handler {
+			return HandlerFunc(func(context.Context, *Request) (any, error) {
+				return rawResult(` { "ok" : true } `), nil
+			})
+		},
+	})
+	defer conn.Close()
+	w := <-out
+	resp, ok := w.msg.(*Response)
+	if !ok {
+		t.Fatalf("wrote %T, want a response", w.msg)
+	}
+	if o, _ := w.ctx.Value(ownResultKey{}).(*ownResult); o == nil || o.resp != resp {
+		t.Fatalf("the response was written without its mark (%v)", w.ctx.Value(ownResultKey{}))
+	}
+	got, err := EncodeOutgoing(w.ctx, resp)
+	if want := `{"jsonrpc":"2.0","id":7,"result":{"ok":true}}`; err != nil || string(got) != want {
+		t.Fatalf("EncodeOutgoing = %s, %v; want %s", got, err, want)
+	}
+}
+
+type readerFunc func(context.Context) (Message, error)
+
+func (f readerFunc) Read(ctx context.Context) (Message, error) { return f(ctx) }
+
+type writerFunc func(context.Context, Message) error
+
+func (f writerFunc) Write(ctx context.Context, m Message) error { return f(ctx, m) }
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }

@@ -6,6 +6,7 @@ package jsonrpc2
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -133,6 +134,13 @@ func appendResponse(msg Message) ([]byte, bool, error) {
 	if !ok || r.Error != nil || len(r.Result) == 0 {
 		return nil, false, nil
 	}
+	return appendResult(r, false)
+}
+
+// appendResult writes r, a response with a result and no error. Its
+// result is compacted by AppendCompact, or copied as it is when compact
+// says it is compact, valid JSON already.
+func appendResult(r *Response, compact bool) ([]byte, bool, error) {
 	var id []byte
 	if r.ID.value != nil {
 		var err error
@@ -145,11 +153,56 @@ func appendResponse(msg Message) ([]byte, bool, error) {
 	if id != nil {
 		b = append(append(b, `,"id":`...), id...)
 	}
-	b, ok = internaljson.AppendCompact(append(b, `,"result":`...), r.Result)
-	if !ok {
-		return nil, false, nil
+	b = append(b, `,"result":`...)
+	if compact {
+		b = append(b, r.Result...)
+	} else {
+		var ok bool
+		if b, ok = internaljson.AppendCompact(b, r.Result); !ok {
+			return nil, false, nil
+		}
 	}
 	return append(b, '}'), true, nil
+}
+
+// ownResultKey is the context key under which a Connection marks, for
+// its writer, the response it built with NewResponse for a call it
+// handled.
+type ownResultKey struct{}
+
+// ownResult is that mark: the response, and its result as marshalToRaw
+// wrote it (compact, valid JSON), by address and length.
+type ownResult struct {
+	resp *Response
+	data *byte
+	n    int
+}
+
+// withOwnResult returns ctx marking r, a response NewResponse built.
+func withOwnResult(ctx context.Context, r *Response) context.Context {
+	if r.Error != nil || len(r.Result) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, ownResultKey{}, &ownResult{resp: r, data: &r.Result[0], n: len(r.Result)})
+}
+
+// EncodeOutgoing is EncodeMessage for a message a Connection hands its
+// writer with ctx. A response the Connection built with NewResponse for a
+// call it handled carries a result marshalToRaw compacted and validated
+// already, and it is written without checking that result a second time;
+// any other message, or that response with its result replaced, is
+// encoded by EncodeMessage.
+func EncodeOutgoing(ctx context.Context, msg Message) ([]byte, error) {
+	if r, ok := msg.(*Response); ok && r.Error == nil && len(r.Result) > 0 {
+		if o, _ := ctx.Value(ownResultKey{}).(*ownResult); o != nil && o.resp == r && o.n == len(r.Result) && o.data == &r.Result[0] {
+			data, _, err := appendResult(r, true)
+			if err != nil {
+				return nil, fmt.Errorf("marshaling jsonrpc message: %w", err)
+			}
+			return data, nil
+		}
+	}
+	return EncodeMessage(msg)
 }
 
 func (msg *Response) marshal(to *wireCombined) {
