@@ -124,7 +124,7 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, data []byte,
 	}
 	defer jsonrpc.ReleaseFrame(out) // written (copied out) below
 	if sse != nil {
-		sse.frame(out)
+		sse.last(out)
 		return
 	}
 	writeJSON(w, out)

@@ -107,12 +107,32 @@ func TestHTTPBatchAndCORS(t *testing.T) {
 	}
 }
 
+// flushRecorder is a ResponseRecorder that records what the body held at
+// each Flush.
+type flushRecorder struct {
+	*httptest.ResponseRecorder
+	flushed []string
+}
+
+func (r *flushRecorder) Flush() {
+	r.flushed = append(r.flushed, r.Body.String())
+	r.ResponseRecorder.Flush()
+}
+
 func TestHTTPSSE(t *testing.T) {
 	h := server.New(rcptest.NewStubBackend(2), server.Options{}).Handler()
-	w := do(t, h, httpReq{"POST", "/rcp/retrieve", `{"jsonrpc":"2.0","id":"r","method":"retrieve","params":{"query":"q","_meta":{"progressToken":"p"}}}`,
-		map[string]string{"Accept": "text/event-stream"}})
+	req := httptest.NewRequest("POST", "/rcp/retrieve", strings.NewReader(`{"jsonrpc":"2.0","id":"r","method":"retrieve","params":{"query":"q","_meta":{"progressToken":"p"}}}`))
+	req.Header.Set("Accept", "text/event-stream")
+	w := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
+	h.ServeHTTP(w, req)
 	if w.Code != 200 || w.Header().Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("%d %v", w.Code, w.Header())
+	}
+	// A progress frame goes out as it is written; the answer, which ends
+	// the stream, is left to the end of the response and never flushed
+	// by itself.
+	if len(w.flushed) != 1 || strings.Contains(w.flushed[0], `"id":"r"`) || strings.Count(w.flushed[0], "data: ") != 1 {
+		t.Fatalf("flushed %q: want the progress frame alone, once", w.flushed)
 	}
 	events := strings.Split(strings.TrimSuffix(w.Body.String(), "\n\n"), "\n\n")
 	if len(events) != 2 {

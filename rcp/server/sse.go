@@ -31,7 +31,14 @@ type sseWriter struct {
 
 func newSSEWriter(w http.ResponseWriter) *sseWriter { return &sseWriter{w: w} }
 
-func (s *sseWriter) frame(b []byte) {
+func (s *sseWriter) frame(b []byte) { s.write(b, true) }
+
+// last writes the frame that ends the stream, the call's answer, without
+// flushing it: the handler returns right after, and the end of the
+// response sends it with the end of the body, in one write instead of two.
+func (s *sseWriter) last(b []byte) { s.write(b, false) }
+
+func (s *sseWriter) write(b []byte, flush bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.started {
@@ -46,7 +53,7 @@ func (s *sseWriter) frame(b []byte) {
 	if _, err := s.w.Write(buf); err != nil {
 		return
 	}
-	if f, ok := s.w.(http.Flusher); ok {
+	if f, ok := s.w.(http.Flusher); ok && flush {
 		f.Flush()
 	}
 }
