@@ -83,6 +83,13 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 		if _, status, err := post(ctx, http.DefaultClient, engURL+"/"+opts.Index+"/_forcemerge?max_num_segments=1", nil, nil); err != nil || status != http.StatusOK {
 			return nil, fmt.Errorf("force merge %s: HTTP %d %v", opts.Index, status, err)
 		}
+		// The merged segment is searched only after a refresh; without one
+		// the periodic refresh swaps it in between the paths' checks, and
+		// hits with equal scores can change order (Lucene breaks ties by
+		// document number, which the merge renumbers).
+		if _, status, err := post(ctx, http.DefaultClient, engURL+"/"+opts.Index+"/_refresh", nil, nil); err != nil || status != http.StatusOK {
+			return nil, fmt.Errorf("refresh %s: HTTP %d %v", opts.Index, status, err)
+		}
 	}
 
 	var vecs [][]float32
