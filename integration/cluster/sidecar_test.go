@@ -60,8 +60,8 @@ func (c *cluster) startServe(bin string, b backend) *serve {
 		t.Fatal(err)
 	}
 	s := &serve{Serve: itest.StartServe(t, bin, cfg, 90*time.Second), t: t}
-	s.base = "http://" + s.Addr
-	s.awaitReady()
+	s.base = s.Base()
+	s.AwaitReady(hc, 90*time.Second)
 	return s
 }
 
@@ -75,22 +75,6 @@ func (s *serve) readyz() (int, string) {
 	var b bytes.Buffer
 	_, _ = b.ReadFrom(resp.Body)
 	return resp.StatusCode, b.String()
-}
-
-// awaitReady waits, bounded, for /readyz 200 (the probe succeeded).
-func (s *serve) awaitReady() {
-	s.t.Helper()
-	end := time.Now().Add(90 * time.Second)
-	for {
-		code, body := s.readyz()
-		if code == http.StatusOK {
-			return
-		}
-		if time.Now().After(end) {
-			s.t.Fatalf("/readyz %d %s after 90s:\n%s", code, body, s.Stderr())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // rpcError is an RCP error as a client sees it.

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -202,65 +200,17 @@ func serveConfig(t *testing.T, esURL string) string {
 
 // served is a running `serve` process.
 type served struct {
+	*itest.Serve
 	t    *testing.T
-	cmd  *exec.Cmd
 	base string // http://host:port
 }
 
-var listenRE = regexp.MustCompile(`addr=(\S+) base=`)
-
 func startServe(t *testing.T, bin, cfg string) *served {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--config", cfg)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &served{t: t, cmd: cmd}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	addr := make(chan string, 1)
-	go func() { // drain stderr for the process's whole life; keep no log
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case addr <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		p.base = "http://" + a
-	case <-time.After(60 * time.Second):
-		t.Fatal("serve logged no address within 60s")
-	}
-	for end := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if resp, err := httpClient.Get(p.base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		if time.Now().After(end) {
-			t.Fatal("serve not ready within 60s")
-		}
-	}
+	p := &served{Serve: itest.StartServe(t, bin, cfg, 60*time.Second), t: t}
+	p.base = p.Base()
+	p.AwaitReady(httpClient, 60*time.Second)
+	return p
 }
 
 // loadKind is one kind of request of the load: a body template taking
@@ -406,7 +356,7 @@ func (p *served) metrics() (heap, goroutines uint64) {
 
 // rss reads the process's VmRSS from /proc.
 func (p *served) rss() uint64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
 	if err != nil {
 		return 0
 	}

@@ -2,6 +2,9 @@ package itest
 
 import (
 	"bufio"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -92,4 +95,37 @@ func (s *Serve) Stderr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.log.String()
+}
+
+// Base is the process's URL, http://host:port.
+func (s *Serve) Base() string { return "http://" + s.Addr }
+
+// Pid is the process's id.
+func (s *Serve) Pid() int { return s.cmd.Process.Pid }
+
+// AwaitReady polls GET /readyz with c until it answers 200 (the probe
+// succeeded), failing the test with the last answer and the process's
+// log if it has not within wait.
+func (s *Serve) AwaitReady(c *http.Client, wait time.Duration) {
+	s.t.Helper()
+	end := time.Now().Add(wait)
+	for {
+		last := ""
+		resp, err := c.Get(s.Base() + "/readyz")
+		if err != nil {
+			last = err.Error()
+		} else {
+			var b strings.Builder
+			_, _ = io.Copy(&b, io.LimitReader(resp.Body, 4<<10))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			last = fmt.Sprintf("%d %s", resp.StatusCode, b.String())
+		}
+		if time.Now().After(end) {
+			s.t.Fatalf("/readyz not 200 within %v (last: %s):\n%s", wait, last, s.Stderr())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
