@@ -34,7 +34,14 @@ var addrRE = regexp.MustCompile(`addr=(\S+) base=`)
 // the test ends; if the test failed, its stderr is logged then.
 func StartServe(t testing.TB, bin, cfg string, wait time.Duration, env ...string) *Serve {
 	t.Helper()
-	s := &Serve{t: t, cmd: exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--config", cfg), done: make(chan struct{})}
+	return StartServeOn(t, bin, "127.0.0.1:0", cfg, wait, env...)
+}
+
+// StartServeOn is StartServe listening on listen: for a config that
+// names the address the process serves at (an OAuth resource URL).
+func StartServeOn(t testing.TB, bin, listen, cfg string, wait time.Duration, env ...string) *Serve {
+	t.Helper()
+	s := &Serve{t: t, cmd: exec.Command(bin, "serve", "--http", listen, "--config", cfg), done: make(chan struct{})}
 	s.cmd.Env = append(os.Environ(), env...)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {

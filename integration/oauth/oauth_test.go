@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -111,9 +110,8 @@ func getJSON(t *testing.T, u string, into any) {
 // sidecar is a running `rcp-sidecar serve` whose MCP endpoint is the
 // protected resource.
 type sidecar struct {
+	*itest.Serve
 	base, resource, metadataURL string
-	mu                          sync.Mutex
-	logs                        bytes.Buffer
 }
 
 var (
@@ -204,55 +202,9 @@ func startServe(t *testing.T, as *authServer, federated bool) *sidecar {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bin := sidecarBinary(t)
-	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:"+port, "--config", cfgPath)
-	cmd.Env = append(os.Environ(), "RCP_OAUTH_TEST_KEY="+apiKey)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			s.mu.Lock()
-			s.logs.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		<-done
-		if t.Failed() {
-			t.Logf("sidecar log:\n%s", s.log())
-		}
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := client.Get(s.base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz not 200 within 60s (%v):\n%s", err, s.log())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func (s *sidecar) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.logs.String()
+	s.Serve = itest.StartServeOn(t, sidecarBinary(t), "127.0.0.1:"+port, cfgPath, 60*time.Second, "RCP_OAUTH_TEST_KEY="+apiKey)
+	s.AwaitReady(client, 60*time.Second)
+	return s
 }
 
 // post sends one JSON-RPC message to the MCP endpoint with bearer (none
