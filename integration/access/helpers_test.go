@@ -1,18 +1,14 @@
 package access
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,14 +22,11 @@ const testKey = "integration-access-key-0123456789"
 
 // sidecar is a running `rcp-sidecar serve` on 127.0.0.1.
 type sidecar struct {
+	*itest.Serve
 	t    *testing.T
-	cmd  *exec.Cmd
 	addr string // 127.0.0.1:port
 	port string
 	cfg  string
-
-	mu   sync.Mutex
-	logs []string
 }
 
 // corpusFile writes a small BEIR-shaped corpus for the memory engine.
@@ -70,8 +63,6 @@ func writeConfig(t *testing.T, path, body string) {
 	}
 }
 
-var addrRE = regexp.MustCompile(`addr=(\S+) base=`)
-
 // build compiles the sidecar for one test.
 func build(t *testing.T) string { return itest.BuildSidecar(t, t.TempDir()) }
 
@@ -79,85 +70,29 @@ func build(t *testing.T) string { return itest.BuildSidecar(t, t.TempDir()) }
 // answers /readyz.
 func start(t *testing.T, bin, cfg string) *sidecar {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--config", cfg)
-	cmd.Env = append(os.Environ(), "RCP_ACCESS_TEST_KEY="+testKey)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &sidecar{t: t, cmd: cmd, cfg: cfg}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("sidecar log:\n%s", s.log())
-		}
-	})
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			s.mu.Lock()
-			s.logs = append(s.logs, line)
-			s.mu.Unlock()
-			if m := addrRE.FindStringSubmatch(line); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-		close(found)
-	}()
-	select {
-	case a, ok := <-found:
-		if !ok {
-			t.Fatalf("serve exited before logging its address:\n%s", s.log())
-		}
-		s.addr = a
-	case <-time.After(60 * time.Second):
-		t.Fatalf("serve logged no address in 60s:\n%s", s.log())
-	}
+	s := &sidecar{Serve: itest.StartServe(t, bin, cfg, 60*time.Second, "RCP_ACCESS_TEST_KEY="+testKey), t: t, cfg: cfg}
+	s.addr = s.Addr
 	s.port = s.addr[strings.LastIndexByte(s.addr, ':')+1:]
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		st, _ := s.do(http.MethodGet, "/readyz", req{})
-		if st == http.StatusOK {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz not 200 within 60s (last %d):\n%s", st, s.log())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	s.AwaitReady(http.DefaultClient, 60*time.Second)
+	return s
 }
 
-func (s *sidecar) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Join(s.logs, "\n")
-}
+// log is what the sidecar has written to its stderr so far.
+func (s *sidecar) log() string { return s.Stderr() }
 
 // reload rewrites the configuration, sends SIGHUP and waits for the
 // sidecar to log that it replaced the access policy.
 func (s *sidecar) reload(body string) {
 	s.t.Helper()
-	s.mu.Lock()
-	before := strings.Count(strings.Join(s.logs, "\n"), "access policy replaced")
-	s.mu.Unlock()
+	before := strings.Count(s.Stderr(), "access policy replaced")
 	writeConfig(s.t, s.cfg, body)
-	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := s.Signal(syscall.SIGHUP); err != nil {
 		s.t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for strings.Count(s.log(), "access policy replaced") == before {
+	for strings.Count(s.Stderr(), "access policy replaced") == before {
 		if time.Now().After(deadline) {
-			s.t.Fatalf("no reload within 30s:\n%s", s.log())
+			s.t.Fatalf("no reload within 30s:\n%s", s.Stderr())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -41,7 +41,14 @@ func StartServe(t testing.TB, bin, cfg string, wait time.Duration, env ...string
 // names the address the process serves at (an OAuth resource URL).
 func StartServeOn(t testing.TB, bin, listen, cfg string, wait time.Duration, env ...string) *Serve {
 	t.Helper()
-	s := &Serve{t: t, cmd: exec.Command(bin, "serve", "--http", listen, "--config", cfg), done: make(chan struct{})}
+	return StartServeArgs(t, bin, wait, env, "--http", listen, "--config", cfg)
+}
+
+// StartServeArgs runs `bin serve args...` (args name the address with
+// --http) with env added to the environment, as StartServe does.
+func StartServeArgs(t testing.TB, bin string, wait time.Duration, env []string, args ...string) *Serve {
+	t.Helper()
+	s := &Serve{t: t, cmd: exec.Command(bin, append([]string{"serve"}, args...)...), done: make(chan struct{})}
 	s.cmd.Env = append(os.Environ(), env...)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
@@ -136,3 +143,6 @@ func (s *Serve) AwaitReady(c *http.Client, wait time.Duration) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// Signal sends sig to the process (SIGHUP: reload its configuration).
+func (s *Serve) Signal(sig os.Signal) error { return s.cmd.Process.Signal(sig) }

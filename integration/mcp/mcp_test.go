@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	crand "crypto/rand"
@@ -15,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -27,28 +25,8 @@ import (
 // serve runs `serve --http 127.0.0.1:0 args...` and returns its /mcp URL.
 func serve(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
-	re := regexp.MustCompile(`addr=(\S+) base=`)
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if m := re.FindStringSubmatch(sc.Text()); m != nil {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return "http://" + m[1] + "/mcp"
-		}
-	}
-	t.Fatal("serve logged no address")
-	return ""
+	s := itest.StartServeArgs(t, bin, 60*time.Second, nil, append([]string{"--http", "127.0.0.1:0"}, args...)...)
+	return s.Base() + "/mcp"
 }
 
 // python runs script with plan and returns its transcript.
