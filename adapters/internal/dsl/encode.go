@@ -28,14 +28,17 @@ func appendQuery(b []byte, q Query) ([]byte, error) {
 }
 
 // appendQueries appends qs as a JSON array.
-func appendQueries(b []byte, qs []Query) ([]byte, error) {
+func appendQueries(b []byte, qs []Query) ([]byte, error) { return appendArray(b, qs, appendQuery) }
+
+// appendArray appends xs as a JSON array, each element by add.
+func appendArray[T any](b []byte, xs []T, add func([]byte, T) ([]byte, error)) ([]byte, error) {
 	b = append(b, '[')
-	for i, q := range qs {
+	for i, x := range xs {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		var err error
-		if b, err = appendQuery(b, q); err != nil {
+		if b, err = add(b, x); err != nil {
 			return b, err
 		}
 	}
@@ -77,19 +80,7 @@ func appendValue(b []byte, v any) ([]byte, error) {
 }
 
 // appendValues appends vs as a JSON array ([] when vs is nil).
-func appendValues(b []byte, vs []any) ([]byte, error) {
-	b = append(b, '[')
-	for i, v := range vs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		var err error
-		if b, err = appendValue(b, v); err != nil {
-			return b, err
-		}
-	}
-	return append(b, ']'), nil
-}
+func appendValues(b []byte, vs []any) ([]byte, error) { return appendArray(b, vs, appendValue) }
 
 // appendKey appends "key": for a key known to need no escaping.
 func appendKey(b []byte, key string) []byte {
@@ -109,6 +100,15 @@ func openField(b []byte, kind, field string) []byte {
 }
 
 func closeField(b []byte) []byte { return append(b, '}', '}') }
+
+// fieldString appends {"<kind>":{"<field>":{"<key>":s}}}.
+func fieldString(b []byte, kind, field, key, s string) []byte {
+	b = openField(b, kind, field)
+	b = append(b, '{')
+	b = appendKey(b, key)
+	b = appendString(b, s)
+	return closeField(append(b, '}'))
+}
 
 const hexDigits = "0123456789abcdef"
 

@@ -234,11 +234,7 @@ func (q *Wildcard) appendJSON(b []byte) ([]byte, error) {
 	if q == nil {
 		return append(b, "null"...), nil
 	}
-	b = openField(b, "wildcard", q.Field)
-	b = append(b, '{')
-	b = appendKey(b, "value")
-	b = appendString(b, q.Pattern)
-	return closeField(append(b, '}')), nil
+	return fieldString(b, "wildcard", q.Field, "value", q.Pattern), nil
 }
 
 func (*Wildcard) isQuery() {}

@@ -225,11 +225,7 @@ func (q *MatchPhrase) appendJSON(b []byte) ([]byte, error) {
 	if q == nil {
 		return append(b, "null"...), nil
 	}
-	b = openField(b, "match_phrase", q.Field)
-	b = append(b, '{')
-	b = appendKey(b, "query")
-	b = appendString(b, q.Query)
-	return closeField(append(b, '}')), nil
+	return fieldString(b, "match_phrase", q.Field, "query", q.Query), nil
 }
 
 // MultiMatch runs a match over several fields; Fields entries may carry a
