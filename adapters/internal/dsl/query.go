@@ -17,7 +17,7 @@ import (
 
 // Query is one query clause. The set of implementations is closed: Bool,
 // Term, Terms, Range, Exists, Match, MatchPhrase, MultiMatch, MatchAll,
-// MatchNone, and the OpenSearch KnnQuery, Hybrid and Wildcard.
+// MatchNone, Wildcard, and the OpenSearch-only KnnQuery and Hybrid.
 type Query interface{ isQuery() }
 
 // keyed marshals {"<kind>": body}.
@@ -27,7 +27,11 @@ func keyed(kind string, body any) ([]byte, error) {
 
 // marshalClause is MarshalJSON for a clause that appends its JSON.
 func marshalClause(a appender) ([]byte, error) {
-	return a.appendJSON(make([]byte, 0, 128))
+	b, err := a.appendJSON(make([]byte, 0, 128))
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // Bool is the bool compound query. Empty clause lists are omitted.
