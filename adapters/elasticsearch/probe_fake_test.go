@@ -21,13 +21,13 @@ const fixtureVersion = "8.19.21"
 
 // fakeRecorded serves recorded probe responses of fixtureVersion; route
 // maps a request path to a fixture name.
-func fakeRecorded(t *testing.T, route map[string]string) *httptest.Server {
+func fakeRecorded(t testing.TB, route map[string]string) *httptest.Server {
 	t.Helper()
 	return fakeRecordedVersion(t, fixtureVersion, route)
 }
 
 // fakeRecordedVersion serves the probe responses recorded from version.
-func fakeRecordedVersion(t *testing.T, version string, route map[string]string) *httptest.Server {
+func fakeRecordedVersion(t testing.TB, version string, route map[string]string) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name, ok := route[r.URL.Path]
@@ -70,7 +70,7 @@ var aliasRoutes = map[string]string{
 }
 
 // probedFake opens an adapter on the fake and probes it.
-func probedFake(t *testing.T, cfg *Config) *adapter {
+func probedFake(t testing.TB, cfg *Config) *adapter {
 	t.Helper()
 	srv := fakeRecorded(t, aliasRoutes)
 	cfg.URLs = []string{srv.URL}

@@ -2,6 +2,7 @@ package dsl
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -38,24 +39,58 @@ type KnnRescore struct {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (q *KnnQuery) MarshalJSON() ([]byte, error) {
-	type body struct {
-		Vector      []float32      `json:"vector"`
-		K           int            `json:"k,omitempty"`
-		Filter      Query          `json:"filter,omitempty"`
-		MinScore    *float64       `json:"min_score,omitempty"`
-		MaxDistance *float64       `json:"max_distance,omitempty"`
-		Method      map[string]int `json:"method_parameters,omitempty"`
-		Rescore     *KnnRescore    `json:"rescore,omitempty"`
+func (q *KnnQuery) MarshalJSON() ([]byte, error) { return marshalClause(q) }
+
+// appendJSON writes {"knn":{"<field>":{…}}} with the body's keys in the
+// order vector, k, filter, min_score, max_distance, method_parameters,
+// rescore; zero K, nil Filter and unset options are left out, a nil Vector
+// is written as []. Floats are encoded by encoding/json.
+func (q *KnnQuery) appendJSON(b []byte) ([]byte, error) {
+	if q == nil {
+		return append(b, "null"...), nil
 	}
-	b := body{Vector: q.Vector, K: q.K, Filter: q.Filter, MinScore: q.MinScore, MaxDistance: q.MaxDistance, Rescore: q.Rescore}
-	if b.Vector == nil {
-		b.Vector = []float32{}
+	b = openField(b, "knn", q.Field)
+	b = append(b, `{"vector":`...)
+	var err error
+	if q.Vector == nil {
+		b = append(b, '[', ']')
+	} else if b, err = appendMarshal(b, q.Vector); err != nil {
+		return b, err
+	}
+	if q.K != 0 {
+		b = append(b, `,"k":`...)
+		b = strconv.AppendInt(b, int64(q.K), 10)
+	}
+	if q.Filter != nil {
+		b = append(b, `,"filter":`...)
+		if b, err = appendQuery(b, q.Filter); err != nil {
+			return b, err
+		}
+	}
+	for _, f := range [...]struct {
+		key string
+		v   *float64
+	}{{`,"min_score":`, q.MinScore}, {`,"max_distance":`, q.MaxDistance}} {
+		if f.v == nil {
+			continue
+		}
+		b = append(b, f.key...)
+		if b, err = appendMarshal(b, *f.v); err != nil {
+			return b, err
+		}
 	}
 	if q.EfSearch > 0 {
-		b.Method = map[string]int{"ef_search": q.EfSearch}
+		b = append(b, `,"method_parameters":{"ef_search":`...)
+		b = append(strconv.AppendInt(b, int64(q.EfSearch), 10), '}')
 	}
-	return fieldKeyed("knn", q.Field, b)
+	if q.Rescore != nil {
+		b = append(b, `,"rescore":{"oversample_factor":`...)
+		if b, err = appendMarshal(b, q.Rescore.OversampleFactor); err != nil {
+			return b, err
+		}
+		b = append(b, '}')
+	}
+	return closeField(append(b, '}')), nil
 }
 
 // Hybrid is the neural-search plugin's hybrid query: each sub-query is
@@ -68,9 +103,33 @@ type Hybrid struct {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (q *Hybrid) MarshalJSON() ([]byte, error) {
-	type plain Hybrid
-	return keyed("hybrid", (*plain)(q))
+func (q *Hybrid) MarshalJSON() ([]byte, error) { return marshalClause(q) }
+
+// appendJSON writes the fields in declaration order, as encoding/json
+// writes the struct: nil Queries as null, a nil Filter and a zero
+// PaginationDepth left out.
+func (q *Hybrid) appendJSON(b []byte) ([]byte, error) {
+	if q == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, `{"hybrid":{"queries":`...)
+	var err error
+	if q.Queries == nil {
+		b = append(b, "null"...)
+	} else if b, err = appendQueries(b, q.Queries); err != nil {
+		return b, err
+	}
+	if q.Filter != nil {
+		b = append(b, `,"filter":`...)
+		if b, err = appendQuery(b, q.Filter); err != nil {
+			return b, err
+		}
+	}
+	if q.PaginationDepth != 0 {
+		b = append(b, `,"pagination_depth":`...)
+		b = strconv.AppendInt(b, int64(q.PaginationDepth), 10)
+	}
+	return append(b, '}', '}'), nil
 }
 
 func (*KnnQuery) isQuery() {}
@@ -169,8 +228,13 @@ type Wildcard struct {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (q *Wildcard) MarshalJSON() ([]byte, error) {
-	return fieldKeyed("wildcard", q.Field, map[string]any{"value": q.Pattern})
+func (q *Wildcard) MarshalJSON() ([]byte, error) { return marshalClause(q) }
+
+func (q *Wildcard) appendJSON(b []byte) ([]byte, error) {
+	if q == nil {
+		return append(b, "null"...), nil
+	}
+	return fieldString(b, "wildcard", q.Field, "value", q.Pattern), nil
 }
 
 func (*Wildcard) isQuery() {}

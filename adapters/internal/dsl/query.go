@@ -1,16 +1,23 @@
 // Package dsl holds typed Elasticsearch/OpenSearch query-DSL structs shared
-// by the Lucene-based adapters. Every query body is built from these types
-// and serialised with encoding/json, never by string concatenation (§15.4:
-// query text and filter values stay data). Only the parts of the DSL the
-// adapters use are modelled; the JSON produced is accepted by both engines
-// unless a type's comment says otherwise. Standard library only.
+// by the Lucene-based adapters. Every query body is built from these types,
+// never by string concatenation of user input (§15.4: query text and filter
+// values stay data). The query clauses write their own JSON in one pass
+// (encode.go): every string goes through one writer that quotes it
+// exactly as encoding/json does, and values of other types (floats,
+// times, …) are encoded by encoding/json; the request body around them
+// is serialised with encoding/json. Only the parts of the DSL the adapters
+// use are modelled; the JSON produced is accepted by both engines unless a
+// type's comment says otherwise. Standard library only.
 package dsl
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // Query is one query clause. The set of implementations is closed: Bool,
 // Term, Terms, Range, Exists, Match, MatchPhrase, MultiMatch, MatchAll,
-// MatchNone and Knn (the knn query).
+// MatchNone, Wildcard, and the OpenSearch-only KnnQuery and Hybrid.
 type Query interface{ isQuery() }
 
 // keyed marshals {"<kind>": body}.
@@ -18,9 +25,13 @@ func keyed(kind string, body any) ([]byte, error) {
 	return json.Marshal(map[string]any{kind: body})
 }
 
-// fieldKeyed marshals {"<kind>": {"<field>": body}}.
-func fieldKeyed(kind, field string, body any) ([]byte, error) {
-	return keyed(kind, map[string]any{field: body})
+// marshalClause is MarshalJSON for a clause that appends its JSON.
+func marshalClause(a appender) ([]byte, error) {
+	b, err := a.appendJSON(make([]byte, 0, 128))
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // Bool is the bool compound query. Empty clause lists are omitted.
@@ -33,9 +44,41 @@ type Bool struct {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (q *Bool) MarshalJSON() ([]byte, error) {
-	type plain Bool
-	return keyed("bool", (*plain)(q))
+func (q *Bool) MarshalJSON() ([]byte, error) { return marshalClause(q) }
+
+// appendJSON writes the fields in declaration order, as encoding/json
+// writes the struct.
+func (q *Bool) appendJSON(b []byte) ([]byte, error) {
+	if q == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, `{"bool":{`...)
+	sep := false
+	for _, c := range [...]struct {
+		key string
+		qs  []Query
+	}{{"must", q.Must}, {"filter", q.Filter}, {"should", q.Should}, {"must_not", q.MustNot}} {
+		if len(c.qs) == 0 {
+			continue
+		}
+		if sep {
+			b = append(b, ',')
+		}
+		sep = true
+		b = appendKey(b, c.key)
+		var err error
+		if b, err = appendQueries(b, c.qs); err != nil {
+			return b, err
+		}
+	}
+	if q.MinimumShouldMatch != nil {
+		if sep {
+			b = append(b, ',')
+		}
+		b = appendKey(b, "minimum_should_match")
+		b = strconv.AppendInt(b, int64(*q.MinimumShouldMatch), 10)
+	}
+	return append(b, '}', '}'), nil
 }
 
 // Term matches documents whose field holds exactly Value (any element of a
@@ -46,8 +89,20 @@ type Term struct {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (q *Term) MarshalJSON() ([]byte, error) {
-	return fieldKeyed("term", q.Field, map[string]any{"value": q.Value})
+func (q *Term) MarshalJSON() ([]byte, error) { return marshalClause(q) }
+
+func (q *Term) appendJSON(b []byte) ([]byte, error) {
+	if q == nil {
+		return append(b, "null"...), nil
+	}
+	b = openField(b, "term", q.Field)
+	b = append(b, '{')
+	b = appendKey(b, "value")
+	b, err := appendValue(b, q.Value)
+	if err != nil {
+		return b, err
+	}
+	return closeField(append(b, '}')), nil
 }
 
 // Terms matches documents whose field holds any of Values.
@@ -57,12 +112,19 @@ type Terms struct {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (q *Terms) MarshalJSON() ([]byte, error) {
-	vs := q.Values
-	if vs == nil {
-		vs = []any{}
+func (q *Terms) MarshalJSON() ([]byte, error) { return marshalClause(q) }
+
+// appendJSON writes nil Values as [].
+func (q *Terms) appendJSON(b []byte) ([]byte, error) {
+	if q == nil {
+		return append(b, "null"...), nil
 	}
-	return fieldKeyed("terms", q.Field, vs)
+	b = openField(b, "terms", q.Field)
+	b, err := appendValues(b, q.Values)
+	if err != nil {
+		return b, err
+	}
+	return closeField(b), nil
 }
 
 // Range is the range query. Nil bounds are omitted; Format names the date
@@ -77,25 +139,55 @@ type Range struct {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (q *Range) MarshalJSON() ([]byte, error) {
-	b := map[string]any{}
-	for k, v := range map[string]any{"gt": q.Gt, "gte": q.Gte, "lt": q.Lt, "lte": q.Lte} {
-		if v != nil {
-			b[k] = v
+func (q *Range) MarshalJSON() ([]byte, error) { return marshalClause(q) }
+
+// appendJSON writes the keys sorted (format, gt, gte, lt, lte), as
+// encoding/json writes a map.
+func (q *Range) appendJSON(b []byte) ([]byte, error) {
+	if q == nil {
+		return append(b, "null"...), nil
+	}
+	b = openField(b, "range", q.Field)
+	b = append(b, '{')
+	sep := false
+	if q.Format != "" {
+		b = appendKey(b, "format")
+		b = appendString(b, q.Format)
+		sep = true
+	}
+	for _, bound := range [...]struct {
+		key string
+		v   any
+	}{{"gt", q.Gt}, {"gte", q.Gte}, {"lt", q.Lt}, {"lte", q.Lte}} {
+		if bound.v == nil {
+			continue
+		}
+		if sep {
+			b = append(b, ',')
+		}
+		sep = true
+		b = appendKey(b, bound.key)
+		var err error
+		if b, err = appendValue(b, bound.v); err != nil {
+			return b, err
 		}
 	}
-	if q.Format != "" {
-		b["format"] = q.Format
-	}
-	return fieldKeyed("range", q.Field, b)
+	return closeField(append(b, '}')), nil
 }
 
 // Exists matches documents with an indexed value for Field.
 type Exists struct{ Field string }
 
 // MarshalJSON implements json.Marshaler.
-func (q *Exists) MarshalJSON() ([]byte, error) {
-	return keyed("exists", map[string]string{"field": q.Field})
+func (q *Exists) MarshalJSON() ([]byte, error) { return marshalClause(q) }
+
+func (q *Exists) appendJSON(b []byte) ([]byte, error) {
+	if q == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, `{"exists":{"field":`...)
+	b = appendString(b, q.Field)
+	return append(b, '}', '}'), nil
 }
 
 // Match is the full-text match query on one field.
@@ -106,12 +198,22 @@ type Match struct {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (q *Match) MarshalJSON() ([]byte, error) {
-	b := map[string]any{"query": q.Query}
-	if q.Operator != "" {
-		b["operator"] = q.Operator
+func (q *Match) MarshalJSON() ([]byte, error) { return marshalClause(q) }
+
+// appendJSON writes operator before query (sorted keys).
+func (q *Match) appendJSON(b []byte) ([]byte, error) {
+	if q == nil {
+		return append(b, "null"...), nil
 	}
-	return fieldKeyed("match", q.Field, b)
+	b = openField(b, "match", q.Field)
+	b = append(b, '{')
+	if q.Operator != "" {
+		b = appendKey(b, "operator")
+		b = append(appendString(b, q.Operator), ',')
+	}
+	b = appendKey(b, "query")
+	b = appendString(b, q.Query)
+	return closeField(append(b, '}')), nil
 }
 
 // MatchPhrase matches the analysed tokens of Query as a phrase.
@@ -121,8 +223,13 @@ type MatchPhrase struct {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (q *MatchPhrase) MarshalJSON() ([]byte, error) {
-	return fieldKeyed("match_phrase", q.Field, map[string]any{"query": q.Query})
+func (q *MatchPhrase) MarshalJSON() ([]byte, error) { return marshalClause(q) }
+
+func (q *MatchPhrase) appendJSON(b []byte) ([]byte, error) {
+	if q == nil {
+		return append(b, "null"...), nil
+	}
+	return fieldString(b, "match_phrase", q.Field, "query", q.Query), nil
 }
 
 // MultiMatch runs a match over several fields; Fields entries may carry a
@@ -137,22 +244,69 @@ type MultiMatch struct {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (q *MultiMatch) MarshalJSON() ([]byte, error) {
-	type plain MultiMatch
-	return keyed("multi_match", (*plain)(q))
+func (q *MultiMatch) MarshalJSON() ([]byte, error) { return marshalClause(q) }
+
+// appendJSON writes the fields in declaration order, as encoding/json
+// writes the struct.
+func (q *MultiMatch) appendJSON(b []byte) ([]byte, error) {
+	if q == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, `{"multi_match":{"query":`...)
+	b = appendString(b, q.Query)
+	if len(q.Fields) > 0 {
+		b = append(b, `,"fields":[`...)
+		for i, f := range q.Fields {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, f)
+		}
+		b = append(b, ']')
+	}
+	if q.Type != "" {
+		b = append(b, `,"type":`...)
+		b = appendString(b, q.Type)
+	}
+	if q.Operator != "" {
+		b = append(b, `,"operator":`...)
+		b = appendString(b, q.Operator)
+	}
+	if q.TieBreaker != nil {
+		b = append(b, `,"tie_breaker":`...)
+		var err error
+		if b, err = appendMarshal(b, *q.TieBreaker); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}', '}'), nil
 }
 
 // MatchAll matches every document.
 type MatchAll struct{}
 
 // MarshalJSON implements json.Marshaler.
-func (*MatchAll) MarshalJSON() ([]byte, error) { return keyed("match_all", struct{}{}) }
+func (q *MatchAll) MarshalJSON() ([]byte, error) { return marshalClause(q) }
+
+func (q *MatchAll) appendJSON(b []byte) ([]byte, error) {
+	if q == nil {
+		return append(b, "null"...), nil
+	}
+	return append(b, `{"match_all":{}}`...), nil
+}
 
 // MatchNone matches no document.
 type MatchNone struct{}
 
 // MarshalJSON implements json.Marshaler.
-func (*MatchNone) MarshalJSON() ([]byte, error) { return keyed("match_none", struct{}{}) }
+func (q *MatchNone) MarshalJSON() ([]byte, error) { return marshalClause(q) }
+
+func (q *MatchNone) appendJSON(b []byte) ([]byte, error) {
+	if q == nil {
+		return append(b, "null"...), nil
+	}
+	return append(b, `{"match_none":{}}`...), nil
+}
 
 func (*Bool) isQuery()        {}
 func (*Term) isQuery()        {}

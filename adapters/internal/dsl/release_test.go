@@ -1,0 +1,202 @@
+package dsl
+
+// The query clauses' encoding as released before they wrote their own
+// JSON (each clause marshalled a map or a plain struct with
+// encoding/json). It is the oracle of TestQueryMatchesRelease and
+// FuzzQueryMatchesRelease: every generated query tree must encode to the
+// same bytes, and fail for the same trees, both ways.
+
+import "encoding/json"
+
+// releaseKeyed marshals {"<kind>": body}.
+func releaseKeyed(kind string, body any) ([]byte, error) {
+	return json.Marshal(map[string]any{kind: body})
+}
+
+// releaseFieldKeyed marshals {"<kind>": {"<field>": body}}.
+func releaseFieldKeyed(kind, field string, body any) ([]byte, error) {
+	return releaseKeyed(kind, map[string]any{field: body})
+}
+
+type (
+	releaseBool        Bool
+	releaseTerm        Term
+	releaseTerms       Terms
+	releaseRange       Range
+	releaseExists      Exists
+	releaseMatch       Match
+	releaseMatchPhrase MatchPhrase
+	releaseMultiMatch  MultiMatch
+	releaseMatchAll    MatchAll
+	releaseMatchNone   MatchNone
+	releaseKnnQuery    KnnQuery
+	releaseHybrid      Hybrid
+	releaseWildcard    Wildcard
+)
+
+func (q *releaseBool) MarshalJSON() ([]byte, error) {
+	type plain Bool
+	return releaseKeyed("bool", (*plain)(q))
+}
+
+func (q *releaseTerm) MarshalJSON() ([]byte, error) {
+	return releaseFieldKeyed("term", q.Field, map[string]any{"value": q.Value})
+}
+
+func (q *releaseTerms) MarshalJSON() ([]byte, error) {
+	vs := q.Values
+	if vs == nil {
+		vs = []any{}
+	}
+	return releaseFieldKeyed("terms", q.Field, vs)
+}
+
+func (q *releaseRange) MarshalJSON() ([]byte, error) {
+	b := map[string]any{}
+	for k, v := range map[string]any{"gt": q.Gt, "gte": q.Gte, "lt": q.Lt, "lte": q.Lte} {
+		if v != nil {
+			b[k] = v
+		}
+	}
+	if q.Format != "" {
+		b["format"] = q.Format
+	}
+	return releaseFieldKeyed("range", q.Field, b)
+}
+
+func (q *releaseExists) MarshalJSON() ([]byte, error) {
+	return releaseKeyed("exists", map[string]string{"field": q.Field})
+}
+
+func (q *releaseMatch) MarshalJSON() ([]byte, error) {
+	b := map[string]any{"query": q.Query}
+	if q.Operator != "" {
+		b["operator"] = q.Operator
+	}
+	return releaseFieldKeyed("match", q.Field, b)
+}
+
+func (q *releaseMatchPhrase) MarshalJSON() ([]byte, error) {
+	return releaseFieldKeyed("match_phrase", q.Field, map[string]any{"query": q.Query})
+}
+
+func (q *releaseMultiMatch) MarshalJSON() ([]byte, error) {
+	type plain MultiMatch
+	return releaseKeyed("multi_match", (*plain)(q))
+}
+
+func (*releaseMatchAll) MarshalJSON() ([]byte, error) {
+	return releaseKeyed("match_all", struct{}{})
+}
+
+func (*releaseMatchNone) MarshalJSON() ([]byte, error) {
+	return releaseKeyed("match_none", struct{}{})
+}
+
+func (q *releaseKnnQuery) MarshalJSON() ([]byte, error) {
+	type body struct {
+		Vector      []float32      `json:"vector"`
+		K           int            `json:"k,omitempty"`
+		Filter      Query          `json:"filter,omitempty"`
+		MinScore    *float64       `json:"min_score,omitempty"`
+		MaxDistance *float64       `json:"max_distance,omitempty"`
+		Method      map[string]int `json:"method_parameters,omitempty"`
+		Rescore     *KnnRescore    `json:"rescore,omitempty"`
+	}
+	b := body{Vector: q.Vector, K: q.K, Filter: q.Filter, MinScore: q.MinScore, MaxDistance: q.MaxDistance, Rescore: q.Rescore}
+	if b.Vector == nil {
+		b.Vector = []float32{}
+	}
+	if q.EfSearch > 0 {
+		b.Method = map[string]int{"ef_search": q.EfSearch}
+	}
+	return releaseFieldKeyed("knn", q.Field, b)
+}
+
+func (q *releaseHybrid) MarshalJSON() ([]byte, error) {
+	type plain Hybrid
+	return releaseKeyed("hybrid", (*plain)(q))
+}
+
+func (q *releaseWildcard) MarshalJSON() ([]byte, error) {
+	return releaseFieldKeyed("wildcard", q.Field, map[string]any{"value": q.Pattern})
+}
+
+func (*releaseBool) isQuery()        {}
+func (*releaseTerm) isQuery()        {}
+func (*releaseTerms) isQuery()       {}
+func (*releaseRange) isQuery()       {}
+func (*releaseExists) isQuery()      {}
+func (*releaseMatch) isQuery()       {}
+func (*releaseMatchPhrase) isQuery() {}
+func (*releaseMultiMatch) isQuery()  {}
+func (*releaseMatchAll) isQuery()    {}
+func (*releaseMatchNone) isQuery()   {}
+func (*releaseKnnQuery) isQuery()    {}
+func (*releaseHybrid) isQuery()      {}
+func (*releaseWildcard) isQuery()    {}
+
+// releaseMarshal encodes q as the released code did: the tree is copied
+// into the release types and marshalled with encoding/json.
+func releaseMarshal(q Query) ([]byte, error) { return json.Marshal(toRelease(q)) }
+
+// toRelease copies a query tree into the release types, keeping nil
+// clauses, clause types outside the set, typed nil pointers and nil-versus-empty slices as they are.
+func toRelease(q Query) Query {
+	switch x := q.(type) {
+	case nil:
+		return nil
+	case *Bool:
+		if x == nil {
+			return (*releaseBool)(nil)
+		}
+		return &releaseBool{Must: toReleaseAll(x.Must), Filter: toReleaseAll(x.Filter), Should: toReleaseAll(x.Should),
+			MustNot: toReleaseAll(x.MustNot), MinimumShouldMatch: x.MinimumShouldMatch}
+	case *Term:
+		return (*releaseTerm)(x)
+	case *Terms:
+		return (*releaseTerms)(x)
+	case *Range:
+		return (*releaseRange)(x)
+	case *Exists:
+		return (*releaseExists)(x)
+	case *Match:
+		return (*releaseMatch)(x)
+	case *MatchPhrase:
+		return (*releaseMatchPhrase)(x)
+	case *MultiMatch:
+		return (*releaseMultiMatch)(x)
+	case *MatchAll:
+		return (*releaseMatchAll)(x)
+	case *MatchNone:
+		return (*releaseMatchNone)(x)
+	case *Wildcard:
+		return (*releaseWildcard)(x)
+	case *KnnQuery:
+		if x == nil {
+			return (*releaseKnnQuery)(nil)
+		}
+		c := releaseKnnQuery(*x)
+		c.Filter = toRelease(x.Filter)
+		return &c
+	case *Hybrid:
+		if x == nil {
+			return (*releaseHybrid)(nil)
+		}
+		return &releaseHybrid{Queries: toReleaseAll(x.Queries), Filter: toRelease(x.Filter), PaginationDepth: x.PaginationDepth}
+	}
+	// A clause outside the set (foreignClause) was encoded by
+	// encoding/json then as now.
+	return q
+}
+
+func toReleaseAll(qs []Query) []Query {
+	if qs == nil {
+		return nil
+	}
+	out := make([]Query, len(qs))
+	for i, q := range qs {
+		out[i] = toRelease(q)
+	}
+	return out
+}
