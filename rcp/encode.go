@@ -436,8 +436,13 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString quotes s as encoding/json does with HTML escaping: <, > and
-// & as \u003c etc., U+2028/U+2029 escaped, invalid UTF-8 as \ufffd.
+// AppendString appends s quoted as encoding/json quotes a string with
+// HTML escaping (json.Marshal): <, > and & as \u003c etc., control bytes
+// escaped, U+2028/U+2029 escaped, each byte of invalid UTF-8 as \ufffd.
+// It is the one string writer of the hand-written JSON encoders.
+func AppendString(b []byte, s string) []byte { return appendString(b, s) }
+
+// appendString is AppendString.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0

@@ -3,6 +3,7 @@ package rcp
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -158,5 +159,32 @@ func TestPlainVouchesForItsStringOnly(t *testing.T) {
 	}
 	if !AssumePlain(safe).For(safe) || AssumePlain(safe).For(strings.Clone(safe)) || AssumePlain("").For("") {
 		t.Error("For does not name exactly the string it was made for")
+	}
+}
+
+// TestAppendStringMatchesMarshal compares AppendString with json.Marshal
+// on every byte value, alone and inside short and long strings (long ones
+// take the vectorised search first) at several offsets, and on random
+// byte strings.
+func TestAppendStringMatchesMarshal(t *testing.T) {
+	long := strings.Repeat("passage text, ", 6)
+	var cases []string
+	for c := range 256 {
+		x := string([]byte{byte(c)})
+		cases = append(cases, x, "ab"+x+"cd", long+x, x+long, long[:31]+x+long, long[:32]+x+"\u00e9"+long)
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	for range 2000 {
+		b := make([]byte, r.IntN(200))
+		for i := range b {
+			b[i] = byte(r.Uint64())
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		want, _ := json.Marshal(s)
+		if got := AppendString(nil, s); string(got) != string(want) {
+			t.Errorf("AppendString(%q) = %s, json.Marshal %s", s, got, want)
+		}
 	}
 }

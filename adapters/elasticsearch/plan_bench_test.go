@@ -11,23 +11,12 @@ func BenchmarkPlan(b *testing.B) {
 		"sparse_default": true, "sparse_boosts_with_text": true, "sparse_filter_tree": true,
 		"sparse_date_filters": true, "dense_filter_inside_knn": true, "hybrid_native_rrf": true,
 	}
-	for _, tc := range planCases {
+	for i, tc := range planCases {
 		if !names[tc.name] {
 			continue
 		}
 		b.Run(tc.name, func(b *testing.B) {
-			cfg := fixtureConfig("probe-fixture-a")
-			if tc.cfg != nil {
-				tc.cfg(cfg)
-			}
-			a := probedFake(b, cfg)
-			st, _ := a.probed()
-			st.ev.NativeRRF = tc.rrf
-			st.rerankID = tc.rerankID
-			req := tc.req
-			if req.TextFields == nil {
-				req.TextFields = st.ev.TextFields
-			}
+			a, req := planCaseAdapter(b, i)
 			p, err := a.Plan(&req)
 			if err != nil {
 				b.Fatal(err)

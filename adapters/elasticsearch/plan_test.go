@@ -105,26 +105,35 @@ var planCases = []struct {
 		TextFields: []capability.TextField{{Name: "text"}}, Rerank: &adapters.RerankStage{Text: "moon sun", WindowSize: 100}}},
 }
 
+// planCaseAdapter is a probed fake set up as planCases[i] asks, and the
+// case's request with the probed text fields when it names none.
+func planCaseAdapter(t testing.TB, i int) (*adapter, adapters.SearchRequest) {
+	t.Helper()
+	tc := planCases[i]
+	cfg := fixtureConfig("probe-fixture-a")
+	if tc.cfg != nil {
+		tc.cfg(cfg)
+	}
+	a := probedFake(t, cfg)
+	st, _ := a.probed()
+	st.ev.NativeRRF = tc.rrf
+	st.rerankID = tc.rerankID
+	if tc.nanos {
+		f := st.fields["published"]
+		f.Type = "date_nanos"
+		st.fields["published"] = f
+	}
+	req := tc.req
+	if req.TextFields == nil {
+		req.TextFields = st.ev.TextFields
+	}
+	return a, req
+}
+
 func TestPlan(t *testing.T) {
-	for _, tc := range planCases {
+	for i, tc := range planCases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := fixtureConfig("probe-fixture-a")
-			if tc.cfg != nil {
-				tc.cfg(cfg)
-			}
-			a := probedFake(t, cfg)
-			st, _ := a.probed()
-			st.ev.NativeRRF = tc.rrf
-			st.rerankID = tc.rerankID
-			if tc.nanos {
-				f := st.fields["published"]
-				f.Type = "date_nanos"
-				st.fields["published"] = f
-			}
-			req := tc.req
-			if req.TextFields == nil {
-				req.TextFields = st.ev.TextFields
-			}
+			a, req := planCaseAdapter(t, i)
 			p, err := a.Plan(&req)
 			if err != nil {
 				t.Fatal(err)

@@ -3,7 +3,8 @@ package dsl
 import (
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // The query clauses write their JSON in one pass into one buffer: a
@@ -62,7 +63,7 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	case nil:
 		return append(b, "null"...), nil
 	case string:
-		return appendString(b, x), nil
+		return rcp.AppendString(b, x), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case int:
@@ -95,7 +96,7 @@ func openField(b []byte, kind, field string) []byte {
 	b = append(b, '{')
 	b = appendKey(b, kind)
 	b = append(b, '{')
-	b = appendString(b, field)
+	b = rcp.AppendString(b, field)
 	return append(b, ':')
 }
 
@@ -106,70 +107,6 @@ func fieldString(b []byte, kind, field, key, s string) []byte {
 	b = openField(b, kind, field)
 	b = append(b, '{')
 	b = appendKey(b, key)
-	b = appendString(b, s)
+	b = rcp.AppendString(b, s)
 	return closeField(append(b, '}'))
-}
-
-const hexDigits = "0123456789abcdef"
-
-// safeASCII marks the ASCII bytes encoding/json writes unescaped with
-// HTML escaping on; bytes ≥ 0x80 are false and take the UTF-8 path.
-var safeASCII = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
-// appendString appends s quoted as json.Marshal quotes a string: <, >
-// and & as \u003c, \u003e, \u0026; control bytes as \n, \t, \r, \b, \f or
-// \u00XX; U+2028 and U+2029 escaped; each byte of invalid UTF-8 as \ufffd.
-// Every string value and key a clause writes goes through it, so query
-// text and filter values stay data.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if safeASCII[c] {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			start = i + size
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			start = i + size
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

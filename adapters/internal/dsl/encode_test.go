@@ -379,31 +379,3 @@ func FuzzQueryMatchesRelease(f *testing.F) {
 		}
 	})
 }
-
-// TestAppendStringMatchesJSON compares appendString with json.Marshal on
-// every byte value, every pair of string pieces and random byte strings.
-func TestAppendStringMatchesJSON(t *testing.T) {
-	var cases []string
-	for c := range 256 {
-		cases = append(cases, string([]byte{byte(c)}), "ab"+string([]byte{byte(c)})+"cd")
-	}
-	for _, a := range stringPieces {
-		for _, b := range stringPieces {
-			cases = append(cases, a+b)
-		}
-	}
-	r := rand.New(rand.NewPCG(7, 7))
-	for range 2000 {
-		b := make([]byte, r.IntN(80))
-		for i := range b {
-			b[i] = byte(r.Uint64())
-		}
-		cases = append(cases, string(b))
-	}
-	for _, s := range cases {
-		want, _ := json.Marshal(s)
-		if got := appendString(nil, s); !bytes.Equal(got, want) {
-			t.Errorf("appendString(%q) = %s, json.Marshal %s", s, got, want)
-		}
-	}
-}

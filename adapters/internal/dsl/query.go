@@ -13,6 +13,8 @@ package dsl
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // Query is one query clause. The set of implementations is closed: Bool,
@@ -152,7 +154,7 @@ func (q *Range) appendJSON(b []byte) ([]byte, error) {
 	sep := false
 	if q.Format != "" {
 		b = appendKey(b, "format")
-		b = appendString(b, q.Format)
+		b = rcp.AppendString(b, q.Format)
 		sep = true
 	}
 	for _, bound := range [...]struct {
@@ -186,7 +188,7 @@ func (q *Exists) appendJSON(b []byte) ([]byte, error) {
 		return append(b, "null"...), nil
 	}
 	b = append(b, `{"exists":{"field":`...)
-	b = appendString(b, q.Field)
+	b = rcp.AppendString(b, q.Field)
 	return append(b, '}', '}'), nil
 }
 
@@ -209,10 +211,10 @@ func (q *Match) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	if q.Operator != "" {
 		b = appendKey(b, "operator")
-		b = append(appendString(b, q.Operator), ',')
+		b = append(rcp.AppendString(b, q.Operator), ',')
 	}
 	b = appendKey(b, "query")
-	b = appendString(b, q.Query)
+	b = rcp.AppendString(b, q.Query)
 	return closeField(append(b, '}')), nil
 }
 
@@ -253,24 +255,24 @@ func (q *MultiMatch) appendJSON(b []byte) ([]byte, error) {
 		return append(b, "null"...), nil
 	}
 	b = append(b, `{"multi_match":{"query":`...)
-	b = appendString(b, q.Query)
+	b = rcp.AppendString(b, q.Query)
 	if len(q.Fields) > 0 {
 		b = append(b, `,"fields":[`...)
 		for i, f := range q.Fields {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, f)
+			b = rcp.AppendString(b, f)
 		}
 		b = append(b, ']')
 	}
 	if q.Type != "" {
 		b = append(b, `,"type":`...)
-		b = appendString(b, q.Type)
+		b = rcp.AppendString(b, q.Type)
 	}
 	if q.Operator != "" {
 		b = append(b, `,"operator":`...)
-		b = appendString(b, q.Operator)
+		b = rcp.AppendString(b, q.Operator)
 	}
 	if q.TieBreaker != nil {
 		b = append(b, `,"tie_breaker":`...)
