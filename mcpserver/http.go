@@ -161,7 +161,7 @@ func (h *httpHandler) server(r *http.Request) *mcp.Server {
 	if srv, ok := h.servers[key]; ok {
 		return srv
 	}
-	srv := h.s.build(c, h.o.Required)
+	srv, _ := h.s.build(c, h.o.Required)
 	h.servers[key] = srv
 	return srv
 }

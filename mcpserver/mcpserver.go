@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,22 +164,40 @@ func (s *Service) toolName(base, engine string) string {
 
 // Server returns a new MCP server with the tools and resources c may use,
 // for a transport without authentication (stdio: the spawner decides).
-func (s *Service) Server(c Caller) *mcp.Server { return s.build(c, nil) }
+func (s *Service) Server(c Caller) *mcp.Server {
+	srv, _ := s.build(c, nil)
+	return srv
+}
+
+// waiting is what a server was built without because it was pending: the
+// engines that got a stand-in search tool, and whether the federation's
+// search tool waits. It is taken once, while the server is built, so that
+// refresh replaces exactly those: an engine that comes up between the
+// build and refresh still has its stand-in replaced.
+type waiting struct {
+	engines []*Engine
+	fed     bool
+}
 
 // build is Server; required refuses calls that carry no identity. The
 // engines still pending (Engine.Up) get a stand-in search tool; the
-// caller that keeps the server for a session calls refresh when they
-// come up.
-func (s *Service) build(c Caller, required func() bool) *mcp.Server {
+// caller that keeps the server for a session calls refresh with what it
+// returns when they come up.
+func (s *Service) build(c Caller, required func() bool) (*mcp.Server, waiting) {
+	var w waiting
+	for i := range s.o.Engines {
+		if e := &s.o.Engines[i]; c.allows(e.Name) && e.pending() {
+			w.engines = append(w.engines, e)
+		}
+	}
+	f := s.o.Federation
+	w.fed = f != nil && s.multi() && f.pending()
 	// The tool and resource lists change only when a pending engine comes
 	// up; the capabilities say whether that may still happen rather than
 	// the SDK's default listChanged: true.
-	var pending bool
-	for i := range s.o.Engines {
-		pending = pending || s.o.Engines[i].pending()
-	}
 	opts := &mcp.ServerOptions{Logger: s.logger(), Instructions: s.instructions(), HasTools: true,
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: pending},
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{},
+			Tools:     &mcp.ToolCapabilities{ListChanged: len(w.engines) > 0 || w.fed},
 			Resources: &mcp.ResourceCapabilities{}}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: s.o.Name, Version: s.o.Version}, opts)
 	var allowed int
@@ -187,7 +206,7 @@ func (s *Service) build(c Caller, required func() bool) *mcp.Server {
 		if !c.allows(e.Name) {
 			continue
 		}
-		if e.pending() {
+		if slices.Contains(w.engines, e) {
 			srv.AddTool(s.standInTool(e), s.standIn(e, required))
 			continue
 		}
@@ -197,10 +216,10 @@ func (s *Service) build(c Caller, required func() bool) *mcp.Server {
 		allowed++
 		s.addEngine(srv, e, c, required)
 	}
-	if f := s.o.Federation; f != nil && s.multi() && allowed > 0 && f.ready() {
+	if f != nil && s.multi() && !w.fed && allowed > 0 && f.ready() {
 		s.addFederation(srv, f, required)
 	}
-	return srv
+	return srv, w
 }
 
 // addFederation adds the search tool over every engine f aggregates.
@@ -227,15 +246,12 @@ func (s *Service) addEngine(srv *mcp.Server, e *Engine, c Caller, required func(
 	}
 }
 
-// refresh replaces the stand-in tools of srv's pending engines with
-// their tools as each comes up (the SDK then sends
-// notifications/tools/list_changed), until ctx ends.
-func (s *Service) refresh(ctx context.Context, srv *mcp.Server, c Caller, required func() bool) {
-	for i := range s.o.Engines {
-		e := &s.o.Engines[i]
-		if !c.allows(e.Name) || !e.pending() {
-			continue
-		}
+// refresh replaces the stand-in tools w names in srv with their engines'
+// tools as each comes up (the SDK then sends
+// notifications/tools/list_changed), and adds the federation's search
+// tool when w says it waits and it comes up, until ctx ends.
+func (s *Service) refresh(ctx context.Context, srv *mcp.Server, c Caller, required func() bool, w waiting) {
+	for _, e := range w.engines {
 		go func() {
 			select {
 			case <-e.Up:
@@ -254,7 +270,7 @@ func (s *Service) refresh(ctx context.Context, srv *mcp.Server, c Caller, requir
 	}
 	// A federation that was pending gets its search tool when it comes
 	// up; it serves the engines up by then.
-	if f := s.o.Federation; f != nil && s.multi() && f.pending() {
+	if f := s.o.Federation; w.fed {
 		go func() {
 			select {
 			case <-f.Up:

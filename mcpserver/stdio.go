@@ -20,14 +20,22 @@ func (s *Service) ServeIO(ctx context.Context, c Caller, in io.Reader, out io.Wr
 	t := &drainTransport{t: &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}, grace: grace}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv := s.Server(c)
-	s.refresh(ctx, srv, c, nil)
+	srv, w := s.build(c, nil)
+	if afterBuild != nil {
+		afterBuild()
+	}
+	s.refresh(ctx, srv, c, nil, w)
 	err := srv.Run(ctx, t)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
 }
+
+// afterBuild, when set (by tests), runs between building a stdio
+// session's server and starting its refresh: where an engine coming up
+// must not be missed.
+var afterBuild func()
 
 type nopWriteCloser struct{ io.Writer }
 
