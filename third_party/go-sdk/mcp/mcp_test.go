@@ -2799,17 +2799,8 @@ func TestResourceSubscriptions_Streamable(t *testing.T) {
 		t.Fatal("timed out waiting for SubscribeHandler")
 	}
 
-	server.ResourceUpdated(ctx, &ResourceUpdatedNotificationParams{URI: "file:///r1"})
-	select {
-	case e := <-events:
-		if e.uri != "file:///r1" {
-			t.Fatalf("got URI %q, want %q", e.uri, "file:///r1")
-		}
-		if e.id == "" || e.id == "<nil>" {
-			t.Fatalf("missing subscription ID on update (got %q)", e.id)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("timed out waiting for resource update")
+	if e := updateUntilDelivered(ctx, t, server, events, "file:///r1"); e.id == "" || e.id == "<nil>" {
+		t.Fatalf("missing subscription ID on update (got %q)", e.id)
 	}
 
 	// See test header comment for the explanation of this teardown ritual:
@@ -2820,6 +2811,43 @@ func TestResourceSubscriptions_Streamable(t *testing.T) {
 	httpServer.CloseClientConnections()
 	server.ResourceUpdated(ctx, &ResourceUpdatedNotificationParams{URI: "file:///r1"})
 	httpServer.Close()
+}
+
+// updateUntilDelivered sends an update of uri until one is delivered and
+// returns it, then lets any other update in flight arrive. The subscribe
+// handler runs before the subscription is registered, so an update sent
+// as soon as the handler has run can precede it and never arrive.
+func updateUntilDelivered(ctx context.Context, t *testing.T, server *Server, events chan resourceSubEvent, uri string) resourceSubEvent {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var got resourceSubEvent
+	for delivered := false; !delivered; {
+		server.ResourceUpdated(ctx, &ResourceUpdatedNotificationParams{URI: uri})
+		select {
+		case got = <-events:
+			if got.uri != uri {
+				t.Fatalf("got an update of %q, want %q", got.uri, uri)
+			}
+			delivered = true
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("timed out waiting for an update of %q", uri)
+		}
+	}
+	for settled := time.After(notificationDelay * 10); ; {
+		select {
+		case e := <-events:
+			if e.uri != uri {
+				t.Fatalf("got an update of %q while settling %q", e.uri, uri)
+			}
+			continue
+		case <-settled:
+		}
+		break
+	}
+	return got
 }
 
 // TestResourceSubscriptions_InMemory mirrors TestResourceSubscriptions_Streamable
@@ -2873,35 +2901,8 @@ func TestResourceSubscriptions_InMemory(t *testing.T) {
 	}
 	waitURI(subCh, "file:///r1")
 
-	// The subscribe handler runs before the subscription is registered,
-	// so an update sent at once can precede it: send one until one is
-	// delivered, then let any other in flight arrive before going on.
-	deadline := time.After(5 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for delivered := false; !delivered; {
-		server.ResourceUpdated(ctx, &ResourceUpdatedNotificationParams{URI: "file:///r1"})
-		select {
-		case e := <-events:
-			if e.uri != "file:///r1" {
-				t.Fatalf("got URI %q, want %q", e.uri, "file:///r1")
-			}
-			if e.id == "" || e.id == "<nil>" {
-				t.Fatalf("missing subscription ID on update (got %q)", e.id)
-			}
-			delivered = true
-		case <-tick.C:
-		case <-deadline:
-			t.Fatal("timed out waiting for resource update")
-		}
-	}
-	for settled := time.After(notificationDelay * 10); ; {
-		select {
-		case <-events:
-			continue
-		case <-settled:
-		}
-		break
+	if e := updateUntilDelivered(ctx, t, server, events, "file:///r1"); e.id == "" || e.id == "<nil>" {
+		t.Fatalf("missing subscription ID on update (got %q)", e.id)
 	}
 
 	// On stdio/in-memory, Unsubscribe sends notifications/cancelled which
@@ -3047,10 +3048,8 @@ func TestResourceSubscriptions_MultipleURIs(t *testing.T) {
 
 	// Each update delivers exactly one event tagged with that URI's distinct
 	// subscription ID.
-	server.ResourceUpdated(ctx, &ResourceUpdatedNotificationParams{URI: "file:///r1"})
-	ev1 := <-events
-	server.ResourceUpdated(ctx, &ResourceUpdatedNotificationParams{URI: "file:///r2"})
-	ev2 := <-events
+	ev1 := updateUntilDelivered(ctx, t, server, events, "file:///r1")
+	ev2 := updateUntilDelivered(ctx, t, server, events, "file:///r2")
 	if ev1.uri != "file:///r1" || ev2.uri != "file:///r2" {
 		t.Fatalf("got URIs %q and %q, want r1 and r2", ev1.uri, ev2.uri)
 	}
