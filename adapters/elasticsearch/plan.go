@@ -56,7 +56,7 @@ func planWith(cfg *Config, st *probeState, req *adapters.SearchRequest, tenant s
 	if err != nil {
 		return nil, err
 	}
-	raw, err := json.Marshal(wire)
+	raw, err := encodeBody(wire)
 	if err != nil {
 		return nil, fmt.Errorf("elasticsearch: encode plan: %w", err)
 	}
@@ -71,6 +71,15 @@ func planWith(cfg *Config, st *probeState, req *adapters.SearchRequest, tenant s
 		p.Scale = rcp.ScaleUnbounded
 	}
 	return p, nil
+}
+
+// encodeBody writes a planned body: a Search in one pass, a body wrapping
+// one (recency) by encoding/json.
+func encodeBody(wire any) ([]byte, error) {
+	if s, ok := wire.(*dsl.Search); ok {
+		return s.AppendJSON(nil)
+	}
+	return json.Marshal(wire)
 }
 
 // searchBody builds the _search body for the stage.

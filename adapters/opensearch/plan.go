@@ -1,7 +1,6 @@
 package opensearch
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -79,7 +78,7 @@ func planFor(cfg *Config, s *schema, req *adapters.SearchRequest, tenant string)
 		return nil, err
 	}
 	body.Source = source(cfg, s, req)
-	if p.Body, err = json.Marshal(body); err != nil {
+	if p.Body, err = body.AppendJSON(nil); err != nil {
 		return nil, fmt.Errorf("opensearch: encode plan: %w", err)
 	}
 	return p, nil

@@ -2,6 +2,8 @@ package dsl
 
 import (
 	"encoding/json"
+	"math"
+	"slices"
 	"strconv"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
@@ -55,8 +57,8 @@ func appendMarshal(b []byte, v any) ([]byte, error) {
 	return append(b, j...), nil
 }
 
-// appendValue appends a leaf value: strings, booleans and integers
-// directly, anything else (floats, times, json.Number, …) by
+// appendValue appends a leaf value: strings, booleans, integers and
+// floats directly, anything else (times, json.Number, …) by
 // encoding/json.
 func appendValue(b []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
@@ -76,8 +78,78 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		return strconv.AppendUint(b, x, 10), nil
 	case uint:
 		return strconv.AppendUint(b, uint64(x), 10), nil
+	case float64:
+		return appendFloat(b, x, 64)
+	case float32:
+		return appendFloat(b, float64(x), 32)
 	}
 	return appendMarshal(b, v)
+}
+
+// appendFloat appends f as encoding/json encodes a float of bits 32 or
+// 64: the shortest decimal that reads back as the same value, in exponent
+// form below 1e-6 and from 1e21 on, with a one-digit negative exponent
+// written without its leading zero. NaN and ±Inf are refused with
+// encoding/json's own error.
+func appendFloat(b []byte, f float64, bits int) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		if bits == 32 {
+			return appendMarshal(b, float32(f))
+		}
+		return appendMarshal(b, f)
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	b = strconv.AppendFloat(b, f, format, -1, bits)
+	if format == 'e' {
+		// e-09 → e-9, as encoding/json writes it
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}
+
+// appendFloat32s appends v as a JSON array of numbers (null when v is
+// nil, as encoding/json writes a nil slice).
+func appendFloat32s(b []byte, v []float32) ([]byte, error) {
+	if v == nil {
+		return append(b, "null"...), nil
+	}
+	// room for a typical embedding's numbers ("-0.012345678,") at once
+	b = slices.Grow(b, 2+len(v)*13)
+	b = append(b, '[')
+	for i, f := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendFloat(b, float64(f), 32); err != nil {
+			return b, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// appendStrings appends ss as a JSON array of strings (null when ss is
+// nil).
+func appendStrings(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = rcp.AppendString(b, s)
+	}
+	return append(b, ']')
 }
 
 // appendValues appends vs as a JSON array ([] when vs is nil).
@@ -88,6 +160,16 @@ func appendKey(b []byte, key string) []byte {
 	b = append(b, '"')
 	b = append(b, key...)
 	return append(b, '"', ':')
+}
+
+// member appends "key": after a comma when another member precedes it
+// (*sep), and records that one now does.
+func member(b []byte, sep *bool, key string) []byte {
+	if *sep {
+		b = append(b, ',')
+	}
+	*sep = true
+	return appendKey(b, key)
 }
 
 // openField appends {"<kind>":{"<field>": — the head of a clause keyed by

@@ -44,7 +44,7 @@ func (q *KnnQuery) MarshalJSON() ([]byte, error) { return marshalClause(q) }
 // appendJSON writes {"knn":{"<field>":{…}}} with the body's keys in the
 // order vector, k, filter, min_score, max_distance, method_parameters,
 // rescore; zero K, nil Filter and unset options are left out, a nil Vector
-// is written as []. Floats are encoded by encoding/json.
+// is written as []. Floats are written as encoding/json writes them.
 func (q *KnnQuery) appendJSON(b []byte) ([]byte, error) {
 	if q == nil {
 		return append(b, "null"...), nil
@@ -54,7 +54,7 @@ func (q *KnnQuery) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	if q.Vector == nil {
 		b = append(b, '[', ']')
-	} else if b, err = appendMarshal(b, q.Vector); err != nil {
+	} else if b, err = appendFloat32s(b, q.Vector); err != nil {
 		return b, err
 	}
 	if q.K != 0 {
@@ -75,7 +75,7 @@ func (q *KnnQuery) appendJSON(b []byte) ([]byte, error) {
 			continue
 		}
 		b = append(b, f.key...)
-		if b, err = appendMarshal(b, *f.v); err != nil {
+		if b, err = appendFloat(b, *f.v, 64); err != nil {
 			return b, err
 		}
 	}
@@ -85,7 +85,7 @@ func (q *KnnQuery) appendJSON(b []byte) ([]byte, error) {
 	}
 	if q.Rescore != nil {
 		b = append(b, `,"rescore":{"oversample_factor":`...)
-		if b, err = appendMarshal(b, q.Rescore.OversampleFactor); err != nil {
+		if b, err = appendFloat(b, q.Rescore.OversampleFactor, 64); err != nil {
 			return b, err
 		}
 		b = append(b, '}')
@@ -143,6 +143,28 @@ type OSSearch struct {
 	SearchPipeline *SearchPipeline `json:"search_pipeline,omitempty"`
 	// Ext carries plugin extensions such as ext.mmr (3.3+).
 	Ext *Ext `json:"ext,omitempty"`
+}
+
+// AppendJSON appends the body to b as encoding/json writes the struct:
+// the common Search's members, then search_pipeline and ext.
+func (s *OSSearch) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
+	sep := false
+	b, err := s.Search.appendMembers(b, &sep)
+	if err != nil {
+		return b, err
+	}
+	if s.SearchPipeline != nil {
+		if b, err = appendMarshal(member(b, &sep, "search_pipeline"), s.SearchPipeline); err != nil {
+			return b, err
+		}
+	}
+	if s.Ext != nil {
+		if b, err = appendMarshal(member(b, &sep, "ext"), s.Ext); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
 }
 
 // Ext is the search-request ext section.

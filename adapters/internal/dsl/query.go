@@ -1,11 +1,12 @@
 // Package dsl holds typed Elasticsearch/OpenSearch query-DSL structs shared
 // by the Lucene-based adapters. Every query body is built from these types,
 // never by string concatenation of user input (§15.4: query text and filter
-// values stay data). The query clauses write their own JSON in one pass
-// (encode.go): every string goes through one writer that quotes it
-// exactly as encoding/json does, and values of other types (floats,
-// times, …) are encoded by encoding/json; the request body around them
-// is serialised with encoding/json. Only the parts of the DSL the adapters
+// values stay data). The query clauses and the search body write their own
+// JSON in one pass (encode.go, Search.AppendJSON): every string goes
+// through one writer that quotes it exactly as encoding/json does, numbers
+// are written as encoding/json writes them, and values of other types
+// (times, json.Number, the rarer body sections) are encoded by
+// encoding/json. Only the parts of the DSL the adapters
 // use are modelled; the JSON produced is accepted by both engines unless a
 // type's comment says otherwise. Standard library only.
 package dsl
@@ -63,21 +64,14 @@ func (q *Bool) appendJSON(b []byte) ([]byte, error) {
 		if len(c.qs) == 0 {
 			continue
 		}
-		if sep {
-			b = append(b, ',')
-		}
-		sep = true
-		b = appendKey(b, c.key)
+		b = member(b, &sep, c.key)
 		var err error
 		if b, err = appendQueries(b, c.qs); err != nil {
 			return b, err
 		}
 	}
 	if q.MinimumShouldMatch != nil {
-		if sep {
-			b = append(b, ',')
-		}
-		b = appendKey(b, "minimum_should_match")
+		b = member(b, &sep, "minimum_should_match")
 		b = strconv.AppendInt(b, int64(*q.MinimumShouldMatch), 10)
 	}
 	return append(b, '}', '}'), nil
@@ -153,9 +147,8 @@ func (q *Range) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	sep := false
 	if q.Format != "" {
-		b = appendKey(b, "format")
+		b = member(b, &sep, "format")
 		b = rcp.AppendString(b, q.Format)
-		sep = true
 	}
 	for _, bound := range [...]struct {
 		key string
@@ -164,11 +157,7 @@ func (q *Range) appendJSON(b []byte) ([]byte, error) {
 		if bound.v == nil {
 			continue
 		}
-		if sep {
-			b = append(b, ',')
-		}
-		sep = true
-		b = appendKey(b, bound.key)
+		b = member(b, &sep, bound.key)
 		var err error
 		if b, err = appendValue(b, bound.v); err != nil {
 			return b, err
@@ -257,14 +246,7 @@ func (q *MultiMatch) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"multi_match":{"query":`...)
 	b = rcp.AppendString(b, q.Query)
 	if len(q.Fields) > 0 {
-		b = append(b, `,"fields":[`...)
-		for i, f := range q.Fields {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = rcp.AppendString(b, f)
-		}
-		b = append(b, ']')
+		b = appendStrings(append(b, `,"fields":`...), q.Fields)
 	}
 	if q.Type != "" {
 		b = append(b, `,"type":`...)
@@ -277,7 +259,7 @@ func (q *MultiMatch) appendJSON(b []byte) ([]byte, error) {
 	if q.TieBreaker != nil {
 		b = append(b, `,"tie_breaker":`...)
 		var err error
-		if b, err = appendMarshal(b, *q.TieBreaker); err != nil {
+		if b, err = appendFloat(b, *q.TieBreaker, 64); err != nil {
 			return b, err
 		}
 	}

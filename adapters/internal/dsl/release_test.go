@@ -200,3 +200,105 @@ func toReleaseAll(qs []Query) []Query {
 	}
 	return out
 }
+
+// releaseSearch is the search body as released before it wrote its own
+// JSON: the same members, marshalled by encoding/json, with the kNN
+// section and _source in their release types. TestSearchReleaseMembers
+// keeps its members in step with Search's.
+type releaseSearch struct {
+	Query          Query           `json:"query,omitempty"`
+	Knn            *releaseKnn     `json:"knn,omitempty"`
+	Retriever      Retriever       `json:"retriever,omitempty"`
+	Size           *int            `json:"size,omitempty"`
+	From           int             `json:"from,omitempty"`
+	Source         *releaseSource  `json:"_source,omitempty"`
+	Fields         []string        `json:"fields,omitempty"`
+	Highlight      *Highlight      `json:"highlight,omitempty"`
+	MinScore       *float64        `json:"min_score,omitempty"`
+	TrackTotalHits any             `json:"track_total_hits,omitempty"`
+	Collapse       *Collapse       `json:"collapse,omitempty"`
+	Sort           []any           `json:"sort,omitempty"`
+	SearchAfter    json.RawMessage `json:"search_after,omitempty"`
+	PIT            *PIT            `json:"pit,omitempty"`
+	Timeout        string          `json:"timeout,omitempty"`
+}
+
+// releaseOSSearch is the released OpenSearch body.
+type releaseOSSearch struct {
+	releaseSearch
+	SearchPipeline *SearchPipeline `json:"search_pipeline,omitempty"`
+	Ext            *Ext            `json:"ext,omitempty"`
+}
+
+// releaseKnn is the kNN section as encoding/json writes the struct.
+type releaseKnn Knn
+
+// releaseSource is _source filtering as released.
+type releaseSource Source
+
+func (s *releaseSource) MarshalJSON() ([]byte, error) {
+	if s.Disabled {
+		return []byte("false"), nil
+	}
+	type inc struct {
+		Includes       []string `json:"includes,omitempty"`
+		Excludes       []string `json:"excludes,omitempty"`
+		ExcludeVectors *bool    `json:"exclude_vectors,omitempty"`
+	}
+	b := inc{Includes: s.Includes, Excludes: s.Excludes}
+	if s.WithVectors {
+		b.ExcludeVectors = new(bool)
+	}
+	return json.Marshal(b)
+}
+
+// toReleaseSearch copies a body into the release types, its query trees
+// included.
+func toReleaseSearch(s *Search) *releaseSearch {
+	r := &releaseSearch{Query: toRelease(s.Query), Retriever: toReleaseRetriever(s.Retriever), Size: s.Size, From: s.From,
+		Source: (*releaseSource)(s.Source), Fields: s.Fields, Highlight: s.Highlight, MinScore: s.MinScore,
+		TrackTotalHits: s.TrackTotalHits, Collapse: s.Collapse, Sort: s.Sort, SearchAfter: s.SearchAfter, PIT: s.PIT, Timeout: s.Timeout}
+	if s.Knn != nil {
+		k := releaseKnn(*s.Knn)
+		k.Filter = toReleaseAll(s.Knn.Filter)
+		r.Knn = &k
+	}
+	return r
+}
+
+// toReleaseRetriever copies the query trees inside a retriever into the
+// release types; the retrievers themselves are encoded by encoding/json
+// then as now.
+func toReleaseRetriever(r Retriever) Retriever {
+	switch x := r.(type) {
+	case *Standard:
+		if x != nil {
+			return &Standard{Query: toRelease(x.Query), Filter: toReleaseAll(x.Filter)}
+		}
+	case *KnnRetriever:
+		if x != nil {
+			c := *x
+			c.Filter = toReleaseAll(x.Filter)
+			return &c
+		}
+	case *RRF:
+		if x != nil {
+			c := *x
+			c.Filter = toReleaseAll(x.Filter)
+			if x.Retrievers != nil {
+				c.Retrievers = make([]Retriever, len(x.Retrievers))
+				for i, in := range x.Retrievers {
+					c.Retrievers[i] = toReleaseRetriever(in)
+				}
+			}
+			return &c
+		}
+	case *TextSimilarityReranker:
+		if x != nil {
+			c := *x
+			c.Retriever = toReleaseRetriever(x.Retriever)
+			return &c
+		}
+	}
+	return r
+}

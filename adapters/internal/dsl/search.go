@@ -3,6 +3,8 @@ package dsl
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // FieldBoost renders a multi_match field with an optional boost
@@ -28,6 +30,45 @@ type Knn struct {
 	// RescoreVector re-scores the top candidates of a quantised field
 	// with the original vectors (Elasticsearch 8.18+).
 	RescoreVector *RescoreVector `json:"rescore_vector,omitempty"`
+}
+
+// appendJSON writes the section as encoding/json writes the struct.
+func (k *Knn) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"field":`...)
+	b = rcp.AppendString(b, k.Field)
+	b = append(b, `,"query_vector":`...)
+	b, err := appendFloat32s(b, k.QueryVector)
+	if err != nil {
+		return b, err
+	}
+	b = append(b, `,"k":`...)
+	b = strconv.AppendInt(b, int64(k.K), 10)
+	b = append(b, `,"num_candidates":`...)
+	b = strconv.AppendInt(b, int64(k.NumCandidates), 10)
+	if len(k.Filter) > 0 {
+		if b, err = appendQueries(append(b, `,"filter":`...), k.Filter); err != nil {
+			return b, err
+		}
+	}
+	for _, f := range [...]struct {
+		key string
+		v   *float64
+	}{{`,"similarity":`, k.Similarity}, {`,"boost":`, k.Boost}} {
+		if f.v == nil {
+			continue
+		}
+		if b, err = appendFloat(append(b, f.key...), *f.v, 64); err != nil {
+			return b, err
+		}
+	}
+	if k.RescoreVector != nil {
+		b = append(b, `,"rescore_vector":{"oversample":`...)
+		if b, err = appendFloat(b, k.RescoreVector.Oversample, 64); err != nil {
+			return b, err
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
 }
 
 // RescoreVector is the kNN rescore_vector option: the top
@@ -68,20 +109,29 @@ type Source struct {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (s *Source) MarshalJSON() ([]byte, error) {
+func (s *Source) MarshalJSON() ([]byte, error) { return s.appendJSON(nil), nil }
+
+// appendJSON writes false, or the includes, excludes and exclude_vectors
+// members that are set, in that order.
+func (s *Source) appendJSON(b []byte) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
 	if s.Disabled {
-		return []byte("false"), nil
+		return append(b, "false"...)
 	}
-	type inc struct {
-		Includes       []string `json:"includes,omitempty"`
-		Excludes       []string `json:"excludes,omitempty"`
-		ExcludeVectors *bool    `json:"exclude_vectors,omitempty"`
+	b = append(b, '{')
+	sep := false
+	if len(s.Includes) > 0 {
+		b = appendStrings(member(b, &sep, "includes"), s.Includes)
 	}
-	b := inc{Includes: s.Includes, Excludes: s.Excludes}
+	if len(s.Excludes) > 0 {
+		b = appendStrings(member(b, &sep, "excludes"), s.Excludes)
+	}
 	if s.WithVectors {
-		b.ExcludeVectors = new(bool)
+		b = append(member(b, &sep, "exclude_vectors"), "false"...)
 	}
-	return json.Marshal(b)
+	return append(b, '}')
 }
 
 // Search is a _search request body. Zero-valued optional sections are
@@ -102,6 +152,97 @@ type Search struct {
 	SearchAfter    json.RawMessage `json:"search_after,omitempty"`
 	PIT            *PIT            `json:"pit,omitempty"`
 	Timeout        string          `json:"timeout,omitempty"`
+}
+
+// AppendJSON appends the body to b as encoding/json writes the struct,
+// in one pass: the query clauses, the kNN section with its vector and
+// _source are written directly, the rarer sections (retrievers,
+// highlight, sort, search_after) by encoding/json. Planning a request
+// writes its body once this way instead of having encoding/json reflect
+// over the struct and re-validate every clause's output.
+func (s *Search) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
+	sep := false
+	b, err := s.appendMembers(b, &sep)
+	if err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
+}
+
+// appendMembers writes the members set, in declaration order, with
+// encoding/json's omitempty rules.
+func (s *Search) appendMembers(b []byte, sep *bool) ([]byte, error) {
+	var err error
+	if s.Query != nil {
+		if b, err = appendQuery(member(b, sep, "query"), s.Query); err != nil {
+			return b, err
+		}
+	}
+	if s.Knn != nil {
+		if b, err = s.Knn.appendJSON(member(b, sep, "knn")); err != nil {
+			return b, err
+		}
+	}
+	if s.Retriever != nil {
+		if b, err = appendMarshal(member(b, sep, "retriever"), s.Retriever); err != nil {
+			return b, err
+		}
+	}
+	if s.Size != nil {
+		b = strconv.AppendInt(member(b, sep, "size"), int64(*s.Size), 10)
+	}
+	if s.From != 0 {
+		b = strconv.AppendInt(member(b, sep, "from"), int64(s.From), 10)
+	}
+	if s.Source != nil {
+		b = s.Source.appendJSON(member(b, sep, "_source"))
+	}
+	if len(s.Fields) > 0 {
+		b = appendStrings(member(b, sep, "fields"), s.Fields)
+	}
+	if s.Highlight != nil {
+		if b, err = appendMarshal(member(b, sep, "highlight"), s.Highlight); err != nil {
+			return b, err
+		}
+	}
+	if s.MinScore != nil {
+		if b, err = appendFloat(member(b, sep, "min_score"), *s.MinScore, 64); err != nil {
+			return b, err
+		}
+	}
+	if s.TrackTotalHits != nil {
+		if b, err = appendValue(member(b, sep, "track_total_hits"), s.TrackTotalHits); err != nil {
+			return b, err
+		}
+	}
+	if s.Collapse != nil {
+		b = append(member(b, sep, "collapse"), `{"field":`...)
+		b = append(rcp.AppendString(b, s.Collapse.Field), '}')
+	}
+	if len(s.Sort) > 0 {
+		if b, err = appendMarshal(member(b, sep, "sort"), s.Sort); err != nil {
+			return b, err
+		}
+	}
+	if len(s.SearchAfter) > 0 {
+		if b, err = appendMarshal(member(b, sep, "search_after"), s.SearchAfter); err != nil {
+			return b, err
+		}
+	}
+	if s.PIT != nil {
+		b = append(member(b, sep, "pit"), `{"id":`...)
+		b = rcp.AppendString(b, s.PIT.ID)
+		if s.PIT.KeepAlive != "" {
+			b = append(b, `,"keep_alive":`...)
+			b = rcp.AppendString(b, s.PIT.KeepAlive)
+		}
+		b = append(b, '}')
+	}
+	if s.Timeout != "" {
+		b = rcp.AppendString(member(b, sep, "timeout"), s.Timeout)
+	}
+	return b, nil
 }
 
 // PIT references a point in time.
