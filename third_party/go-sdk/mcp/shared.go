@@ -12,6 +12,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -532,8 +533,14 @@ func setProgressToken(p Params, pt any) {
 
 // extractRequestMeta performs a lightweight partial unmarshal of the `_meta`
 // field from a JSON-RPC request's raw params.
+//
+// Params without the bytes "_meta" and without a backslash cannot hold
+// a member of that name (names are matched exactly, and only an escape
+// could spell it otherwise), so they are not parsed: most requests carry
+// no _meta, and their params (a tool call's whole arguments) were parsed
+// here once more for nothing, up to three times per request.
 func extractRequestMeta(rawParams json.RawMessage) Meta {
-	if len(rawParams) == 0 {
+	if len(rawParams) == 0 || !mayHoldMeta(rawParams) {
 		return nil
 	}
 	var meta struct {
@@ -543,6 +550,12 @@ func extractRequestMeta(rawParams json.RawMessage) Meta {
 		return nil
 	}
 	return meta.Meta
+}
+
+// mayHoldMeta reports whether raw could hold a "_meta" member: it holds
+// those bytes, or an escape that could spell them.
+func mayHoldMeta(raw []byte) bool {
+	return bytes.IndexByte(raw, '\\') >= 0 || bytes.Contains(raw, []byte(`"_meta"`))
 }
 
 type validatedMeta struct {
