@@ -198,7 +198,9 @@ func (e *Engine) rerankStage(ctx context.Context, r *retrieval, rk *ranking) err
 	for i := range n {
 		passages[i] = rk.items[i].c.Text
 	}
-	scores, err := e.opts.Reranker.Rerank(ctx, r.text, passages)
+	var scores []float64
+	var err error
+	inStage(ctx, "rerank", func(ctx context.Context) { scores, err = e.opts.Reranker.Rerank(ctx, r.text, passages) })
 	if err != nil {
 		return err
 	}

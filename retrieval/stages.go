@@ -129,11 +129,13 @@ func (e *Engine) runStage(ctx context.Context, s *stageRun) (err error) {
 		}
 		s.req.Vector = v
 	}
-	plan, err := e.a.Plan(&s.req)
+	var plan *adapters.Plan
+	inStage(ctx, "plan", func(context.Context) { plan, err = e.a.Plan(&s.req) })
 	if err != nil {
 		return err
 	}
-	c, err := e.a.Search(ctx, plan)
+	var c *adapters.Candidates
+	inStage(ctx, "search", func(ctx context.Context) { c, err = e.a.Search(ctx, plan) })
 	if err != nil {
 		return err
 	}
@@ -184,7 +186,8 @@ func (e *Engine) queryVector(ctx context.Context, text string) (_ []float32, err
 	}
 	ctx, span := startStage(ctx, "embed", attribute.Int("rcp.inputs", 1))
 	defer func() { endStage(span, err) }()
-	vs, err := e.opts.Embedder.Embed(ctx, []string{text}, "query")
+	var vs [][]float32
+	inStage(ctx, "embed", func(ctx context.Context) { vs, err = e.opts.Embedder.Embed(ctx, []string{text}, "query") })
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package retrieval
 
 import (
 	"context"
+	"runtime/pprof"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -29,4 +31,31 @@ func endStage(span trace.Span, err error) {
 		span.SetStatus(codes.Error, "stage failed")
 	}
 	span.End()
+}
+
+// StageLabel is the CPU-profile label key of the pipeline's outbound
+// stages (LabelProfiles).
+const StageLabel = "rcp.stage"
+
+// profileStages turns the stage labels on (LabelProfiles).
+var profileStages atomic.Bool
+
+// LabelProfiles turns CPU-profile labels for the pipeline's outbound
+// stages on or off: with them on, the goroutine that embeds the query
+// runs under rcp.stage=embed, the one that plans and searches the engine
+// under rcp.stage=plan and rcp.stage=search, the reranker call under
+// rcp.stage=rerank, and an HTTP connection a stage dials carries the
+// stage's label for its life, so a profile attributes CPU to the
+// embedder, the engine and the sidecar's own work (go tool pprof -tags).
+// serve --cpuprofile turns them on; off, a stage costs one atomic load.
+func LabelProfiles(on bool) { profileStages.Store(on) }
+
+// inStage runs f, under the profile label rcp.stage=name when stage
+// labels are on.
+func inStage(ctx context.Context, name string, f func(context.Context)) {
+	if !profileStages.Load() {
+		f(ctx)
+		return
+	}
+	pprof.Do(ctx, pprof.Labels(StageLabel, name), f)
 }

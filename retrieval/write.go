@@ -105,7 +105,8 @@ func (e *Engine) embedAll(ctx context.Context, texts []string, kind string) (_ [
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += lim {
 		batch := texts[start:min(start+lim, len(texts))]
-		vs, err := e.opts.Embedder.Embed(ctx, batch, kind)
+		var vs [][]float32
+		inStage(ctx, "embed", func(ctx context.Context) { vs, err = e.opts.Embedder.Embed(ctx, batch, kind) })
 		if err != nil {
 			return nil, err
 		}

@@ -32,7 +32,7 @@ func newServeCmd(g *sidecar.Flags) *cobra.Command {
 	cmd.Flags().BoolVar(&f.stdio, "stdio", false, "speak NDJSON on stdin/stdout (§5.1); stdout carries protocol frames only")
 	cmd.Flags().StringVar(&f.http, "http", "", "HTTP listen address (overrides server.http.listen)")
 	cmd.Flags().StringVar(&f.engine, "engine", "", "serve only this backend (same as --backend); without it, HTTP federates several backends")
-	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until exit, and the allocation profile to FILE.allocs")
+	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until exit, its samples labelled by pipeline stage (rcp.stage), and the allocation profile to FILE.allocs")
 	_ = cmd.Flags().MarkHidden("cpuprofile")
 	return cmd
 }
@@ -61,7 +61,9 @@ func startCPUProfile(path string) (func(), error) {
 		fh.Close()
 		return nil, err
 	}
+	sidecar.LabelProfiles(true)
 	return func() {
+		sidecar.LabelProfiles(false)
 		pprof.StopCPUProfile()
 		fh.Close()
 		if ah, err := os.Create(path + ".allocs"); err == nil {

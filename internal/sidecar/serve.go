@@ -16,6 +16,11 @@ import (
 // stderr receives logs; tests may redirect it.
 var stderr io.Writer = os.Stderr
 
+// LabelProfiles turns CPU-profile labels for the pipeline's outbound
+// stages (embed, plan, search, rerank) on or off; see
+// retrieval.LabelProfiles.
+func LabelProfiles(on bool) { retrieval.LabelProfiles(on) }
+
 // ServeOptions are serve's own flags and streams.
 type ServeOptions struct {
 	// Stdio serves NDJSON on In and Out (§5.1) instead of HTTP.
