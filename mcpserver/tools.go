@@ -172,10 +172,30 @@ func (s *Service) search(e *Engine, required func() bool) mcp.ToolHandler {
 			return s.errorResult(err), nil
 		}
 		// The result is encoded once, by the same encoder as an RCP
-		// answer; the SDK carries the bytes as they are.
-		return &mcp.CallToolResult{Content: hitsText(res, p), StructuredContent: json.RawMessage(structured)}, nil
+		// answer; the SDK carries the bytes as they are (encodedJSON).
+		return &mcp.CallToolResult{Content: hitsText(res, p), StructuredContent: encodedJSON(structured)}, nil
 	}
 }
+
+// encodedJSON is a search's answer as a tool's structured content,
+// written by the RCP encoder (rcp.RetrieveResult.AppendJSON), whose
+// output is compact, valid and HTML-escaped: as encoding/json would write
+// it. The SDK writes it into the tool result through AppendCompactJSON as
+// it is, where it would check and compact a json.RawMessage once more.
+// The handler encodes the answer before handing it over, so that an
+// answer that cannot be encoded is the tool's error result, never a
+// failure of the SDK's own encoding.
+type encodedJSON []byte
+
+// MarshalJSON implements json.Marshaler.
+func (e encodedJSON) MarshalJSON() ([]byte, error) { return e, nil }
+
+// Len is the encoded answer's length, which the SDK sizes the result
+// it writes by.
+func (e encodedJSON) Len() int { return len(e) }
+
+// AppendCompactJSON appends the encoded answer.
+func (e encodedJSON) AppendCompactJSON(dst []byte) ([]byte, bool) { return append(dst, e...), true }
 
 // retrieveParams turns a search tool's arguments into retrieve params,
 // decoding them once: only the tool's arguments are accepted, k defaults

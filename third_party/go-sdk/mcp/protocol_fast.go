@@ -7,6 +7,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"unicode/utf8"
 
 	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
@@ -23,17 +24,22 @@ func (x *CallToolResult) AppendCompactJSON(dst []byte) ([]byte, bool) {
 // appendText appends the JSON encoding of the common tool result, text
 // blocks and an optional raw structured content, writing the members
 // directly instead of through encoding/json's reflection and its scanner
-// pass over each block and over the structured content. It reports false,
-// leaving the result to encoding/json, for anything else: metadata,
-// annotations, other content types, input requests, a structured content
-// that is not raw JSON, or raw JSON that encoding/json would rewrite
-// (HTML characters and U+2028/U+2029, which it escapes). What it writes is
-// byte for byte what marshalWire writes.
+// pass over each block and over the structured content. A structured
+// content that appends its own compact JSON (a CompactAppender) writes
+// it straight into the result, checked only for the characters below,
+// as the message encoder takes such a value. It reports false, leaving
+// the result to encoding/json, for anything else: metadata, annotations,
+// other content types, input requests, a structured content that is
+// neither raw JSON nor a CompactAppender, an appender that declines, or
+// JSON that encoding/json would rewrite (HTML characters and
+// U+2028/U+2029, which it escapes). What it writes is byte for byte what
+// marshalWire writes.
 func (x *CallToolResult) appendText(dst []byte) ([]byte, bool) {
 	if len(x.Meta) != 0 || x.Content == nil || x.InputRequests != nil || x.RequestState != "" || x.resultType != "" {
 		return dst, false
 	}
 	var raw json.RawMessage
+	var self internaljson.CompactAppender
 	switch sc := x.StructuredContent.(type) {
 	case nil:
 	case json.RawMessage:
@@ -41,10 +47,18 @@ func (x *CallToolResult) appendText(dst []byte) ([]byte, bool) {
 			return dst, false
 		}
 		raw = sc
+	case internaljson.CompactAppender:
+		if v := reflect.ValueOf(sc); v.Kind() == reflect.Pointer && v.IsNil() {
+			return dst, false
+		}
+		self = sc
 	default:
 		return dst, false
 	}
 	n := len(raw) + 64
+	if l, ok := self.(interface{ Len() int }); ok {
+		n += l.Len() // the appender's own size hint
+	}
 	for _, c := range x.Content {
 		tc, ok := c.(*TextContent)
 		if !ok || tc == nil || len(tc.Meta) != 0 || tc.Annotations != nil {
@@ -69,6 +83,14 @@ func (x *CallToolResult) appendText(dst []byte) ([]byte, bool) {
 		dst = append(dst, `,"structuredContent":`...)
 		var ok bool
 		if dst, ok = internaljson.AppendCompact(dst, raw); !ok {
+			return dst, false
+		}
+	}
+	if self != nil {
+		dst = append(dst, `,"structuredContent":`...)
+		start := len(dst)
+		var ok bool
+		if dst, ok = self.AppendCompactJSON(dst); !ok || rewritesHTML(dst[start:]) {
 			return dst, false
 		}
 	}

@@ -63,6 +63,35 @@ func randomRaw(rng *rand.Rand) json.RawMessage {
 	return b
 }
 
+// selfEncoded is a structured content that appends its own compact JSON
+// (a CompactAppender), as a server that encodes its results itself hands
+// them over. It declines when decline is set or its JSON is invalid, and
+// its JSON may hold characters encoding/json escapes.
+type selfEncoded struct {
+	json    []byte // compact, or invalid as given
+	valid   bool
+	decline bool
+}
+
+func newSelfEncoded(raw json.RawMessage, decline bool) *selfEncoded {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return &selfEncoded{json: raw, decline: decline}
+	}
+	return &selfEncoded{json: b.Bytes(), valid: true, decline: decline}
+}
+
+func (s *selfEncoded) MarshalJSON() ([]byte, error) { return s.json, nil }
+
+func (s *selfEncoded) AppendCompactJSON(dst []byte) ([]byte, bool) {
+	if s.decline || !s.valid {
+		return dst, false
+	}
+	return append(dst, s.json...), true
+}
+
+func (s *selfEncoded) Len() int { return len(s.json) }
+
 func randomToolResult(rng *rand.Rand) *CallToolResult {
 	x := &CallToolResult{IsError: rng.IntN(3) == 0}
 	switch rng.IntN(8) {
@@ -84,10 +113,14 @@ func randomToolResult(rng *rand.Rand) *CallToolResult {
 			x.Content = append(x.Content, tc)
 		}
 	}
-	switch rng.IntN(5) {
+	switch rng.IntN(7) {
 	case 0:
 	case 1:
 		x.StructuredContent = map[string]any{"a": randomText(rng)}
+	case 2:
+		x.StructuredContent = newSelfEncoded(randomRaw(rng), rng.IntN(8) == 0)
+	case 3:
+		x.StructuredContent = (*selfEncoded)(nil)
 	default:
 		x.StructuredContent = randomRaw(rng)
 	}
@@ -109,7 +142,7 @@ func randomToolResult(rng *rand.Rand) *CallToolResult {
 // that the direct path serves the common ones.
 func TestCallToolResultMatchesWire(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	direct := 0
+	direct, selfDirect := 0, 0
 	for i := range 5000 {
 		x := randomToolResult(rng)
 		got, gerr := x.MarshalJSON()
@@ -119,6 +152,9 @@ func TestCallToolResultMatchesWire(t *testing.T) {
 		}
 		if _, ok := x.appendText(nil); ok {
 			direct++
+			if _, self := x.StructuredContent.(*selfEncoded); self {
+				selfDirect++
+			}
 		}
 		// What a response carries: the message encoder's marshaling of
 		// the result, compared with encoding/json's Encoder as it ran
@@ -132,8 +168,8 @@ func TestCallToolResultMatchesWire(t *testing.T) {
 			t.Fatalf("result %d (seed 7,11): response result %q, %v\nencoding/json %q, %v", i, res.Result, rerr, buf.Bytes(), eerr)
 		}
 	}
-	if direct < 1000 {
-		t.Fatalf("the direct path served %d of 5000 results, want at least 1000", direct)
+	if direct < 800 || selfDirect < 100 {
+		t.Fatalf("the direct path served %d of 5000 results, %d with a self-encoded structured content; want at least 800 and 100", direct, selfDirect)
 	}
 }
 
@@ -151,6 +187,37 @@ func TestCallToolResultPlainTextDirect(t *testing.T) {
 	want, err := x.marshalWire()
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("got %s\nwant %s, %v", got, want, err)
+	}
+}
+
+// TestCallToolResultSelfEncodedDirect checks that a search-shaped result
+// whose structured content appends its own JSON takes the direct path
+// with that JSON as it is, and that one holding characters encoding/json
+// escapes, or declining, goes the wire's way to the same bytes.
+func TestCallToolResultSelfEncodedDirect(t *testing.T) {
+	text := []Content{&TextContent{Text: "1. A title (id 7)"}}
+	for _, c := range []struct {
+		sc     *selfEncoded
+		direct bool
+	}{
+		{newSelfEncoded(json.RawMessage(`{"hits":[{"id":"7","text":"\u003cb\u003e"}]}`), false), true},
+		{newSelfEncoded(json.RawMessage(`{"hits":[{"id":"7","text":"<b> & \u2028"}]}`), false), false},
+		{newSelfEncoded(json.RawMessage(`{"hits":[]}`), true), false},
+		{newSelfEncoded(json.RawMessage(`{"hits":[`), false), false},
+	} {
+		x := &CallToolResult{Content: text, StructuredContent: c.sc}
+		got, ok := x.appendText(nil)
+		if ok != c.direct {
+			t.Fatalf("%s: direct path %t, want %t", c.sc.json, ok, c.direct)
+		}
+		if ok && !bytes.Contains(got, append([]byte(`,"structuredContent":`), c.sc.json...)) {
+			t.Fatalf("%s: direct path wrote %s", c.sc.json, got)
+		}
+		got, gerr := x.MarshalJSON()
+		want, werr := x.marshalWire()
+		if (gerr == nil) != (werr == nil) || !bytes.Equal(got, want) {
+			t.Fatalf("%s: got %s, %v\nwant %s, %v", c.sc.json, got, gerr, want, werr)
+		}
 	}
 }
 
