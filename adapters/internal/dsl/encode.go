@@ -115,6 +115,15 @@ func appendFloat(b []byte, f float64, bits int) ([]byte, error) {
 	return b, nil
 }
 
+// appendOptFloat appends head (a separator and a member name) and *v
+// when v is set, nothing when it is nil.
+func appendOptFloat(b []byte, head string, v *float64) ([]byte, error) {
+	if v == nil {
+		return b, nil
+	}
+	return appendFloat(append(b, head...), *v, 64)
+}
+
 // appendFloat32s appends v as a JSON array of numbers (null when v is
 // nil, as encoding/json writes a nil slice).
 func appendFloat32s(b []byte, v []float32) ([]byte, error) {

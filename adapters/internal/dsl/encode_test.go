@@ -310,29 +310,41 @@ var seedFlag = flag.Uint64("dsl.seed", 0, "seed of TestQueryMatchesRelease (0: t
 // TestQueryMatchesRelease encodes generated query trees and compares each
 // with the release encoding.
 func TestQueryMatchesRelease(t *testing.T) {
+	// Most trees must encode, or the comparison degrades to error presence.
+	checkSeeded(t, "TestQueryMatchesRelease", 0, 6000, 3000, func(r *rand.Rand) (bool, error) {
+		q := (&queryGen{r: r}).query(0)
+		_, err := json.Marshal(q)
+		return err == nil, checkMatchesRelease(q)
+	})
+}
+
+// checkSeeded runs check on n cases drawn from one rand, seeded by
+// -dsl.seed or else by the clock, with stream. It reports up to five
+// failures with a one-line repro of the test named run, and fails when
+// fewer than minEncoded cases encode.
+func checkSeeded(t *testing.T, run string, stream uint64, n, minEncoded int, check func(*rand.Rand) (encoded bool, err error)) {
+	t.Helper()
 	seed := *seedFlag
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
-	const n = 6000
-	r := rand.New(rand.NewPCG(seed, 0))
+	r := rand.New(rand.NewPCG(seed, stream))
 	failed, encoded := 0, 0
 	for i := range n {
-		q := (&queryGen{r: r}).query(0)
-		if _, err := json.Marshal(q); err == nil {
+		ok, err := check(r)
+		if ok {
 			encoded++
 		}
-		if err := checkMatchesRelease(q); err != nil {
-			t.Errorf("seed %d case %d: %v\nrepro: go test ./adapters/internal/dsl/ -run '^TestQueryMatchesRelease$' -args -dsl.seed=%d",
-				seed, i, err, seed)
+		if err != nil {
+			t.Errorf("seed %d case %d: %v\nrepro: go test ./adapters/internal/dsl/ -run '^%s$' -args -dsl.seed=%d",
+				seed, i, err, run, seed)
 			if failed++; failed == 5 {
 				t.FailNow()
 			}
 		}
 	}
-	// Most trees must encode, or the comparison degrades to error presence.
-	if encoded < n/2 {
-		t.Errorf("seed %d: only %d of %d trees encode", seed, encoded, n)
+	if encoded < minEncoded {
+		t.Errorf("seed %d: only %d of %d cases encode", seed, encoded, n)
 	}
 }
 

@@ -67,17 +67,11 @@ func (q *KnnQuery) appendJSON(b []byte) ([]byte, error) {
 			return b, err
 		}
 	}
-	for _, f := range [...]struct {
-		key string
-		v   *float64
-	}{{`,"min_score":`, q.MinScore}, {`,"max_distance":`, q.MaxDistance}} {
-		if f.v == nil {
-			continue
-		}
-		b = append(b, f.key...)
-		if b, err = appendFloat(b, *f.v, 64); err != nil {
-			return b, err
-		}
+	if b, err = appendOptFloat(b, `,"min_score":`, q.MinScore); err != nil {
+		return b, err
+	}
+	if b, err = appendOptFloat(b, `,"max_distance":`, q.MaxDistance); err != nil {
+		return b, err
 	}
 	if q.EfSearch > 0 {
 		b = append(b, `,"method_parameters":{"ef_search":`...)

@@ -256,12 +256,9 @@ func (q *MultiMatch) appendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"operator":`...)
 		b = rcp.AppendString(b, q.Operator)
 	}
-	if q.TieBreaker != nil {
-		b = append(b, `,"tie_breaker":`...)
-		var err error
-		if b, err = appendFloat(b, *q.TieBreaker, 64); err != nil {
-			return b, err
-		}
+	b, err := appendOptFloat(b, `,"tie_breaker":`, q.TieBreaker)
+	if err != nil {
+		return b, err
 	}
 	return append(b, '}', '}'), nil
 }

@@ -50,16 +50,11 @@ func (k *Knn) appendJSON(b []byte) ([]byte, error) {
 			return b, err
 		}
 	}
-	for _, f := range [...]struct {
-		key string
-		v   *float64
-	}{{`,"similarity":`, k.Similarity}, {`,"boost":`, k.Boost}} {
-		if f.v == nil {
-			continue
-		}
-		if b, err = appendFloat(append(b, f.key...), *f.v, 64); err != nil {
-			return b, err
-		}
+	if b, err = appendOptFloat(b, `,"similarity":`, k.Similarity); err != nil {
+		return b, err
+	}
+	if b, err = appendOptFloat(b, `,"boost":`, k.Boost); err != nil {
+		return b, err
 	}
 	if k.RescoreVector != nil {
 		b = append(b, `,"rescore_vector":{"oversample":`...)
