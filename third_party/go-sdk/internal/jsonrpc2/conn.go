@@ -721,6 +721,10 @@ func (c *Connection) processResult(from any, req *incomingRequest, result any, e
 			}
 		} else {
 			err = c.internalErrorf("%#v returned a malformed result for %q: %w", from, req.Method, respErr)
+			// The call is answered all the same: without an answer its
+			// caller would wait until it gives up. The answer is the bare
+			// internal error; the encoding error may quote the result.
+			_ = c.write(notDone{req.ctx}, &Response{ID: req.ID, Error: ErrInternal})
 		}
 	} else { // req is a notification
 		if result != nil {
