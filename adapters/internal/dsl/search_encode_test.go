@@ -200,14 +200,7 @@ func TestSearchMatchesRelease(t *testing.T) {
 // the fuzzer's bytes with the release encoding.
 func FuzzSearchMatchesRelease(f *testing.F) {
 	f.Add([]byte{})
-	seeds := rand.New(rand.NewPCG(3, 4))
-	for range 8 {
-		b := make([]byte, 512)
-		for i := range b {
-			b[i] = byte(seeds.Uint64())
-		}
-		f.Add(b)
-	}
+	addRandomSeeds(f, 3, 4)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := (&queryGen{r: rand.New(&byteSource{data: data})}).osSearch()
 		if err := checkSearchMatchesRelease(s); err != nil {
