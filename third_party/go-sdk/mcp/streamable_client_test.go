@@ -2000,6 +2000,9 @@ func TestStreamableClient_StatelessSubscriptionsListen404(t *testing.T) {
 				},
 				optional: true,
 			},
+			// Closing the session while subscriptions/listen is still in
+			// flight cancels it.
+			{"POST", "", notificationCancelled, ""}: {status: http.StatusAccepted, optional: true},
 		},
 	}
 
