@@ -109,7 +109,7 @@ func BenchmarkDecode384(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			var r embedResponse
-			if err := json.Unmarshal(raw, &r); err != nil || len(r.Data[0].Embedding) != 384 {
+			if err := json.Unmarshal(raw, &r); err != nil || len(r.Data[0].Embedding.values) != 384 {
 				b.Fatal(err)
 			}
 		}

@@ -26,6 +26,16 @@ const (
 	DefaultBackoffMax  = 5 * time.Second
 )
 
+// Wire formats of float embeddings (OpenAIOptions.EncodingFormat).
+const (
+	// FormatBase64 asks for each vector as base64 of its little-endian
+	// float32 values (OpenAI's "encoding_format": "base64"): about a
+	// quarter of the bytes of the decimal array, and no decimal parsing.
+	FormatBase64 = "base64"
+	// FormatFloat asks for each vector as an array of numbers.
+	FormatFloat = "float"
+)
+
 // Kinds accepted by Embed (§7.3 embed.kind); "" means unspecified.
 const (
 	KindQuery    = "query"
@@ -70,6 +80,13 @@ type OpenAIOptions struct {
 	// is not an integer in [-128, 127]. Int8 vectors search Elasticsearch
 	// byte and OpenSearch byte vector fields.
 	Element capability.Element
+	// EncodingFormat is how float vectors are asked for: FormatBase64 (the
+	// default) or FormatFloat. Either answer is read, whatever was asked.
+	// Until a base64 request has been answered, a server that refuses one
+	// (HTTP 400 or 422) is asked again for floats, and for floats from
+	// then on when that is answered. Int8 vectors are always asked for as
+	// int8 arrays.
+	EncodingFormat string
 	// BackoffBase and BackoffMax shape the exponential backoff with full
 	// jitter between retries (defaults 200ms and 5s).
 	BackoffBase, BackoffMax time.Duration
@@ -82,7 +99,18 @@ type OpenAI struct {
 	endpoint string
 	client   *http.Client
 	dim      atomic.Int64
+	// format is what the server is known to answer: formatUnknown until
+	// a base64 request is answered (formatBase64) or refused where the
+	// same batch asked for floats is answered (formatFloats).
+	format atomic.Int32
 }
+
+// States of OpenAI.format.
+const (
+	formatUnknown int32 = iota
+	formatBase64
+	formatFloats
+)
 
 var (
 	_ adapters.Embedder  = (*OpenAI)(nil)
@@ -113,6 +141,8 @@ func validate(opts OpenAIOptions) error {
 		return errors.New("embedding: Dimension, BatchSize and Timeout must not be negative")
 	case opts.Element != "" && opts.Element != capability.ElementFloat && opts.Element != capability.ElementInt8:
 		return fmt.Errorf("embedding: Element %q must be %q or %q", opts.Element, capability.ElementFloat, capability.ElementInt8)
+	case opts.EncodingFormat != "" && opts.EncodingFormat != FormatBase64 && opts.EncodingFormat != FormatFloat:
+		return fmt.Errorf("embedding: EncodingFormat %q must be %q or %q", opts.EncodingFormat, FormatBase64, FormatFloat)
 	}
 	return nil
 }
@@ -126,6 +156,7 @@ func withDefaults(o OpenAIOptions) OpenAIOptions {
 	o.BackoffMax = orDefault(o.BackoffMax, DefaultBackoffMax)
 	o.Identity = orDefault(o.Identity, o.Model)
 	o.Element = o.Element.OrFloat()
+	o.EncodingFormat = orDefault(o.EncodingFormat, FormatBase64)
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Transport: pooledTransport()}
 	}

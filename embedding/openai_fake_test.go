@@ -6,10 +6,13 @@ package embedding
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -38,6 +41,10 @@ type fakeServer struct {
 	respond func(call int, w http.ResponseWriter, req embedRequest) bool
 	reverse bool // answer data in reverse order (index fields stay right)
 	dim     int
+	// arrays answers every request with arrays of numbers, as a server
+	// that ignores "encoding_format" does; otherwise a base64 request
+	// is answered in base64, as OpenAI answers it.
+	arrays bool
 }
 
 func newFake(t *testing.T) *fakeServer {
@@ -66,17 +73,21 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 	if respond != nil && respond(call, w, req) {
 		return
 	}
-	writeJSON(w, f.answer(req.Input))
+	writeJSON(w, f.answer(req.Input, req.EncodingFormat == FormatBase64 && !f.arrays))
 }
 
-func (f *fakeServer) answer(texts []string) map[string]any {
+func (f *fakeServer) answer(texts []string, packed bool) map[string]any {
 	data := make([]map[string]any, len(texts))
 	for i, t := range texts {
 		j := i
 		if f.reverse {
 			j = len(texts) - 1 - i
 		}
-		data[j] = map[string]any{"object": "embedding", "index": i, "embedding": fakeVector(t, f.dim)}
+		var emb any = fakeVector(t, f.dim)
+		if packed {
+			emb = pack(fakeVector(t, f.dim))
+		}
+		data[j] = map[string]any{"object": "embedding", "index": i, "embedding": emb}
 	}
 	return map[string]any{"object": "list", "data": data}
 }
@@ -85,6 +96,16 @@ func (f *fakeServer) requests() []fakeRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]fakeRequest(nil), f.reqs...)
+}
+
+// pack writes v as OpenAI writes a base64 embedding: its float32 values,
+// little-endian, in padded standard base64.
+func pack(v []float64) string {
+	raw := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(float32(x)))
+	}
+	return base64.StdEncoding.EncodeToString(raw)
 }
 
 // fakeVector derives a deterministic vector from the text.
@@ -244,7 +265,9 @@ func TestFakeRetries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t)
 			f.respond = tc.respond
-			o := newClient(t, f.URL, func(p *OpenAIOptions) { p.MaxRetries = tc.maxRetries })
+			// Floats: a base64 request refused before any was answered is
+			// asked again for floats (TestFakeBase64Fallback).
+			o := newClient(t, f.URL, func(p *OpenAIOptions) { p.MaxRetries = tc.maxRetries; p.EncodingFormat = FormatFloat })
 			in := texts(3)
 			got, err := o.Embed(context.Background(), in, "")
 			if n := len(f.requests()); n != tc.wantCalls {

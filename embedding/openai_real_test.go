@@ -1,18 +1,25 @@
 package embedding
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"os"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
 // realEmbedder returns an OpenAI client for the server named by
-// RCP_EMBED_URL (see integration/embed/start.sh), or skips the test.
-func realEmbedder(t testing.TB, batch int) (*OpenAI, int) {
+// RCP_EMBED_URL (see integration/embed/start.sh), or skips the test;
+// mod, when given, changes its options.
+func realEmbedder(t testing.TB, batch int, mod ...func(*OpenAIOptions)) (*OpenAI, int) {
 	t.Helper()
 	url := os.Getenv("RCP_EMBED_URL")
 	if url == "" {
@@ -31,6 +38,9 @@ func realEmbedder(t testing.TB, batch int) (*OpenAI, int) {
 		opts.SendInputType = true // the server applies the e5 prefixes itself
 	} else {
 		opts.QueryPrefix, opts.DocumentPrefix = "query: ", "passage: "
+	}
+	for _, m := range mod {
+		m(&opts)
 	}
 	o, err := NewOpenAI(opts)
 	if err != nil {
@@ -115,6 +125,76 @@ func TestOpenAIAgainstRealServer(t *testing.T) {
 		}
 	})
 }
+
+// TestBase64AgainstRealServer checks, on the real server, that vectors
+// asked for in base64 (the default) are the float32 values of the same
+// vectors asked for as arrays, bit for bit, and that the server did
+// answer in base64: each answer the client read held a string embedding.
+func TestBase64AgainstRealServer(t *testing.T) {
+	var packed, arrays int
+	var mu sync.Mutex
+	seen := func(p *OpenAIOptions) {
+		p.HTTPClient = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := http.DefaultTransport.RoundTrip(r)
+			if err != nil {
+				return nil, err
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			var a struct {
+				Data []struct {
+					Embedding json.RawMessage `json:"embedding"`
+				} `json:"data"`
+			}
+			if json.Unmarshal(body, &a) == nil {
+				mu.Lock()
+				for _, d := range a.Data {
+					if len(d.Embedding) > 0 && d.Embedding[0] == '"' {
+						packed++
+					} else {
+						arrays++
+					}
+				}
+				mu.Unlock()
+			}
+			return resp, err
+		})}
+	}
+	b64, dim := realEmbedder(t, 8, seen)
+	floats, _ := realEmbedder(t, 8, func(p *OpenAIOptions) { p.EncodingFormat = FormatFloat })
+	in := make([]string, 20)
+	for i := range in {
+		in[i] = fmt.Sprintf("sentence %d on topic %d, with some words: %s", i, i*13%7, strings.Repeat("é", i%3))
+	}
+	for _, kind := range []string{KindQuery, KindDocument} {
+		got, err := b64.Embed(context.Background(), in, kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := floats.Embed(context.Background(), in, kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range in {
+			if len(got[i]) != dim || len(want[i]) != dim {
+				t.Fatalf("%s %d: %d and %d values, want %d", kind, i, len(got[i]), len(want[i]), dim)
+			}
+			for j := range got[i] {
+				if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+					t.Fatalf("%s %d value %d: base64 %x, float %x", kind, i, j, math.Float32bits(got[i][j]), math.Float32bits(want[i][j]))
+				}
+			}
+		}
+	}
+	if packed != 2*len(in) || arrays != 0 {
+		t.Fatalf("the server answered %d base64 and %d array embeddings to base64 requests, want %d and 0", packed, arrays, 2*len(in))
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // BenchmarkOpenAIReal measures texts/s against the real server (short
 // texts, default batch size): go test -bench OpenAIReal -run ^$ ./embedding/

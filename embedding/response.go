@@ -1,6 +1,7 @@
 package embedding
 
 import (
+	"bytes"
 	"strconv"
 	"unsafe"
 )
@@ -14,8 +15,9 @@ import (
 // client's CPU per query.
 //
 // It reads the common shape only — an object whose "data" is an array of
-// objects with an integer or null "index" and an array of numbers or null
-// as "embedding", other members skipped — and reports ok=false on
+// objects with an integer or null "index" and, as "embedding", an array
+// of numbers, a base64 string without escapes (vectorJSON) or null,
+// other members skipped — and reports ok=false on
 // anything else it would have to interpret (an escape or a non-ASCII
 // byte in a member name, a name that differs from one it reads only in
 // letter case, a repeated member, a value of another type, a number
@@ -155,10 +157,7 @@ func (p *respParser) data(r *embedResponse) bool {
 		return true
 	}
 	for {
-		var d struct {
-			Index     *int    `json:"index"`
-			Embedding numbers `json:"embedding"`
-		}
+		var d embedItem
 		if !p.item(&d.Index, &d.Embedding) {
 			return false
 		}
@@ -172,7 +171,7 @@ func (p *respParser) data(r *embedResponse) bool {
 	}
 }
 
-func (p *respParser) item(index **int, emb *numbers) bool {
+func (p *respParser) item(index **int, emb *vectorJSON) bool {
 	var seenIndex, seenEmb bool
 	return p.members(func(name []byte) bool {
 		if exact, folded := field(name, "index"); folded || (exact && seenIndex) {
@@ -221,12 +220,31 @@ func (p *respParser) index(out **int) bool {
 	return true
 }
 
-// embedding reads null or an array of numbers, each to the float64
-// strconv.ParseFloat makes of its text, as numbers.UnmarshalJSON does.
-func (p *respParser) embedding(out *numbers) bool {
+// embedding reads null, a base64 string without escapes (unpack), or an
+// array of numbers, each to the float64 strconv.ParseFloat makes of its
+// text, as vectorJSON.UnmarshalJSON does.
+func (p *respParser) embedding(out *vectorJSON) bool {
 	p.space()
 	if p.literal("null") {
-		*out = nil
+		*out = vectorJSON{}
+		return true
+	}
+	if p.i < len(p.b) && p.b[p.i] == '"' {
+		// The string ends at the next quote unless an escape precedes
+		// it; escapes and control bytes are outside base64's alphabet,
+		// so unpack refuses a string holding any, and json.Unmarshal
+		// reads it instead.
+		end := bytes.IndexByte(p.b[p.i+1:], '"')
+		if end < 0 {
+			return false
+		}
+		s := p.b[p.i+1 : p.i+1+end]
+		p.i += end + 2
+		v, err := unpack(s)
+		if err != nil {
+			return false // json.Unmarshal words the error
+		}
+		*out = vectorJSON{values: v, packed: true}
 		return true
 	}
 	if !p.next('[') {
@@ -234,7 +252,7 @@ func (p *respParser) embedding(out *numbers) bool {
 	}
 	v := make(numbers, 0, p.dim)
 	if p.next(']') {
-		*out = v
+		*out = vectorJSON{values: v}
 		return true
 	}
 	for {
@@ -253,7 +271,7 @@ func (p *respParser) embedding(out *numbers) bool {
 		}
 		v = append(v, f)
 		if p.next(']') {
-			*out = v
+			*out = vectorJSON{values: v}
 			return true
 		}
 		if !p.next(',') {

@@ -1,6 +1,8 @@
 package embedding
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -33,12 +35,13 @@ func checkReadResponse(t *testing.T, raw []byte, repro string) bool {
 		if (g.Index == nil) != (w.Index == nil) || (g.Index != nil && *g.Index != *w.Index) {
 			t.Fatalf("%s: item %d index %v, json.Unmarshal %v: %.200q", repro, i, g.Index, w.Index, raw)
 		}
-		if (g.Embedding == nil) != (w.Embedding == nil) || len(g.Embedding) != len(w.Embedding) {
-			t.Fatalf("%s: item %d embedding %v, json.Unmarshal %v", repro, i, g.Embedding, w.Embedding)
+		ge, we := g.Embedding.values, w.Embedding.values
+		if (ge == nil) != (we == nil) || len(ge) != len(we) || g.Embedding.packed != w.Embedding.packed {
+			t.Fatalf("%s: item %d embedding %v (packed %t), json.Unmarshal %v (packed %t)", repro, i, ge, g.Embedding.packed, we, w.Embedding.packed)
 		}
-		for j := range g.Embedding {
-			if math.Float64bits(g.Embedding[j]) != math.Float64bits(w.Embedding[j]) {
-				t.Fatalf("%s: item %d element %d: %x, json.Unmarshal %x", repro, i, j, math.Float64bits(g.Embedding[j]), math.Float64bits(w.Embedding[j]))
+		for j := range ge {
+			if math.Float64bits(ge[j]) != math.Float64bits(we[j]) {
+				t.Fatalf("%s: item %d element %d: %x, json.Unmarshal %x", repro, i, j, math.Float64bits(ge[j]), math.Float64bits(we[j]))
 			}
 		}
 	}
@@ -127,6 +130,10 @@ func genResponse(r *rand.Rand, odd bool) string {
 					b.WriteString("null")
 					return
 				}
+				if r.IntN(3) == 0 {
+					b.WriteString(genPacked(r, odd))
+					return
+				}
 				b.WriteByte('[')
 				for j := range r.IntN(10) {
 					if j > 0 {
@@ -176,6 +183,35 @@ func genResponse(r *rand.Rand, odd bool) string {
 		return string(bs)
 	}
 	return s
+}
+
+// genPacked writes a base64 embedding as a JSON string: random float32
+// bits (NaN and infinities among them), padded or not, and when odd a
+// string json.Unmarshal reads differently from its bytes (an escaped
+// slash, a \u escape) or one unpack refuses (a byte outside the
+// alphabet, a length that is not whole float32 values).
+func genPacked(r *rand.Rand, odd bool) string {
+	raw := make([]byte, 4*r.IntN(10))
+	for i := 0; i < len(raw); i += 4 {
+		bits := r.Uint32()
+		if r.IntN(2) == 0 {
+			bits = math.Float32bits(float32(r.NormFloat64()))
+		}
+		binary.LittleEndian.PutUint32(raw[i:], bits)
+	}
+	if odd && r.IntN(6) == 0 {
+		raw = append(raw, byte(r.IntN(256))) // not whole float32 values
+	}
+	enc := base64.StdEncoding
+	if r.IntN(3) == 0 {
+		enc = base64.RawStdEncoding
+	}
+	s := enc.EncodeToString(raw)
+	if odd && len(s) > 0 && r.IntN(4) == 0 {
+		i := r.IntN(len(s))
+		s = s[:i] + []string{`\/`, `\u0041`, `\n`, "!", "=", "é", "\n", "\r\n", "\t"}[r.IntN(9)] + s[i+1:]
+	}
+	return `"` + s + `"`
 }
 
 // TestReadResponseMatchesUnmarshal runs the differential over seeded
@@ -353,7 +389,8 @@ func FuzzFloatMatchesParseFloat(f *testing.F) {
 
 // BenchmarkReadResponse decodes one answer holding a 384-dimension
 // float32 vector as encoding/json writes it: the fast path, and
-// json.Unmarshal (the fallback, and the decoder before it).
+// json.Unmarshal (the fallback, and the decoder before it); and the fast
+// path over the same vector in base64.
 func BenchmarkReadResponse(b *testing.B) {
 	r := rand.New(rand.NewPCG(384, 1))
 	v := make([]float32, 384)
@@ -362,6 +399,21 @@ func BenchmarkReadResponse(b *testing.B) {
 	}
 	raw, _ := json.Marshal(map[string]any{"object": "list", "model": "bench",
 		"data": []any{map[string]any{"object": "embedding", "index": 0, "embedding": v}}})
+	packed := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(packed[4*i:], math.Float32bits(x))
+	}
+	raw64, _ := json.Marshal(map[string]any{"object": "list", "model": "bench",
+		"data": []any{map[string]any{"object": "embedding", "index": 0, "embedding": base64.StdEncoding.EncodeToString(packed)}}})
+	b.Run("fast-base64", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(raw64)))
+		for b.Loop() {
+			if _, ok := readResponse(raw64, 384); !ok {
+				b.Fatal("fell back")
+			}
+		}
+	})
 	b.Run("fast", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(raw)))

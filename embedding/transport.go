@@ -32,10 +32,14 @@ type embedRequest struct {
 }
 
 type embedResponse struct {
-	Data []struct {
-		Index     *int    `json:"index"`
-		Embedding numbers `json:"embedding"`
-	} `json:"data"`
+	Data []embedItem `json:"data"`
+}
+
+// embedItem is one vector of an answer, placed by its index when the
+// server sends one.
+type embedItem struct {
+	Index     *int       `json:"index"`
+	Embedding vectorJSON `json:"embedding"`
 }
 
 // numbers is a JSON array of numbers. encoding/json decodes a []float64
@@ -90,15 +94,56 @@ func (n *numbers) UnmarshalJSON(b []byte) error {
 // trimJSONSpace trims JSON's four whitespace bytes from both ends.
 func trimJSONSpace(b []byte) []byte { return bytes.Trim(b, " \t\n\r") }
 
-// embedBatch sends one batch, retrying transient failures with the
-// module's backoff (retry).
+// embedBatch sends one batch. Until the server has answered a base64
+// request, one it refuses as a bad request is sent again asking for
+// floats; when that one is answered, every later request asks for
+// floats. A server known to answer base64 gets no second request: its
+// 400 is about the batch.
 func (o *OpenAI) embedBatch(ctx context.Context, texts []string, kind string) ([][]float32, error) {
-	body, err := o.requestBody(texts, kind)
-	if err != nil {
+	format := o.requestFormat()
+	vecs, status, err := o.send(ctx, texts, kind, format)
+	if format != FormatBase64 {
+		return vecs, err
+	}
+	state := o.format.Load()
+	switch {
+	case err == nil:
+		if state == formatUnknown {
+			o.format.CompareAndSwap(formatUnknown, formatBase64)
+		}
+		return vecs, nil
+	case state != formatUnknown || (status != http.StatusBadRequest && status != http.StatusUnprocessableEntity):
 		return nil, err
+	}
+	if vecs, _, err = o.send(ctx, texts, kind, FormatFloat); err != nil {
+		return nil, err
+	}
+	o.format.CompareAndSwap(formatUnknown, formatFloats)
+	return vecs, nil
+}
+
+// requestFormat is the encoding_format of the next request.
+func (o *OpenAI) requestFormat() string {
+	switch {
+	case o.opts.Element == capability.ElementInt8:
+		return "int8"
+	case o.format.Load() == formatFloats:
+		return FormatFloat
+	}
+	return o.opts.EncodingFormat
+}
+
+// send sends one batch asking for format, retrying transient failures
+// with the module's backoff (retry). status is the last answer's HTTP
+// status (0 without one).
+func (o *OpenAI) send(ctx context.Context, texts []string, kind, format string) ([][]float32, int, error) {
+	body, err := o.requestBody(texts, kind, format)
+	if err != nil {
+		return nil, 0, err
 	}
 	var vecs [][]float32
 	var last *rcp.Error
+	status := 0
 	p := retry.Policy{
 		MaxAttempts: o.opts.MaxRetries + 1,
 		Base:        o.opts.BackoffBase,
@@ -107,26 +152,26 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string, kind string) ([
 		Hint:        func(error) time.Duration { return last.RetryAfter() },
 	}
 	rerr := retry.Do(ctx, p, func(ctx context.Context, _ int) error {
-		vecs, last = o.attempt(ctx, body, len(texts))
+		vecs, status, last = o.attempt(ctx, body, len(texts), format)
 		if last == nil {
 			return nil
 		}
 		return last
 	})
 	if rerr == nil {
-		return vecs, nil
+		return vecs, status, nil
 	}
 	if cerr := ctx.Err(); cerr != nil && last.AdvisesRetry() {
 		// Cancelled or timed out while waiting to retry.
-		return nil, classifyTransport(cerr)
+		return nil, status, classifyTransport(cerr)
 	}
-	return nil, last
+	return nil, status, last
 }
 
-func (o *OpenAI) requestBody(texts []string, kind string) ([]byte, error) {
-	req := embedRequest{Model: o.opts.Model, Input: texts, EncodingFormat: "float"}
-	if o.opts.Element == capability.ElementInt8 {
-		req.EncodingFormat, req.EmbeddingTypes = "int8", []string{"int8"}
+func (o *OpenAI) requestBody(texts []string, kind, format string) ([]byte, error) {
+	req := embedRequest{Model: o.opts.Model, Input: texts, EncodingFormat: format}
+	if format == "int8" {
+		req.EmbeddingTypes = []string{"int8"}
 	}
 	if o.opts.SendInputType {
 		req.InputType = kind
@@ -138,11 +183,12 @@ func (o *OpenAI) requestBody(texts []string, kind string) ([]byte, error) {
 	return b, nil
 }
 
-// attempt performs one HTTP round trip and validates the answer.
-func (o *OpenAI) attempt(ctx context.Context, body []byte, n int) ([][]float32, *rcp.Error) {
+// attempt performs one HTTP round trip and validates the answer; status
+// is the answer's HTTP status (0 without an answer).
+func (o *OpenAI) attempt(ctx context.Context, body []byte, n int, format string) ([][]float32, int, *rcp.Error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return nil, rcp.AsError(err)
+		return nil, 0, rcp.AsError(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if o.opts.APIKey != "" {
@@ -150,18 +196,19 @@ func (o *OpenAI) attempt(ctx context.Context, body []byte, n int) ([][]float32, 
 	}
 	resp, err := o.client.Do(req)
 	if err != nil {
-		return nil, classifyTransport(ctxErrOr(ctx, err))
+		return nil, 0, classifyTransport(ctxErrOr(ctx, err))
 	}
 	defer resp.Body.Close()
-	raw, err := readBody(resp.Body, resp.ContentLength, o.answerSize(n))
+	raw, err := readBody(resp.Body, resp.ContentLength, o.answerSize(n, format))
 	if err != nil {
-		return nil, classifyTransport(ctxErrOr(ctx, err))
+		return nil, resp.StatusCode, classifyTransport(ctxErrOr(ctx, err))
 	}
 	if resp.StatusCode/100 != 2 {
 		ra := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-		return nil, statusError(resp.StatusCode, ra, snippet(o.scrub(raw)))
+		return nil, resp.StatusCode, statusError(resp.StatusCode, ra, snippet(o.scrub(raw)))
 	}
-	return o.decode(raw, n)
+	vecs, rerr := o.decode(raw, n)
+	return vecs, resp.StatusCode, rerr
 }
 
 // maxSizeHint caps the buffer readBody allocates before any byte arrives.
@@ -182,14 +229,19 @@ func readBody(body io.Reader, contentLength int64, hint int) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// answerSize estimates the bytes of an answer to n inputs: about 16 a
-// component (a float32 written shortest and its comma) and 256 an item.
-func (o *OpenAI) answerSize(n int) int {
+// answerSize estimates the bytes of an answer to n inputs asked for in
+// format: about 16 a component (a float32 written shortest and its
+// comma) or, in base64, 6 (four bytes as 5⅓ characters), and 256 an
+// item.
+func (o *OpenAI) answerSize(n int, format string) int {
 	dim := o.Dimension()
 	if dim == 0 {
 		dim = 1024
 	}
 	per := 16*dim + 256
+	if format == FormatBase64 {
+		per = 6*dim + 256
+	}
 	if n > maxSizeHint/per {
 		return maxSizeHint
 	}
@@ -245,7 +297,10 @@ func (o *OpenAI) decode(raw []byte, n int) ([][]float32, *rcp.Error) {
 		if i < 0 || i >= n || out[i] != nil {
 			return nil, badResponse(fmt.Errorf("embedding index %d out of range or repeated", i))
 		}
-		v, err := o.vector(i, d.Embedding)
+		if d.Embedding.packed && o.opts.Element == capability.ElementInt8 {
+			return nil, badResponse(fmt.Errorf("embedding %d is a base64 string, not the int8 array asked for", i))
+		}
+		v, err := o.vector(i, d.Embedding.values)
 		if err != nil {
 			return nil, err
 		}

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"time"
@@ -13,22 +16,25 @@ import (
 // server returned for the queries before the run (keyed by the query
 // text, with and without the "query: " prefix). The sidecar's embedder
 // points at it, so its dense rows measure the hop rather than the model;
-// the "embed" row measures the real server on its own. An unknown text is
-// an HTTP 404, which the run counts as an error.
+// the "embed" row measures the real server on its own. It answers a
+// base64 request ("encoding_format": "base64") in base64, as the real
+// server does. An unknown text is an HTTP 404, which the run counts as
+// an error.
 func startReplay(texts []string, vecs [][]float32) (string, func(), error) {
 	byText := make(map[string][]float32, 2*len(texts))
 	for i, t := range texts {
 		byText[t], byText["query: "+t] = vecs[i], vecs[i]
 	}
 	type item struct {
-		Object    string    `json:"object"`
-		Index     int       `json:"index"`
-		Embedding []float32 `json:"embedding"`
+		Object    string `json:"object"`
+		Index     int    `json:"index"`
+		Embedding any    `json:"embedding"`
 	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
-			Input []string `json:"input"`
-			Model string   `json:"model"`
+			Input          []string `json:"input"`
+			Model          string   `json:"model"`
+			EncodingFormat string   `json:"encoding_format"`
 		}
 		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
 			http.Error(w, "bad request", http.StatusBadRequest)
@@ -45,7 +51,15 @@ func startReplay(texts []string, vecs [][]float32) (string, func(), error) {
 				http.Error(w, "text not recorded", http.StatusNotFound)
 				return
 			}
-			out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: v})
+			var emb any = v
+			if req.EncodingFormat == "base64" {
+				raw := make([]byte, 4*len(v))
+				for j, x := range v {
+					binary.LittleEndian.PutUint32(raw[4*j:], math.Float32bits(x))
+				}
+				emb = base64.StdEncoding.EncodeToString(raw)
+			}
+			out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: emb})
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(out)

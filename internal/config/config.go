@@ -112,6 +112,12 @@ type Embedder struct {
 	// refuses any value that is not an integer in [-128, 127]; int8
 	// embeddings search Elasticsearch and OpenSearch byte vector fields.
 	ElementType string `mapstructure:"element_type" json:"element_type,omitempty"`
+	// EncodingFormat is how float embeddings are asked for: "base64" (the
+	// default; OpenAI's little-endian float32 in base64, about a quarter
+	// of the bytes and no decimal parsing) or "float" (arrays of
+	// numbers). Either answer is read. A server that refuses base64
+	// requests before answering one is asked for floats instead.
+	EncodingFormat string `mapstructure:"encoding_format" json:"encoding_format,omitempty"`
 }
 
 // Backend is one engine target served by the sidecar.

@@ -67,6 +67,7 @@ func TestLoadCorpus(t *testing.T) {
 		{"embedder_no_model.bad.yaml", "embedder.model: required"},
 		{"embedder_creds_in_url.bad.yaml", "embedder.url: credentials"},
 		{"embedder_bad_element.bad.yaml", `embedder.element_type: "uint8" must be "float" or "int8"`},
+		{"embedder_bad_encoding.bad.yaml", `embedder.encoding_format: "binary" must be "base64" or "float"`},
 		{"bad_operator.bad.yaml", `unknown operator "like"`},
 		{"bad_candidate_k.bad.yaml", "policy.default_candidate_k"},
 		{"bad_trust.bad.yaml", "policy.trust"},

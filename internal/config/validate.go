@@ -109,6 +109,8 @@ func (e *Embedder) validate() error {
 		return errors.New("embedder.timeout: must be positive")
 	case e.ElementType != "" && e.ElementType != "float" && e.ElementType != "int8":
 		return fmt.Errorf("embedder.element_type: %q must be \"float\" or \"int8\"", e.ElementType)
+	case e.EncodingFormat != "" && e.EncodingFormat != "base64" && e.EncodingFormat != "float":
+		return fmt.Errorf("embedder.encoding_format: %q must be \"base64\" or \"float\"", e.EncodingFormat)
 	}
 	return nil
 }

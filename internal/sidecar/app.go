@@ -184,7 +184,7 @@ func openEmbedder(ctx context.Context, e *config.Embedder) (adapters.Embedder, e
 		BaseURL: e.URL, Model: e.Model, APIKey: e.APIKey.Reveal(), Dimension: e.Dimension,
 		BatchSize: e.BatchSize, Timeout: e.Timeout,
 		QueryPrefix: e.QueryPrefix, DocumentPrefix: e.DocumentPrefix, SendInputType: e.SendInputType,
-		Element: capability.Element(e.ElementType),
+		Element: capability.Element(e.ElementType), EncodingFormat: e.EncodingFormat,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
