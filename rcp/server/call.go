@@ -162,6 +162,7 @@ func (c *call) execute() []byte {
 	defer c.finish()
 	done := make(chan outcome, 1)
 	go func() {
+		growStack()
 		defer func() {
 			if p := recover(); p != nil {
 				done <- outcome{err: rcp.NewError(rcp.CodeInternalError, "internal error").WithCause(fmt.Errorf("panic: %v", p))}

@@ -256,7 +256,10 @@ func (c *Connection) start(ctx context.Context, reader Reader, preempter Preempt
 
 		// The goroutine started here will continue until the underlying stream is closed.
 		s.reading = true
-		go c.readIncoming(ctx, reader, preempter)
+		go func() {
+			growReaderStack()
+			c.readIncoming(ctx, reader, preempter)
+		}()
 	})
 }
 
@@ -682,6 +685,7 @@ func (c *Connection) handleAsync() {
 		releaser := &releaser{ch: make(chan struct{})}
 		ctx := context.WithValue(req.ctx, asyncKey, releaser)
 		go func() {
+			growStack()
 			defer releaser.release(true)
 			result, err := c.handler.Handle(ctx, req.Request)
 			c.processResult(c.handler, req, result, err)
