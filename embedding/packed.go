@@ -28,7 +28,7 @@ func (v *vectorJSON) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
-	vals, err := unpack(s)
+	vals, err := unpack([]byte(s))
 	if err != nil {
 		return err
 	}
@@ -39,13 +39,13 @@ func (v *vectorJSON) UnmarshalJSON(b []byte) error {
 // unpack decodes a base64 embedding: standard base64, padded or not,
 // without line breaks, whose bytes are whole little-endian float32
 // values.
-func unpack[S string | []byte](s S) (numbers, error) {
+func unpack(s []byte) (numbers, error) {
 	enc := base64.StdEncoding
 	if len(s)%4 != 0 {
 		enc = base64.RawStdEncoding
 	}
 	raw := make([]byte, enc.DecodedLen(len(s)))
-	n, err := enc.Decode(raw, []byte(s))
+	n, err := enc.Decode(raw, s)
 	if err != nil {
 		return nil, fmt.Errorf("base64 embedding: %w", err)
 	}
@@ -67,7 +67,7 @@ func unpack[S string | []byte](s S) (numbers, error) {
 }
 
 // countPad counts the padding at the end of s.
-func countPad[S string | []byte](s S) int {
+func countPad(s []byte) int {
 	n := 0
 	for i := len(s) - 1; i >= 0 && s[i] == '='; i-- {
 		n++
