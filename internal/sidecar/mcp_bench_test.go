@@ -3,6 +3,7 @@ package sidecar
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -92,6 +93,64 @@ func BenchmarkMCPvsRCP(b *testing.B) {
 		b.ReportMetric(float64(rcpCPU.Microseconds())/float64(calls), "rcp-cpu-µs/call")
 		b.ReportMetric(float64(mcpCPU.Microseconds())/float64(calls), "mcp-cpu-µs/call")
 		b.ReportMetric(float64(mcpCPU)/float64(rcpCPU), "mcp÷rcp")
+	})
+	// MCP's answer carries the hits twice, as structured content for
+	// programs and as text blocks for models, so it is about 1.75 times
+	// the bytes of the RCP answer. This subtest separates what those
+	// bytes cost from what the MCP layer costs: in turns, an RCP retrieve
+	// of the same k (same), an RCP retrieve of the k whose answer is at
+	// least as long as MCP's (long), and the MCP search. It reports each
+	// path's CPU per call, the answers' sizes and both ratios; the long
+	// retrieve also builds more hits, so MCP÷long understates nothing it
+	// should show (the extra hits fall on RCP's side).
+	b.Run("equal-bytes", func(b *testing.B) {
+		const k = 10
+		q := func(k int) string { return fmt.Sprintf(`"query":"how does a search engine rank documents","k":%d`, k) }
+		retrieve := func(k int) string {
+			return `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{` + q(k) + `}}`
+		}
+		search := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{` + q(k) + `}}}`
+		session := mcpSession(b, client, srv.URL+"/mcp")
+		_, mcpOut := benchPost(b, client, srv.URL+"/mcp", session, search)
+		_, sameOut := benchPost(b, client, srv.URL+"/rcp/retrieve", "", retrieve(k))
+		long, longOut := 0, []byte(nil)
+		for n := k + 1; n <= 100 && len(longOut) < len(mcpOut); n++ {
+			_, longOut = benchPost(b, client, srv.URL+"/rcp/retrieve", "", retrieve(n))
+			long = n
+		}
+		if len(longOut) < len(mcpOut) {
+			b.Fatalf("no RCP answer as long as MCP's %d bytes (the longest has %d)", len(mcpOut), len(longOut))
+		}
+		const run = 20
+		var sameCPU, longCPU, mcpCPU time.Duration
+		calls := 0
+		for b.Loop() {
+			t0 := cpuTime()
+			for range run {
+				benchPost(b, client, srv.URL+"/rcp/retrieve", "", retrieve(k))
+			}
+			t1 := cpuTime()
+			for range run {
+				benchPost(b, client, srv.URL+"/rcp/retrieve", "", retrieve(long))
+			}
+			t2 := cpuTime()
+			for range run {
+				benchPost(b, client, srv.URL+"/mcp", session, search)
+			}
+			sameCPU += t1 - t0
+			longCPU += t2 - t1
+			mcpCPU += cpuTime() - t2
+			calls += run
+		}
+		b.ReportMetric(float64(len(sameOut)), "rcp-bytes")
+		b.ReportMetric(float64(len(longOut)), "rcp-long-bytes")
+		b.ReportMetric(float64(long), "rcp-long-k")
+		b.ReportMetric(float64(len(mcpOut)), "mcp-bytes")
+		b.ReportMetric(float64(sameCPU.Microseconds())/float64(calls), "rcp-cpu-µs/call")
+		b.ReportMetric(float64(longCPU.Microseconds())/float64(calls), "rcp-long-cpu-µs/call")
+		b.ReportMetric(float64(mcpCPU.Microseconds())/float64(calls), "mcp-cpu-µs/call")
+		b.ReportMetric(float64(mcpCPU)/float64(sameCPU), "mcp÷rcp")
+		b.ReportMetric(float64(mcpCPU)/float64(longCPU), "mcp÷rcp-long")
 	})
 }
 

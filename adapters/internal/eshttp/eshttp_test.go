@@ -1,15 +1,18 @@
 package eshttp
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/base64"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -126,3 +129,60 @@ func TestRead(t *testing.T) {
 }
 
 func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// countingConn counts the writes a connection makes.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// TestRequestOneWrite: a request whose head and body fit in
+// WriteBufferSize leaves in one write, a dense query's size among them
+// (a 384-d vector as text, about 4.5 kB, which the default 4 KiB buffer
+// splits in two); a body larger than the buffer takes more than one.
+func TestRequestOneWrite(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	defer srv.Close()
+	tr := Transport(3*time.Second, true)
+	defer tr.CloseIdleConnections()
+	var writes atomic.Int64
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return countingConn{Conn: c, writes: &writes}, nil
+	}
+	c := &http.Client{Transport: tr}
+	for _, tc := range []struct {
+		size int
+		want func(int64) bool
+	}{
+		{4600, func(n int64) bool { return n == 1 }},
+		{WriteBufferSize - 1024, func(n int64) bool { return n == 1 }},
+		{3 * WriteBufferSize, func(n int64) bool { return n > 1 }},
+	} {
+		body := bytes.Repeat([]byte("0.012345678,"), tc.size/12)
+		req, err := NewRequest(context.Background(), "test", http.MethodPost, srv.URL+"/i/_search", body, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writes.Store(0)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if n := writes.Load(); !tc.want(n) {
+			t.Errorf("a %d-byte body left in %d writes", len(body), n)
+		}
+	}
+}
