@@ -28,6 +28,12 @@
 // replays the same vectors (the embedding server's own answers), so its
 // rows hold one loopback embedding call but not the model; an "embed" row
 // measures the real embedding server alone at the same concurrency.
+//
+// Each cell's summary gives the sidecar's CPU per request over the
+// proxy's for the whole run and, with more than one round, for each
+// round on its own (their median and range): the two paths of a round
+// ran back to back, so the range is the run's own measure of how far the
+// machine moved under it. Raise -rounds for a steadier median.
 package main
 
 import (

@@ -177,7 +177,7 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 			if err != nil {
 				return nil, fmt.Errorf("%s k=%d: %w", mode, k, err)
 			}
-			rows, err := measureCell(ctx, f, hc, sidecarURL, c, pids, emb, queries)
+			rows, rounds, err := measureCell(ctx, f, hc, sidecarURL, c, pids, emb, queries)
 			if err != nil {
 				return nil, err
 			}
@@ -206,17 +206,51 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 			if pc := perRequest(px.cpu["proxy"], px.n); pc > 0 {
 				ratio = float64(perRequest(sc.cpu["sidecar"], sc.n)) / float64(pc)
 			}
-			summary = append(summary, fmt.Sprintf("%s %s k=%d: identical %d/%d; sidecar/proxy CPU per request %.1fx; throughput vs direct: sidecar %.0f%%, proxy %.0f%%",
-				eng, mode, k, same, min(f.check, len(queries)), ratio, 100*sc.rps()/d.rps(), 100*px.rps()/d.rps()))
+			spread := ""
+			if rs := roundRatios(rounds); len(rs) > 1 {
+				spread = fmt.Sprintf(" (by round: median %.2fx, %.2f–%.2fx)", median(rs), rs[0], rs[len(rs)-1])
+			}
+			summary = append(summary, fmt.Sprintf("%s %s k=%d: identical %d/%d; sidecar/proxy CPU per request %.1fx%s; throughput vs direct: sidecar %.0f%%, proxy %.0f%%",
+				eng, mode, k, same, min(f.check, len(queries)), ratio, spread, 100*sc.rps()/d.rps(), 100*px.rps()/d.rps()))
 		}
 	}
 	return summary, nil
 }
 
+// roundRatios is, for each round, the sidecar's CPU per request over the
+// proxy's in that round, sorted. The two paths of one round ran minutes
+// apart at most, so the spread of these ratios is the run's own measure
+// of how much the machine moved under it.
+func roundRatios(rounds []map[string]result) []float64 {
+	var out []float64
+	for _, r := range rounds {
+		px, sc := r[pathProxy], r[pathSidecar]
+		if px.n == 0 || sc.n == 0 || px.cpu["proxy"] <= 0 {
+			continue
+		}
+		out = append(out, float64(perRequest(sc.cpu["sidecar"], sc.n))/float64(perRequest(px.cpu["proxy"], px.n)))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// median is the middle of sorted values (the mean of the two middle ones
+// for an even count); 0 for none.
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	switch {
+	case n == 0:
+		return 0
+	case n%2 == 1:
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
 // measureCell warms each path up, then alternates them over f.rounds
 // rounds (order rotating), reading every watched process's CPU around
-// each run.
-func measureCell(ctx context.Context, f *flags, hc *http.Client, sidecarURL string, c cell, pids procs, emb adapters.Embedder, queries []beir.Query) (map[string]result, error) {
+// each run. It returns each path's rounds merged, and each round's runs.
+func measureCell(ctx context.Context, f *flags, hc *http.Client, sidecarURL string, c cell, pids procs, emb adapters.Embedder, queries []beir.Query) (map[string]result, []map[string]result, error) {
 	do := map[string]func(ctx context.Context, i int) error{}
 	for _, p := range []string{pathDirect, pathProxy} {
 		do[p] = func(ctx context.Context, i int) error {
@@ -244,13 +278,15 @@ func measureCell(ctx context.Context, f *flags, hc *http.Client, sidecarURL stri
 	}
 	for _, p := range order {
 		if r := run(ctx, f.conns, f.warmup, do[p]); r.n > 0 && r.errs == r.n {
-			return nil, fmt.Errorf("%s %s k=%d: every warm-up request failed", p, c.mode, c.k)
+			return nil, nil, fmt.Errorf("%s %s k=%d: every warm-up request failed", p, c.mode, c.k)
 		}
 	}
 	rows := map[string]result{}
+	rounds := make([]map[string]result, f.rounds)
 	per := f.dur / time.Duration(f.rounds)
 	self := os.Getpid()
 	for round := range f.rounds {
+		rounds[round] = map[string]result{}
 		for i := range order {
 			p := order[(i+round)%len(order)]
 			before := readCPU(self, pids)
@@ -260,10 +296,11 @@ func measureCell(ctx context.Context, f *flags, hc *http.Client, sidecarURL stri
 			for role, v := range after {
 				r.cpu[role] = v - before[role]
 			}
+			rounds[round][p] = r
 			rows[p] = rows[p].merge(r)
 		}
 	}
-	return rows, nil
+	return rows, rounds, nil
 }
 
 func readCPU(self int, pids procs) map[string]time.Duration {
