@@ -202,10 +202,7 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 					hop, engCPU, perRequest(r.cpu["client"], r.n), r.errs)
 			}
 			d, px, sc := rows[pathDirect], rows[pathProxy], rows[pathSidecar]
-			ratio := 0.0
-			if pc := perRequest(px.cpu["proxy"], px.n); pc > 0 {
-				ratio = float64(perRequest(sc.cpu["sidecar"], sc.n)) / float64(pc)
-			}
+			ratio, _ := cpuRatio(px, sc)
 			spread := ""
 			if rs := roundRatios(rounds); len(rs) > 1 {
 				spread = fmt.Sprintf(" (by round: median %.2fx, %.2f–%.2fx)", median(rs), rs[0], rs[len(rs)-1])
@@ -217,18 +214,26 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 	return summary, nil
 }
 
-// roundRatios is, for each round, the sidecar's CPU per request over the
-// proxy's in that round, sorted. The two paths of one round ran minutes
-// apart at most, so the spread of these ratios is the run's own measure
-// of how much the machine moved under it.
+// cpuRatio is the sidecar's CPU per request on its path over the
+// proxy's on its own; false when either path served nothing or the
+// proxy's CPU was not read.
+func cpuRatio(px, sc result) (float64, bool) {
+	pc := perRequest(px.cpu["proxy"], px.n)
+	if pc <= 0 || sc.n == 0 {
+		return 0, false
+	}
+	return float64(perRequest(sc.cpu["sidecar"], sc.n)) / float64(pc), true
+}
+
+// roundRatios is cpuRatio of each round on its own, sorted. The two paths
+// of a round ran back to back, so the spread of these ratios is the run's
+// own measure of how much the machine moved under it.
 func roundRatios(rounds []map[string]result) []float64 {
 	var out []float64
 	for _, r := range rounds {
-		px, sc := r[pathProxy], r[pathSidecar]
-		if px.n == 0 || sc.n == 0 || px.cpu["proxy"] <= 0 {
-			continue
+		if v, ok := cpuRatio(r[pathProxy], r[pathSidecar]); ok {
+			out = append(out, v)
 		}
-		out = append(out, float64(perRequest(sc.cpu["sidecar"], sc.n))/float64(perRequest(px.cpu["proxy"], px.n)))
 	}
 	slices.Sort(out)
 	return out

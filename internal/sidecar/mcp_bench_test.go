@@ -74,84 +74,74 @@ func BenchmarkMCPvsRCP(b *testing.B) {
 	b.Run("interleaved", func(b *testing.B) {
 		retrieve := `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{` + query + `}}`
 		session := mcpSession(b, client, srv.URL+"/mcp")
-		const run = 20
-		var rcpCPU, mcpCPU time.Duration
-		calls := 0
-		for b.Loop() {
-			t0 := cpuTime()
-			for range run {
-				benchPost(b, client, srv.URL+"/rcp/retrieve", "", retrieve)
-			}
-			t1 := cpuTime()
-			for range run {
-				benchPost(b, client, srv.URL+"/mcp", session, search)
-			}
-			rcpCPU += t1 - t0
-			mcpCPU += cpuTime() - t1
-			calls += run
-		}
-		b.ReportMetric(float64(rcpCPU.Microseconds())/float64(calls), "rcp-cpu-µs/call")
-		b.ReportMetric(float64(mcpCPU.Microseconds())/float64(calls), "mcp-cpu-µs/call")
-		b.ReportMetric(float64(mcpCPU)/float64(rcpCPU), "mcp÷rcp")
+		cpu := inTurns(b,
+			func() { benchPost(b, client, srv.URL+"/rcp/retrieve", "", retrieve) },
+			func() { benchPost(b, client, srv.URL+"/mcp", session, search) })
+		b.ReportMetric(float64(cpu[0].Nanoseconds())/1e3, "rcp-cpu-µs/call")
+		b.ReportMetric(float64(cpu[1].Nanoseconds())/1e3, "mcp-cpu-µs/call")
+		b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "mcp÷rcp")
 	})
 	// MCP's answer carries the hits twice, as structured content for
-	// programs and as text blocks for models, so it is about 1.75 times
-	// the bytes of the RCP answer. This subtest separates what those
-	// bytes cost from what the MCP layer costs: in turns, an RCP retrieve
-	// of the same k (same), an RCP retrieve of the k whose answer is at
-	// least as long as MCP's (long), and the MCP search. It reports each
-	// path's CPU per call, the answers' sizes and both ratios; the long
-	// retrieve also builds more hits, so MCP÷long understates nothing it
-	// should show (the extra hits fall on RCP's side).
+	// programs and as text blocks for models: about 1.75 times the bytes
+	// of the RCP answer. This subtest separates what those bytes cost from
+	// what the MCP layer costs, taking in turns the RCP retrieve of the
+	// same k, an RCP retrieve of the first k whose answer is at least as
+	// long as MCP's ("long"), and the MCP search. The long retrieve also
+	// builds more hits, which can only make MCP÷long look better for RCP.
 	b.Run("equal-bytes", func(b *testing.B) {
 		const k = 10
-		q := func(k int) string { return fmt.Sprintf(`"query":"how does a search engine rank documents","k":%d`, k) }
 		retrieve := func(k int) string {
-			return `{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{` + q(k) + `}}`
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"how does a search engine rank documents","k":%d}}`, k)
 		}
-		search := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{` + q(k) + `}}}`
+		search := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"how does a search engine rank documents","k":10}}}`
 		session := mcpSession(b, client, srv.URL+"/mcp")
 		_, mcpOut := benchPost(b, client, srv.URL+"/mcp", session, search)
-		_, sameOut := benchPost(b, client, srv.URL+"/rcp/retrieve", "", retrieve(k))
-		long, longOut := 0, []byte(nil)
+		same := retrieve(k)
+		_, sameOut := benchPost(b, client, srv.URL+"/rcp/retrieve", "", same)
+		longK, long, longOut := 0, "", []byte(nil)
 		for n := k + 1; n <= 100 && len(longOut) < len(mcpOut); n++ {
-			_, longOut = benchPost(b, client, srv.URL+"/rcp/retrieve", "", retrieve(n))
-			long = n
+			longK, long = n, retrieve(n)
+			_, longOut = benchPost(b, client, srv.URL+"/rcp/retrieve", "", long)
 		}
 		if len(longOut) < len(mcpOut) {
 			b.Fatalf("no RCP answer as long as MCP's %d bytes (the longest has %d)", len(mcpOut), len(longOut))
 		}
-		const run = 20
-		var sameCPU, longCPU, mcpCPU time.Duration
-		calls := 0
-		for b.Loop() {
-			t0 := cpuTime()
-			for range run {
-				benchPost(b, client, srv.URL+"/rcp/retrieve", "", retrieve(k))
-			}
-			t1 := cpuTime()
-			for range run {
-				benchPost(b, client, srv.URL+"/rcp/retrieve", "", retrieve(long))
-			}
-			t2 := cpuTime()
-			for range run {
-				benchPost(b, client, srv.URL+"/mcp", session, search)
-			}
-			sameCPU += t1 - t0
-			longCPU += t2 - t1
-			mcpCPU += cpuTime() - t2
-			calls += run
-		}
+		cpu := inTurns(b,
+			func() { benchPost(b, client, srv.URL+"/rcp/retrieve", "", same) },
+			func() { benchPost(b, client, srv.URL+"/rcp/retrieve", "", long) },
+			func() { benchPost(b, client, srv.URL+"/mcp", session, search) })
 		b.ReportMetric(float64(len(sameOut)), "rcp-bytes")
 		b.ReportMetric(float64(len(longOut)), "rcp-long-bytes")
-		b.ReportMetric(float64(long), "rcp-long-k")
+		b.ReportMetric(float64(longK), "rcp-long-k")
 		b.ReportMetric(float64(len(mcpOut)), "mcp-bytes")
-		b.ReportMetric(float64(sameCPU.Microseconds())/float64(calls), "rcp-cpu-µs/call")
-		b.ReportMetric(float64(longCPU.Microseconds())/float64(calls), "rcp-long-cpu-µs/call")
-		b.ReportMetric(float64(mcpCPU.Microseconds())/float64(calls), "mcp-cpu-µs/call")
-		b.ReportMetric(float64(mcpCPU)/float64(sameCPU), "mcp÷rcp")
-		b.ReportMetric(float64(mcpCPU)/float64(longCPU), "mcp÷rcp-long")
+		b.ReportMetric(float64(cpu[0].Nanoseconds())/1e3, "rcp-cpu-µs/call")
+		b.ReportMetric(float64(cpu[1].Nanoseconds())/1e3, "rcp-long-cpu-µs/call")
+		b.ReportMetric(float64(cpu[2].Nanoseconds())/1e3, "mcp-cpu-µs/call")
+		b.ReportMetric(float64(cpu[2])/float64(cpu[0]), "mcp÷rcp")
+		b.ReportMetric(float64(cpu[2])/float64(cpu[1]), "mcp÷rcp-long")
 	})
+}
+
+// inTurns runs the calls in turns, 20 of each per iteration of b.Loop,
+// and returns each one's process CPU time per call.
+func inTurns(b *testing.B, calls ...func()) []time.Duration {
+	const run = 20
+	total := make([]time.Duration, len(calls))
+	n := 0
+	for b.Loop() {
+		for i, call := range calls {
+			t0 := cpuTime()
+			for range run {
+				call()
+			}
+			total[i] += cpuTime() - t0
+		}
+		n += run
+	}
+	for i := range total {
+		total[i] /= time.Duration(max(n, 1))
+	}
+	return total
 }
 
 // benchCalls posts body to url b.N times and reports the process's CPU
