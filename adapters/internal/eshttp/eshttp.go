@@ -54,11 +54,19 @@ const MaxConnsPerHost = 64
 // 48 KiB). At MaxConnsPerHost connections that is 4 MiB a node.
 const WriteBufferSize = 64 << 10
 
+// ReadBufferSize is the read buffer of each pooled connection: an
+// answer up to its size (a page of ten hits with their text) is read in
+// one system call with its head, where the default 4 KiB buffer takes the
+// head and the first few kilobytes, then the rest. At MaxConnsPerHost
+// connections that is another 4 MiB a node.
+const ReadBufferSize = 64 << 10
+
 // Transport is the pooled HTTP transport the vendor clients send
 // through, sized for concurrent retrieval: at most MaxConnsPerHost
-// connections a node, each with a WriteBufferSize buffer; timeout bounds
-// dialling and the wait for response headers; disableCompression turns
-// off gzip; tlsConf (nil: MinTLS) secures https. Each exchange is made
+// connections a node, each with WriteBufferSize and ReadBufferSize
+// buffers; timeout bounds dialling and the wait for response headers;
+// disableCompression turns off gzip; tlsConf (nil: MinTLS) secures
+// https. Each exchange is made
 // on the caller's goroutine (internal/h1): net/http's own transport
 // hands every exchange between the caller and two goroutines of the
 // connection, a large part of the CPU of a query (docs/benchmarks.md).
@@ -68,6 +76,7 @@ func Transport(timeout time.Duration, disableCompression bool, tlsConf *tls.Conf
 	t.MaxIdleConnsPerHost = MaxConnsPerHost
 	t.MaxConnsPerHost = MaxConnsPerHost
 	t.WriteBufferSize = WriteBufferSize
+	t.ReadBufferSize = ReadBufferSize
 	t.DisableCompression = disableCompression
 	t.ResponseHeaderTimeout = timeout
 	t.DialContext = (&net.Dialer{Timeout: timeout}).DialContext
