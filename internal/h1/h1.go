@@ -207,7 +207,7 @@ func (t *Transport) host(key string) *host {
 		if t.base.DisableKeepAlives || idle < 0 {
 			idle = 0
 		}
-		h = &host{idle: make(chan *conn, idle), maxHeader: t.base.MaxResponseHeaderBytes}
+		h = &host{idle: make(chan *conn, idle), maxHeader: t.base.MaxResponseHeaderBytes, idleFor: t.base.IdleConnTimeout}
 		if h.maxHeader <= 0 {
 			h.maxHeader = maxHeaderBytes
 		}

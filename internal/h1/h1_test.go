@@ -27,7 +27,7 @@ import (
 // accepted.
 type server struct {
 	*httptest.Server
-	conns atomic.Int64
+	conns, closed atomic.Int64
 }
 
 func newServer(t *testing.T, h http.Handler, opts ...func(*http.Server)) *server {
@@ -38,8 +38,11 @@ func newServer(t *testing.T, h http.Handler, opts ...func(*http.Server)) *server
 		o(s.Config)
 	}
 	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
+		switch st {
+		case http.StateNew:
 			s.conns.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			s.closed.Add(1)
 		}
 	}
 	s.Start()
@@ -587,4 +590,29 @@ func newBenchServer(b *testing.B, srv *http.Server) string {
 	go srv.Serve(ln)
 	b.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String()
+}
+
+// An idle connection is closed once IdleConnTimeout has passed, with no
+// request to notice it.
+func TestIdleConnectionsReaped(t *testing.T) {
+	s := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "x") }))
+	b := base()
+	b.IdleConnTimeout = 100 * time.Millisecond
+	tr := New(b)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() { get(t, tr, context.Background(), http.MethodGet, s.URL, "") })
+	}
+	wg.Wait()
+	opened := s.conns.Load()
+	deadline := time.Now().Add(5 * time.Second)
+	for s.closed.Load() < opened && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c := s.closed.Load(); c != opened {
+		t.Fatalf("%d of %d idle connections closed after IdleConnTimeout", c, opened)
+	}
+	if _, _, err := get(t, tr, context.Background(), http.MethodGet, s.URL, ""); err != nil {
+		t.Fatal(err)
+	}
 }

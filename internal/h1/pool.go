@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,7 +15,9 @@ type host struct {
 	idle      chan *conn    // idle connections, at most MaxIdleConnsPerHost
 	slots     chan struct{} // a token for each open or dialling connection; nil: no bound
 	maxHeader int64
-	tlsConf   *tls.Config // https only
+	tlsConf   *tls.Config   // https only
+	idleFor   time.Duration // IdleConnTimeout: 0 keeps idle connections
+	reaping   atomic.Bool   // a reap is scheduled
 }
 
 // get is an idle connection that is still open (reused), or a new one,
@@ -61,8 +64,46 @@ func (h *host) put(c *conn) {
 	c.idle = time.Now()
 	select {
 	case h.idle <- c:
+		h.scheduleReap()
 	default:
 		c.close()
+	}
+}
+
+// scheduleReap has the idle connections looked at once IdleConnTimeout
+// has passed, unless a look is already scheduled.
+func (h *host) scheduleReap() {
+	if h.idleFor > 0 && h.reaping.CompareAndSwap(false, true) {
+		time.AfterFunc(h.idleFor, h.reap)
+	}
+}
+
+// reap closes the connections idle for longer than IdleConnTimeout and
+// looks again later while any stay idle: an idle connection holds a
+// socket on the server and its buffers here.
+func (h *host) reap() {
+	h.reaping.Store(false)
+	for range len(h.idle) {
+		var c *conn
+		select {
+		case c = <-h.idle:
+		default:
+		}
+		if c == nil {
+			break
+		}
+		if time.Since(c.idle) > h.idleFor {
+			c.close()
+			continue
+		}
+		select {
+		case h.idle <- c:
+		default:
+			c.close()
+		}
+	}
+	if len(h.idle) > 0 {
+		h.scheduleReap()
 	}
 }
 
