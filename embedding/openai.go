@@ -14,6 +14,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/capability"
 	"github.com/rcp-sidecar/rcp-sidecar/internal/fetch"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/h1"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
@@ -158,7 +159,7 @@ func withDefaults(o OpenAIOptions) OpenAIOptions {
 	o.Element = o.Element.OrFloat()
 	o.EncodingFormat = orDefault(o.EncodingFormat, FormatBase64)
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: pooledTransport()}
+		o.HTTPClient = &http.Client{Transport: h1.New(pooledTransport())}
 	}
 	o.HTTPClient = fetch.Rule{}.Client(o.HTTPClient) // redirects re-checked (internal/fetch)
 	return o
@@ -179,6 +180,8 @@ const MaxIdleConnsPerHost = 64
 // that fail elsewhere (an open breaker) after embedding their query.
 const MaxConnsPerHost = 64
 
+// pooledTransport is the default client's settings; h1 makes each call
+// on the caller's goroutine over them (internal/h1).
 func pooledTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/internal/fetch"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/h1"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/retry"
 )
@@ -123,9 +124,11 @@ func New(o Options) (*Client, error) {
 	}
 	c := &Client{opts: o, client: o.HTTPClient}
 	if c.client == nil {
-		c.client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 16,
+		// Each call is made on the caller's goroutine (internal/h1).
+		c.client = &http.Client{Transport: h1.New(&http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 16,
 			MaxConnsPerHost: 64, // dials bounded too: a server that stops accepting costs no goroutine per call
-			IdleConnTimeout: 90 * time.Second, ResponseHeaderTimeout: o.Timeout}}
+			IdleConnTimeout: 90 * time.Second, ResponseHeaderTimeout: o.Timeout,
+			TLSHandshakeTimeout: 10 * time.Second})}
 	}
 	c.client = fetch.Rule{}.Client(c.client) // redirects re-checked (internal/fetch)
 	base := strings.TrimRight(o.BaseURL, "/")

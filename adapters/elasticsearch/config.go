@@ -9,6 +9,7 @@ import (
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/esconfig"
+	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eshttp"
 )
 
 // Secret is a credential that never prints (adapters.Secret: "<secret>"
@@ -123,6 +124,11 @@ func (c *Config) validateAuth() error {
 		return errors.New("elasticsearch: username and password go together")
 	case c.CAFile != "" && c.CAFingerprint != "":
 		return errors.New("elasticsearch: set ca_file or ca_fingerprint, not both")
+	}
+	if c.CAFingerprint != "" {
+		if _, err := eshttp.ParseFingerprint(c.CAFingerprint); err != nil {
+			return fmt.Errorf("elasticsearch: %w", err)
+		}
 	}
 	return nil
 }

@@ -115,6 +115,7 @@ import (
 	"github.com/rcp-sidecar/rcp-sidecar/adapters"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eshttp"
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/tenantidx"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/h1"
 )
 
 // Name is the engine name in configuration files.
@@ -138,7 +139,7 @@ var (
 type adapter struct {
 	cfg    *Config
 	client *es8.Client
-	http   *http.Transport
+	http   *h1.Transport
 	log    *slog.Logger
 
 	mu    sync.RWMutex
@@ -169,7 +170,10 @@ func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapt
 			return nil, fmt.Errorf("elasticsearch: %w", err)
 		}
 	}
-	t := transport(cfg)
+	t, err := transport(cfg)
+	if err != nil {
+		return nil, err
+	}
 	client, err := newClient(cfg, t)
 	if err != nil {
 		return nil, err
@@ -183,36 +187,36 @@ func open(_ context.Context, c adapters.Config, d adapters.Deps) (adapters.Adapt
 	return a, nil
 }
 
-// newClient builds the vendor client with outbound auth and TLS.
-func newClient(cfg *Config, t *http.Transport) (*es8.Client, error) {
-	ec := es8.Config{
-		Addresses:              cfg.URLs,
-		APIKey:                 string(cfg.APIKey),
-		Username:               cfg.Username,
-		Password:               string(cfg.Password),
-		ServiceToken:           string(cfg.Bearer),
-		CertificateFingerprint: cfg.CAFingerprint,
-		Transport:              t,
-		DisableRetry:           true, // the Engine and its caller own retries (§12.2)
-	}
-	if cfg.CAFile != "" {
-		pem, err := eshttp.ReadCA(Name, cfg.CAFile)
+// newClient builds the vendor client with outbound auth over t.
+func newClient(cfg *Config, t http.RoundTripper) (*es8.Client, error) {
+	return es8.NewClient(es8.Config{
+		Addresses:    cfg.URLs,
+		APIKey:       string(cfg.APIKey),
+		Username:     cfg.Username,
+		Password:     string(cfg.Password),
+		ServiceToken: string(cfg.Bearer),
+		Transport:    t,
+		DisableRetry: true, // the Engine and its caller own retries (§12.2)
+	})
+}
+
+// transport is a pooled HTTP transport sized for concurrent retrieval,
+// trusting the CA file or the pinned fingerprint when one is set.
+func transport(cfg *Config) (*h1.Transport, error) {
+	tc := eshttp.MinTLS()
+	switch {
+	case cfg.CAFile != "":
+		pool, err := eshttp.CAPool(Name, cfg.CAFile)
 		if err != nil {
 			return nil, err
 		}
-		ec.CACert = pem
+		tc.RootCAs = pool
+	case cfg.CAFingerprint != "":
+		if err := eshttp.PinFingerprint(tc, cfg.CAFingerprint); err != nil {
+			return nil, fmt.Errorf("%s: %w", Name, err)
+		}
 	}
-	return es8.NewClient(ec)
-}
-
-// transport is a pooled HTTP transport sized for concurrent retrieval.
-// With a CA file or fingerprint the vendor client sets up TLS itself.
-func transport(cfg *Config) *http.Transport {
-	t := eshttp.Transport(cfg.Timeout, cfg.DisableCompression)
-	if cfg.CAFile == "" && cfg.CAFingerprint == "" {
-		t.TLSClientConfig = eshttp.MinTLS()
-	}
-	return t
+	return eshttp.Transport(cfg.Timeout, cfg.DisableCompression, tc), nil
 }
 
 // probed returns the last probe state or an error before the first probe.

@@ -9,13 +9,14 @@ import (
 	osgo "github.com/opensearch-project/opensearch-go/v4"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/eshttp"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/h1"
 )
 
 // client wraps the vendor client: one pooled transport, outbound auth,
 // retries disabled (the Engine and its caller own retries, §12.2).
 type client struct {
 	os *osgo.Client
-	t  *http.Transport
+	t  *h1.Transport
 }
 
 // response is a completed HTTP exchange.
@@ -25,15 +26,13 @@ type response = eshttp.Response
 // search, writes) is signed with SigV4 by the transport (sigv4.go).
 func newClient(ctx context.Context, cfg *Config) (*client, error) {
 	var err error
-	t := eshttp.Transport(cfg.Timeout, cfg.DisableCompression)
-	t.TLSClientConfig = eshttp.MinTLS()
+	tc := eshttp.MinTLS()
 	if cfg.CAFile != "" {
-		pool, err := eshttp.CAPool(Name, cfg.CAFile)
-		if err != nil {
+		if tc.RootCAs, err = eshttp.CAPool(Name, cfg.CAFile); err != nil {
 			return nil, err
 		}
-		t.TLSClientConfig.RootCAs = pool
 	}
+	t := eshttp.Transport(cfg.Timeout, cfg.DisableCompression, tc)
 	vc := vendorConfig(cfg, t)
 	if cfg.AWS != nil {
 		if vc.Signer, err = newSigner(ctx, cfg.AWS); err != nil {
@@ -48,7 +47,7 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 }
 
 // vendorConfig maps Config to the vendor client's settings.
-func vendorConfig(cfg *Config, t *http.Transport) osgo.Config {
+func vendorConfig(cfg *Config, t http.RoundTripper) osgo.Config {
 	off := false
 	vc := osgo.Config{
 		Addresses:             cfg.URLs,

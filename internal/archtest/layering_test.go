@@ -139,15 +139,15 @@ var layers = map[string][]string{
 	// The settings the Elasticsearch-family adapters share.
 	"adapters/internal/esconfig": {"std", "adapters"},
 	// HTTP plumbing the Elasticsearch-family adapters share.
-	"adapters/internal/eshttp": {"std", "adapters/internal/dsl"},
+	"adapters/internal/eshttp": {"std", "adapters/internal/dsl", "internal/h1"},
 	// The index-level health check the Elasticsearch-family adapters share.
 	"adapters/internal/eshealth": {"std", "adapters"},
 	// The memory engine's optional English analyzer stems with Snowball.
 	"adapters/memory": {"std", "adapters", "capability", "filterlang", "rankmath", "rcp", "github.com/blevesearch/snowballstem"},
-	"adapters/elasticsearch": {"std", "adapters", "capability", "filterlang", "rcp", "mapping", "adapters/internal/dsl",
+	"adapters/elasticsearch": {"std", "adapters", "capability", "filterlang", "rcp", "mapping", "internal/h1", "adapters/internal/dsl",
 		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp", "adapters/internal/eshealth",
 		"adapters/internal/esconfig", "adapters/internal/tenantidx", "github.com/elastic/"},
-	"adapters/opensearch": {"std", "adapters", "capability", "filterlang", "rcp", "mapping", "internal/fetch", "adapters/internal/dsl",
+	"adapters/opensearch": {"std", "adapters", "capability", "filterlang", "rcp", "mapping", "internal/fetch", "internal/h1", "adapters/internal/dsl",
 		"adapters/internal/dslfilter", "adapters/internal/eserrors", "adapters/internal/eshttp", "adapters/internal/eshealth",
 		"adapters/internal/esconfig", "adapters/internal/tenantidx", "github.com/opensearch-project/", "github.com/aws/aws-sdk-go-v2/"},
 	"adapters/qdrant": {"std", "adapters", "capability", "filterlang", "rcp", "mapping",
@@ -157,8 +157,8 @@ var layers = map[string][]string{
 	"adapters/health":            {"std", "adapters"},
 	"adapters/resilient":         {"std", "adapters", "capability", "retry", "rcp"},
 	"adapters/resilient/standby": {"std", "rcp", "rcp/jsonrpc", "rcp/server"},
-	"embedding":                  {"std", "adapters", "capability", "internal/fetch", "retry", "rcp"},
-	"reranker":                   {"std", "internal/fetch", "retry", "rcp"},
+	"embedding":                  {"std", "adapters", "capability", "internal/fetch", "internal/h1", "retry", "rcp"},
+	"reranker":                   {"std", "internal/fetch", "internal/h1", "retry", "rcp"},
 	"reranker/rerankertest":      {"std"},
 	"internal/session":           {"std"},
 	// The shared state store (Valkey/Redis) behind session.Shared and
@@ -169,6 +169,7 @@ var layers = map[string][]string{
 	// The one retry loop (backoff, hint, budget) for every retried call.
 	"retry":          {"std"},
 	"internal/fetch": {"std"},
+	"internal/h1":    {"std"},
 	// Network fakes for tests.
 	"internal/nettest": {"std"},
 

@@ -15,7 +15,7 @@ import (
 // bound: a dial outlives its cancelled request until the dial timeout).
 func TestDialsBounded(t *testing.T) {
 	addr := nettest.StuckListener(t)
-	tr := Transport(30*time.Second, true)
+	tr := Transport(30*time.Second, true, nil)
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr}
 	left := nettest.Abandon(400, func(ctx context.Context) {

@@ -1,7 +1,7 @@
 // Package eshttp is the HTTP plumbing the Elasticsearch and OpenSearch
 // adapters share under their vendor clients: the pooled transport and
-// its timeouts, compression and TLS floor, CA files, and building and
-// reading one JSON or NDJSON exchange. Authentication and the vendor
+// its timeouts, compression and TLS floor, CA files and fingerprints,
+// and building and reading one JSON or NDJSON exchange. Authentication and the vendor
 // client itself stay with each adapter, as do the error types non-2xx
 // responses become.
 package eshttp
@@ -9,16 +9,22 @@ package eshttp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/rcp-sidecar/rcp-sidecar/adapters/internal/dsl"
+	"github.com/rcp-sidecar/rcp-sidecar/internal/h1"
 )
 
 // MaxBody bounds how much of a response is read (a 10 000-hit page with
@@ -48,25 +54,73 @@ const MaxConnsPerHost = 64
 // 48 KiB). At MaxConnsPerHost connections that is 4 MiB a node.
 const WriteBufferSize = 64 << 10
 
-// Transport is a pooled HTTP transport sized for concurrent retrieval:
-// at most MaxConnsPerHost connections a node, each with a
-// WriteBufferSize buffer, timeout bounds dialling and the wait for
-// response headers, and disableCompression turns off gzip. TLS is left
-// as the default transport has it; callers set it from MinTLS and
-// CAPool, or leave it to their vendor client.
-func Transport(timeout time.Duration, disableCompression bool) *http.Transport {
+// ReadBufferSize is the read buffer of each pooled connection: an
+// answer up to its size (a page of ten hits with their text) is read in
+// one system call with its head, where the default 4 KiB buffer takes the
+// head and the first few kilobytes, then the rest. At MaxConnsPerHost
+// connections that is another 4 MiB a node.
+const ReadBufferSize = 64 << 10
+
+// Transport is the pooled HTTP transport the vendor clients send
+// through, sized for concurrent retrieval: at most MaxConnsPerHost
+// connections a node, each with WriteBufferSize and ReadBufferSize
+// buffers; timeout bounds dialling and the wait for response headers;
+// disableCompression turns off gzip; tlsConf (nil: MinTLS) secures
+// https. Each exchange is made
+// on the caller's goroutine (internal/h1): net/http's own transport
+// hands every exchange between the caller and two goroutines of the
+// connection, a large part of the CPU of a query (docs/benchmarks.md).
+// Requests through a proxy from the environment go over net/http's.
+func Transport(timeout time.Duration, disableCompression bool, tlsConf *tls.Config) *h1.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = MaxConnsPerHost
 	t.MaxConnsPerHost = MaxConnsPerHost
 	t.WriteBufferSize = WriteBufferSize
+	t.ReadBufferSize = ReadBufferSize
 	t.DisableCompression = disableCompression
 	t.ResponseHeaderTimeout = timeout
 	t.DialContext = (&net.Dialer{Timeout: timeout}).DialContext
-	return t
+	if tlsConf == nil {
+		tlsConf = MinTLS()
+	}
+	t.TLSClientConfig = tlsConf
+	return h1.New(t)
 }
 
 // MinTLS is the TLS floor of outbound connections: TLS 1.2.
 func MinTLS() *tls.Config { return &tls.Config{MinVersion: tls.VersionTLS12} }
+
+// PinFingerprint makes cfg accept a server by the SHA-256 fingerprint
+// of a certificate it presents, leaf or chain (Elasticsearch's
+// ca_fingerprint, as its Go client checks it), in place of verifying
+// the chain: the fingerprint is what the operator trusts.
+func PinFingerprint(cfg *tls.Config, fingerprint string) error {
+	want, err := ParseFingerprint(fingerprint)
+	if err != nil {
+		return err
+	}
+	cfg.InsecureSkipVerify = true // the pin below replaces the chain check
+	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		for _, c := range cs.PeerCertificates {
+			got := sha256.Sum256(c.Raw)
+			if subtle.ConstantTimeCompare(got[:], want) == 1 {
+				return nil
+			}
+		}
+		return errors.New("no certificate the server presented has the configured ca_fingerprint")
+	}
+	return nil
+}
+
+// ParseFingerprint reads a SHA-256 fingerprint: 64 hex digits, in either
+// case, optionally in colon-separated pairs.
+func ParseFingerprint(s string) ([]byte, error) {
+	b, err := hex.DecodeString(strings.ReplaceAll(s, ":", ""))
+	if err != nil || len(b) != sha256.Size {
+		return nil, errors.New("ca_fingerprint must be a SHA-256 fingerprint: 64 hex digits")
+	}
+	return b, nil
+}
 
 // ReadCA reads the PEM file configured as ca_file; engine prefixes errors.
 func ReadCA(engine, file string) ([]byte, error) {

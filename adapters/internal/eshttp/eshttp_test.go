@@ -3,8 +3,10 @@ package eshttp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
+	"encoding/hex"
 	"io"
 	"net"
 	"net/http"
@@ -18,17 +20,17 @@ import (
 )
 
 func TestTransport(t *testing.T) {
-	tr := Transport(3*time.Second, true)
+	tr := Transport(3*time.Second, true, nil).Base()
 	if tr == http.DefaultTransport {
 		t.Fatal("Transport returned the shared default transport")
 	}
 	if tr.MaxIdleConnsPerHost != 64 || !tr.DisableCompression || tr.ResponseHeaderTimeout != 3*time.Second || tr.DialContext == nil {
 		t.Fatalf("transport settings: %+v", tr)
 	}
-	if Transport(time.Second, false).DisableCompression {
+	if Transport(time.Second, false, nil).Base().DisableCompression {
 		t.Fatal("compression disabled")
 	}
-	if MinTLS().MinVersion != tls.VersionTLS12 {
+	if MinTLS().MinVersion != tls.VersionTLS12 || tr.TLSClientConfig.MinVersion != tls.VersionTLS12 {
 		t.Fatal("TLS floor is not 1.2")
 	}
 }
@@ -56,14 +58,57 @@ func TestCA(t *testing.T) {
 	if err != nil || pool == nil {
 		t.Fatalf("CAPool: %v", err)
 	}
-	tr := Transport(5*time.Second, false)
-	tr.TLSClientConfig = MinTLS()
-	tr.TLSClientConfig.RootCAs = pool
-	res, err := (&http.Client{Transport: tr}).Get(srv.URL)
+	tc := MinTLS()
+	tc.RootCAs = pool
+	res, err := (&http.Client{Transport: Transport(5*time.Second, false, tc)}).Get(srv.URL)
 	if err != nil {
 		t.Fatalf("TLS with the pool: %v", err)
 	}
 	res.Body.Close()
+	if _, err := (&http.Client{Transport: Transport(5*time.Second, false, nil)}).Get(srv.URL); err == nil {
+		t.Fatal("a server no pool trusts was accepted")
+	}
+}
+
+// TestPinFingerprint: a server is accepted by the SHA-256 of a
+// certificate it presents, in any spelling of the hex, and refused under
+// any other pin; a pin that is not 32 bytes of hex is an error.
+func TestPinFingerprint(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer srv.Close()
+	sum := sha256.Sum256(srv.Certificate().Raw)
+	hexSum := hex.EncodeToString(sum[:])
+	var pairs []string
+	for i := 0; i < len(hexSum); i += 2 {
+		pairs = append(pairs, hexSum[i:i+2])
+	}
+	wrong := sha256.Sum256([]byte("another certificate"))
+	for _, tc := range []struct {
+		pin string
+		ok  bool
+	}{
+		{hexSum, true},
+		{strings.ToUpper(hexSum), true},
+		{strings.Join(pairs, ":"), true},
+		{hex.EncodeToString(wrong[:]), false},
+	} {
+		cfg := MinTLS()
+		if err := PinFingerprint(cfg, tc.pin); err != nil {
+			t.Fatalf("pin %s: %v", tc.pin, err)
+		}
+		res, err := (&http.Client{Transport: Transport(5*time.Second, true, cfg)}).Get(srv.URL)
+		if err == nil {
+			res.Body.Close()
+		}
+		if (err == nil) != tc.ok {
+			t.Errorf("pin %s: err %v, want accepted %v", tc.pin, err, tc.ok)
+		}
+	}
+	for _, bad := range []string{"", "ab", hexSum[:62], hexSum + "00", "zz" + hexSum[2:]} {
+		if err := PinFingerprint(MinTLS(), bad); err == nil {
+			t.Errorf("pin %q accepted", bad)
+		}
+	}
 }
 
 func certPEM(der []byte) []byte {
@@ -150,11 +195,11 @@ func TestRequestOneWrite(t *testing.T) {
 		_, _ = io.Copy(io.Discard, r.Body)
 	}))
 	defer srv.Close()
-	tr := Transport(3*time.Second, true)
+	tr := Transport(3*time.Second, true, nil)
 	defer tr.CloseIdleConnections()
 	var writes atomic.Int64
-	dial := tr.DialContext
-	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+	dial := tr.Base().DialContext
+	tr.Base().DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
