@@ -207,15 +207,12 @@ func (t *Transport) host(key string) *host {
 		if t.base.DisableKeepAlives || idle < 0 {
 			idle = 0
 		}
-		h = &host{idle: make(chan *conn, idle), maxHeader: t.base.MaxResponseHeaderBytes, idleFor: t.base.IdleConnTimeout}
+		h = &host{maxIdle: idle, maxOpen: t.base.MaxConnsPerHost, maxHeader: t.base.MaxResponseHeaderBytes, idleFor: t.base.IdleConnTimeout}
 		if h.maxHeader <= 0 {
 			h.maxHeader = maxHeaderBytes
 		}
 		if scheme, addr, ok := strings.Cut(key, "://"); ok && scheme == "https" {
 			h.tlsConf = tlsConfig(t.base.TLSClientConfig, addr)
-		}
-		if n := t.base.MaxConnsPerHost; n > 0 {
-			h.slots = make(chan struct{}, n)
 		}
 		t.hosts[key] = h
 	}

@@ -616,3 +616,132 @@ func TestIdleConnectionsReaped(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// After a burst opens several connections, a trickle of requests reuses
+// the most recently used one, so the others age out: with the least
+// recently used taken first, every connection would stay in rotation.
+func TestTrickleLetsBurstConnectionsAge(t *testing.T) {
+	var burst sync.WaitGroup
+	burst.Add(3)
+	s := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/burst" {
+			burst.Done()
+			burst.Wait() // three requests in flight at once: three connections
+		}
+		io.WriteString(w, "x")
+	}))
+	b := base()
+	b.IdleConnTimeout = 400 * time.Millisecond
+	tr := New(b)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			if _, _, err := get(t, tr, context.Background(), http.MethodGet, s.URL+"/burst", ""); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := s.conns.Load(); n != 3 {
+		t.Fatalf("the burst opened %d connections, want 3", n)
+	}
+	// One request every 40 ms for a second: a connection in rotation
+	// would be reused every 120 ms, well under the timeout. (Should the
+	// machine stall past the timeout, the warm one is reaped and dialled
+	// again: still one open.)
+	for range 25 {
+		if _, _, err := get(t, tr, context.Background(), http.MethodGet, s.URL, ""); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(40 * time.Millisecond)
+	}
+	if c, n := s.closed.Load(), s.conns.Load(); c != n-1 {
+		t.Fatalf("after the trickle: %d of %d connections closed, want all but one", c, n)
+	}
+}
+
+// Requests cancelled while waiting at the bound, or as a connection is
+// handed to them, leave no slot taken: afterwards the pool holds at most
+// its bound and serves at once.
+func TestCancelledWaitersLeakNoSlot(t *testing.T) {
+	s := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Duration(rand.IntN(3)) * time.Millisecond)
+		io.WriteString(w, "x")
+	}))
+	b := base()
+	b.MaxConnsPerHost = 2
+	tr := New(b)
+	var wg sync.WaitGroup
+	for g := range 24 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			for range 25 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(1+rng.IntN(8))*time.Millisecond)
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+				if res, err := tr.RoundTrip(req); err == nil {
+					if rng.IntN(2) == 0 {
+						io.Copy(io.Discard, res.Body)
+					}
+					res.Body.Close()
+				}
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	h := tr.host("http://" + strings.TrimPrefix(s.URL, "http://"))
+	h.mu.Lock()
+	open, waiting := h.open, len(h.waiters)
+	h.mu.Unlock()
+	if open > 2 || waiting != 0 {
+		t.Fatalf("after the storm: %d connections counted open (bound 2), %d waiting", open, waiting)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for range 2 {
+		wg.Go(func() {
+			if _, _, err := get(t, tr, ctx, http.MethodGet, s.URL, ""); err != nil {
+				t.Errorf("after the storm: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// A slot handed to a waiting request just as its context ends is passed
+// on, whichever of the two the request sees first.
+func TestSlotHandedAsContextEnds(t *testing.T) {
+	tr := New(base())
+	h := &host{maxOpen: 1, maxIdle: 2}
+	for i := range 300 {
+		h.mu.Lock()
+		h.open = 1 // the one slot is taken
+		h.mu.Unlock()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if c, _, err := h.get(ctx, tr, "http", "127.0.0.1:1"); err == nil {
+				c.close()
+			}
+		}()
+		for {
+			h.mu.Lock()
+			n := len(h.waiters)
+			h.mu.Unlock()
+			if n == 1 {
+				break
+			}
+			time.Sleep(10 * time.Microsecond)
+		}
+		cancel()
+		h.free() // both the slot and the end of ctx are ready for it
+		<-done
+		h.mu.Lock()
+		open, waiting := h.open, len(h.waiters)
+		h.mu.Unlock()
+		if open != 0 || waiting != 0 {
+			t.Fatalf("round %d: %d slots taken, %d waiting after the request left", i, open, waiting)
+		}
+	}
+}

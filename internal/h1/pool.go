@@ -5,124 +5,187 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 )
 
 // host is the pool of connections to one scheme and address.
 type host struct {
-	idle      chan *conn    // idle connections, at most MaxIdleConnsPerHost
-	slots     chan struct{} // a token for each open or dialling connection; nil: no bound
 	maxHeader int64
 	tlsConf   *tls.Config   // https only
 	idleFor   time.Duration // IdleConnTimeout: 0 keeps idle connections
-	reaping   atomic.Bool   // a reap is scheduled
+	maxIdle   int           // MaxIdleConnsPerHost
+	maxOpen   int           // MaxConnsPerHost: 0 is no bound
+
+	mu      sync.Mutex
+	idle    []*conn      // idle connections, the most recently used last
+	open    int          // open and dialling connections
+	waiters []chan *conn // requests waiting at maxOpen, in turn: a connection, or nil for a slot
+	reaping bool         // a reap is scheduled
 }
 
-// get is an idle connection that is still open (reused), or a new one,
-// waiting for either while the host is at MaxConnsPerHost.
-func (h *host) get(ctx context.Context, t *Transport, scheme, addr string) (c *conn, reused bool, err error) {
+// get is an idle connection that is still open (reused), the most
+// recently used first, as net/http takes them, so that a trickle of
+// requests keeps few connections busy and the rest age out; or a new
+// one; or, at MaxConnsPerHost, the first connection or slot freed,
+// waited for in turn until ctx ends.
+func (h *host) get(ctx context.Context, t *Transport, scheme, addr string) (*conn, bool, error) {
 	for {
-		select {
-		case c := <-h.idle:
+		h.mu.Lock()
+		if n := len(h.idle); n > 0 {
+			c := h.idle[n-1]
+			h.idle[n-1] = nil
+			h.idle = h.idle[:n-1]
+			h.mu.Unlock()
 			if c.usable(t) {
 				return c, true, nil
 			}
 			c.close()
 			continue
-		default:
 		}
-		break
-	}
-	if h.slots == nil {
-		c, err := t.dial(ctx, h, scheme, addr)
-		return c, false, err
-	}
-	for {
+		if h.maxOpen <= 0 || h.open < h.maxOpen {
+			h.open++
+			h.mu.Unlock()
+			return h.dial(ctx, t, scheme, addr)
+		}
+		w := make(chan *conn, 1)
+		h.waiters = append(h.waiters, w)
+		h.mu.Unlock()
 		select {
-		case c := <-h.idle:
+		case c := <-w:
+			if c == nil {
+				return h.dial(ctx, t, scheme, addr)
+			}
 			if c.usable(t) {
 				return c, true, nil
 			}
 			c.close()
-		case h.slots <- struct{}{}:
-			c, err := t.dial(ctx, h, scheme, addr)
-			if err != nil {
-				<-h.slots
-				return nil, false, err
-			}
-			return c, false, nil
 		case <-ctx.Done():
+			if !h.dropWaiter(w) {
+				// A connection or a slot was handed over as ctx ended: pass it on.
+				if c := <-w; c != nil {
+					h.put(c)
+				} else {
+					h.free()
+				}
+			}
 			return nil, false, context.Cause(ctx)
 		}
 	}
 }
 
-// put makes c idle, or closes it when the host keeps enough idle.
-func (h *host) put(c *conn) {
-	c.idle = time.Now()
-	select {
-	case h.idle <- c:
-		h.scheduleReap()
-	default:
-		c.close()
+// dial opens a connection on a slot taken for it, giving the slot back
+// when the dial fails.
+func (h *host) dial(ctx context.Context, t *Transport, scheme, addr string) (*conn, bool, error) {
+	c, err := t.dial(ctx, h, scheme, addr)
+	if err != nil {
+		h.free()
+		return nil, false, err
 	}
+	return c, false, nil
 }
 
-// scheduleReap has the idle connections looked at once IdleConnTimeout
-// has passed, unless a look is already scheduled.
-func (h *host) scheduleReap() {
-	if h.idleFor > 0 && h.reaping.CompareAndSwap(false, true) {
+// dropWaiter takes w out of the queue, reporting false when it was
+// already handed something.
+func (h *host) dropWaiter(w chan *conn) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if i := slices.Index(h.waiters, w); i >= 0 {
+		h.waiters = slices.Delete(h.waiters, i, i+1)
+		return true
+	}
+	return false
+}
+
+// next takes the first waiter out of the queue; h.mu is held.
+func (h *host) next() chan *conn {
+	if len(h.waiters) == 0 {
+		return nil
+	}
+	w := h.waiters[0]
+	h.waiters = slices.Delete(h.waiters, 0, 1)
+	return w
+}
+
+// put hands c to the first waiting request, or keeps it idle, or closes
+// it when the host keeps enough idle.
+func (h *host) put(c *conn) {
+	if h.maxIdle == 0 {
+		c.close() // keep-alives off: the slot passes on
+		return
+	}
+	c.idle = time.Now()
+	h.mu.Lock()
+	if w := h.next(); w != nil {
+		h.mu.Unlock()
+		w <- c
+		return
+	}
+	if len(h.idle) >= h.maxIdle {
+		h.mu.Unlock()
+		c.close()
+		return
+	}
+	h.idle = append(h.idle, c)
+	schedule := h.idleFor > 0 && !h.reaping
+	h.reaping = h.reaping || schedule
+	h.mu.Unlock()
+	if schedule {
 		time.AfterFunc(h.idleFor, h.reap)
 	}
 }
 
-// reap closes the connections idle for longer than IdleConnTimeout and
-// looks again later while any stay idle: an idle connection holds a
-// socket on the server and its buffers here.
-func (h *host) reap() {
-	h.reaping.Store(false)
-	for range len(h.idle) {
-		var c *conn
-		select {
-		case c = <-h.idle:
-		default:
-		}
-		if c == nil {
-			break
-		}
-		if time.Since(c.idle) > h.idleFor {
-			c.close()
-			continue
-		}
-		select {
-		case h.idle <- c:
-		default:
-			c.close()
-		}
-	}
-	if len(h.idle) > 0 {
-		h.scheduleReap()
-	}
-}
-
-// free gives back the slot of a closed connection.
+// free gives back the slot of a closed connection: to the first waiting
+// request, which dials on it, or to the pool.
 func (h *host) free() {
-	if h.slots != nil {
-		<-h.slots
+	h.mu.Lock()
+	if w := h.next(); w != nil {
+		h.mu.Unlock()
+		w <- nil
+		return
 	}
+	h.open--
+	h.mu.Unlock()
 }
 
 // closeIdle closes the idle connections.
 func (h *host) closeIdle() {
-	for {
-		select {
-		case c := <-h.idle:
-			c.close()
-		default:
-			return
-		}
+	h.mu.Lock()
+	idle := h.idle
+	h.idle = nil
+	h.mu.Unlock()
+	for _, c := range idle {
+		c.close()
+	}
+}
+
+// reap closes the connections idle for longer than IdleConnTimeout (the
+// oldest are first in the list) and looks again when the next one will
+// be: an idle connection holds a socket on the server and its buffers
+// here.
+func (h *host) reap() {
+	now := time.Now()
+	h.mu.Lock()
+	n := 0
+	for n < len(h.idle) && now.Sub(h.idle[n].idle) >= h.idleFor {
+		n++
+	}
+	expired := slices.Clone(h.idle[:n])
+	h.idle = slices.Delete(h.idle, 0, n)
+	var wait time.Duration
+	again := len(h.idle) > 0
+	if again {
+		wait = h.idle[0].idle.Add(h.idleFor).Sub(now)
+	}
+	h.reaping = again
+	h.mu.Unlock()
+	for _, c := range expired {
+		c.close()
+	}
+	if again {
+		time.AfterFunc(max(wait, time.Millisecond), h.reap)
 	}
 }
 
