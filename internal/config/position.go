@@ -52,8 +52,9 @@ func (e *pathError) Unwrap() error { return e.err }
 // syntaxError locates a YAML syntax error. yaml.v3 (which viper reads
 // with) names the line where the enclosing mapping starts, counted from
 // 0, and keeps the offending token's position to itself; goccy/go-yaml
-// reports the offending token. When goccy finds nothing wrong, err is
-// returned as yaml.v3 put it.
+// reports the offending token. When goccy finds nothing wrong, or names
+// a line the file does not have (it can, in a file mixing "\r" and
+// "\r\n" line breaks), err is returned as yaml.v3 put it.
 func syntaxError(data []byte, err error) error {
 	_, perr := goccyparser.ParseBytes(data, 0)
 	var se *goccy.SyntaxError
@@ -61,6 +62,9 @@ func syntaxError(data []byte, err error) error {
 		return fmt.Errorf("parse yaml: %w", err)
 	}
 	p := se.Token.Position
+	if p.Line < 1 || p.Line > len(yamlLines(data)) {
+		return fmt.Errorf("parse yaml: %w", err)
+	}
 	return newError(data, p.Line, p.Column, fmt.Errorf("parse yaml: %s", se.Message))
 }
 
