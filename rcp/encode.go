@@ -412,11 +412,13 @@ func (e *jsonAppender) float(f float64, bits int) {
 		e.b = append(e.b, e.b[e.lastAt:e.lastTo]...)
 		return
 	}
-	at := len(e.b)
-	e.b = appendFloat(e.b, f, bits)
-	if bits == 64 {
-		e.lastF, e.lastAt, e.lastTo = f, at, len(e.b)
+	if bits == 32 {
+		e.b = AppendFloat32(e.b, float32(f))
+		return
 	}
+	at := len(e.b)
+	e.b = appendFloat(e.b, f, 64)
+	e.lastF, e.lastAt, e.lastTo = f, at, len(e.b)
 }
 
 func appendFloat(b []byte, f float64, bits int) []byte {
