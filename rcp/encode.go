@@ -160,7 +160,7 @@ func (e *jsonAppender) hitParts(h *Hit) {
 // plainString writes s, as it is when p vouches for it (Plain).
 func (e *jsonAppender) plainString(s string, p Plain) {
 	if p.For(s) {
-		e.b = append(append(append(e.b, '"'), s...), '"')
+		e.b = append(append(append(e.b, '"'), p.body(s)...), '"')
 		return
 	}
 	e.b = appendString(e.b, s)
