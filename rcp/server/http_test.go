@@ -268,21 +268,25 @@ func TestReadyzNotesAndReason(t *testing.T) {
 	}
 }
 
-// TestHTTPAnswerWhileHandlerIgnoresContext: a single call over HTTP runs
-// on the request's goroutine; when its deadline passes or its client
-// goes away while a backend ignoring its context still runs, the
-// -32014/-32006 answer goes out at once with "Connection: close", before
-// the backend returns, and the backend's late outcome is dropped: the
-// request is observed exactly once, with that answer.
+// TestHTTPAnswerWhileHandlerIgnoresContext: a single call over HTTP/1
+// runs on the request's goroutine; when its deadline passes or its
+// client goes away while a backend ignoring its context still runs, the
+// -32014/-32006 answer goes out at once, before the backend returns,
+// with "Connection: close", and the backend's late outcome is dropped:
+// the request is observed exactly once, with that answer. Over HTTP/2,
+// where a stream ends only with its handler, the answer is as prompt
+// and the connection stays open.
 func TestHTTPAnswerWhileHandlerIgnoresContext(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		body     string
 		hangUp   bool
+		h2       bool
 		wantCode rcp.Code
 	}{
-		{"deadline", `{"jsonrpc":"2.0","id":7,"method":"retrieve","params":{"query":"q","_meta":{"deadlineMs":50}}}`, false, rcp.CodeTimeout},
-		{"client gone", `{"jsonrpc":"2.0","id":7,"method":"retrieve","params":{"query":"q"}}`, true, rcp.CodeCancelled},
+		{"deadline", `{"jsonrpc":"2.0","id":7,"method":"retrieve","params":{"query":"q","_meta":{"deadlineMs":50}}}`, false, false, rcp.CodeTimeout},
+		{"deadline over HTTP/2", `{"jsonrpc":"2.0","id":7,"method":"retrieve","params":{"query":"q","_meta":{"deadlineMs":50}}}`, false, true, rcp.CodeTimeout},
+		{"client gone", `{"jsonrpc":"2.0","id":7,"method":"retrieve","params":{"query":"q"}}`, true, false, rcp.CodeCancelled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			release, started, returned := make(chan struct{}), make(chan struct{}), make(chan struct{})
@@ -311,7 +315,13 @@ func TestHTTPAnswerWhileHandlerIgnoresContext(t *testing.T) {
 				defer mu.Unlock()
 				return len(codes)
 			}
-			srv := httptest.NewServer(server.New(b, opts).Handler())
+			srv := httptest.NewUnstartedServer(server.New(b, opts).Handler())
+			if tc.h2 {
+				srv.EnableHTTP2 = true
+				srv.StartTLS()
+			} else {
+				srv.Start()
+			}
 			ctx, hangUp := context.WithCancel(context.Background())
 			defer hangUp()
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/rcp/retrieve", strings.NewReader(tc.body))
@@ -344,7 +354,12 @@ func TestHTTPAnswerWhileHandlerIgnoresContext(t *testing.T) {
 				if got := rpcCode(t, string(body)); got != int(tc.wantCode) {
 					t.Errorf("code %d, want %d: %s", got, tc.wantCode, body)
 				}
-				if !res.Close {
+				switch {
+				case tc.h2 && res.ProtoMajor != 2:
+					t.Errorf("served over %s, want HTTP/2", res.Proto)
+				case tc.h2 && res.Close:
+					t.Error("an HTTP/2 answer closed the connection")
+				case !tc.h2 && !res.Close:
 					t.Error("the answer did not ask the client to close the connection the backend still holds")
 				}
 			} else {
