@@ -189,30 +189,15 @@ func (r *embedRequest) appendJSON(b []byte) []byte {
 	}
 	b = slices.Grow(b, n)
 	b = rcp.AppendString(append(b, `{"model":`...), r.Model)
-	b = appendStrings(append(b, `,"input":`...), r.Input)
+	b = rcp.AppendStrings(append(b, `,"input":`...), r.Input)
 	b = rcp.AppendString(append(b, `,"encoding_format":`...), r.EncodingFormat)
 	if len(r.EmbeddingTypes) > 0 {
-		b = appendStrings(append(b, `,"embedding_types":`...), r.EmbeddingTypes)
+		b = rcp.AppendStrings(append(b, `,"embedding_types":`...), r.EmbeddingTypes)
 	}
 	if r.InputType != "" {
 		b = rcp.AppendString(append(b, `,"input_type":`...), r.InputType)
 	}
 	return append(b, '}')
-}
-
-// appendStrings appends ss as a JSON array of strings, null when nil.
-func appendStrings(b []byte, ss []string) []byte {
-	if ss == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = rcp.AppendString(b, s)
-	}
-	return append(b, ']')
 }
 
 // attempt performs one HTTP round trip and validates the answer; status

@@ -444,6 +444,22 @@ const hexDigits = "0123456789abcdef"
 // It is the one string writer of the hand-written JSON encoders.
 func AppendString(b []byte, s string) []byte { return appendString(b, s) }
 
+// AppendStrings appends ss as encoding/json writes a []string: an array
+// of strings as AppendString writes them, null when ss is nil.
+func AppendStrings(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
+}
+
 // appendString is AppendString.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')

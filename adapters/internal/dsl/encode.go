@@ -134,22 +134,6 @@ func appendFloat32s(b []byte, v []float32) ([]byte, error) {
 	return append(b, ']'), nil
 }
 
-// appendStrings appends ss as a JSON array of strings (null when ss is
-// nil).
-func appendStrings(b []byte, ss []string) []byte {
-	if ss == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = rcp.AppendString(b, s)
-	}
-	return append(b, ']')
-}
-
 // appendValues appends vs as a JSON array ([] when vs is nil).
 func appendValues(b []byte, vs []any) ([]byte, error) { return appendArray(b, vs, appendValue) }
 
