@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 	"unsafe"
@@ -176,11 +177,27 @@ func (o *OpenAI) requestBody(texts []string, kind, format string) ([]byte, error
 	if o.opts.SendInputType {
 		req.InputType = kind
 	}
-	b, err := json.Marshal(req)
-	if err != nil {
-		return nil, rcp.AsError(err)
+	return req.appendJSON(nil), nil
+}
+
+// appendJSON appends r as json.Marshal writes it, without reflection:
+// every dense query sends one.
+func (r *embedRequest) appendJSON(b []byte) []byte {
+	n := 64 + len(r.Model)
+	for _, t := range r.Input {
+		n += len(t) + 3
 	}
-	return b, nil
+	b = slices.Grow(b, n)
+	b = rcp.AppendString(append(b, `{"model":`...), r.Model)
+	b = rcp.AppendStrings(append(b, `,"input":`...), r.Input)
+	b = rcp.AppendString(append(b, `,"encoding_format":`...), r.EncodingFormat)
+	if len(r.EmbeddingTypes) > 0 {
+		b = rcp.AppendStrings(append(b, `,"embedding_types":`...), r.EmbeddingTypes)
+	}
+	if r.InputType != "" {
+		b = rcp.AppendString(append(b, `,"input_type":`...), r.InputType)
+	}
+	return append(b, '}')
 }
 
 // attempt performs one HTTP round trip and validates the answer; status

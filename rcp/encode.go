@@ -160,7 +160,7 @@ func (e *jsonAppender) hitParts(h *Hit) {
 // plainString writes s, as it is when p vouches for it (Plain).
 func (e *jsonAppender) plainString(s string, p Plain) {
 	if p.For(s) {
-		e.b = append(append(append(e.b, '"'), s...), '"')
+		e.b = append(append(append(e.b, '"'), p.body(s)...), '"')
 		return
 	}
 	e.b = appendString(e.b, s)
@@ -412,11 +412,13 @@ func (e *jsonAppender) float(f float64, bits int) {
 		e.b = append(e.b, e.b[e.lastAt:e.lastTo]...)
 		return
 	}
-	at := len(e.b)
-	e.b = appendFloat(e.b, f, bits)
-	if bits == 64 {
-		e.lastF, e.lastAt, e.lastTo = f, at, len(e.b)
+	if bits == 32 {
+		e.b = AppendFloat32(e.b, float32(f))
+		return
 	}
+	at := len(e.b)
+	e.b = appendFloat(e.b, f, 64)
+	e.lastF, e.lastAt, e.lastTo = f, at, len(e.b)
 }
 
 func appendFloat(b []byte, f float64, bits int) []byte {
@@ -441,6 +443,22 @@ const hexDigits = "0123456789abcdef"
 // escaped, U+2028/U+2029 escaped, each byte of invalid UTF-8 as \ufffd.
 // It is the one string writer of the hand-written JSON encoders.
 func AppendString(b []byte, s string) []byte { return appendString(b, s) }
+
+// AppendStrings appends ss as encoding/json writes a []string: an array
+// of strings as AppendString writes them, null when ss is nil.
+func AppendStrings(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
+}
 
 // appendString is AppendString.
 func appendString(b []byte, s string) []byte {

@@ -148,6 +148,9 @@ func TestPlainVouchesForItsStringOnly(t *testing.T) {
 		{"prefix of the vouched string", safe[:10] + "&", AssumePlain(safe)},
 		{"copy of the vouched string", strings.Clone(safe), AssumePlain(safe)},
 		{"zero", "a\u2028<", Plain{}},
+		{"escaped", escText, AssumeEscaped(escText, []byte(escBody))},
+		{"escaped, replaced", escText + "!", AssumeEscaped(escText, []byte(escBody))},
+		{"escaped, copy", strings.Clone(escText), AssumeEscaped(escText, []byte(escBody))},
 	} {
 		r := &RetrieveResult{Hits: []Hit{{ID: c.text, IDPlain: c.plain, Text: c.text, TextPlain: c.plain,
 			Citation: &Citation{Source: "s", Title: c.text, TitlePlain: c.plain}}}}
@@ -160,7 +163,17 @@ func TestPlainVouchesForItsStringOnly(t *testing.T) {
 	if !AssumePlain(safe).For(safe) || AssumePlain(safe).For(strings.Clone(safe)) || AssumePlain("").For("") {
 		t.Error("For does not name exactly the string it was made for")
 	}
+	if !AssumeEscaped(escText, []byte(escBody)).For(escText) || AssumeEscaped(escText, nil) != (Plain{}) {
+		t.Error("AssumeEscaped does not vouch for exactly its string with its escaped form")
+	}
 }
+
+// escText and escBody are a string and its escaped form as AppendString
+// writes it.
+const (
+	escText = "a \"quote\" <b> & \n\t\x01 \u2028"
+	escBody = `a \"quote\" \u003cb\u003e \u0026 \n\t\u0001 \u2028`
+)
 
 // TestAppendStringMatchesMarshal compares AppendString with json.Marshal
 // on every byte value, alone and inside short and long strings (long ones

@@ -203,18 +203,9 @@ func newClient(cfg *Config, t http.RoundTripper) (*es8.Client, error) {
 // transport is a pooled HTTP transport sized for concurrent retrieval,
 // trusting the CA file or the pinned fingerprint when one is set.
 func transport(cfg *Config) (*h1.Transport, error) {
-	tc := eshttp.MinTLS()
-	switch {
-	case cfg.CAFile != "":
-		pool, err := eshttp.CAPool(Name, cfg.CAFile)
-		if err != nil {
-			return nil, err
-		}
-		tc.RootCAs = pool
-	case cfg.CAFingerprint != "":
-		if err := eshttp.PinFingerprint(tc, cfg.CAFingerprint); err != nil {
-			return nil, fmt.Errorf("%s: %w", Name, err)
-		}
+	tc, err := eshttp.TLSConfig(Name, cfg.CAFile, cfg.CAFingerprint)
+	if err != nil {
+		return nil, err
 	}
 	return eshttp.Transport(cfg.Timeout, cfg.DisableCompression, tc), nil
 }

@@ -25,12 +25,9 @@ type response = eshttp.Response
 // newClient builds the client; with aws set, every request (probe,
 // search, writes) is signed with SigV4 by the transport (sigv4.go).
 func newClient(ctx context.Context, cfg *Config) (*client, error) {
-	var err error
-	tc := eshttp.MinTLS()
-	if cfg.CAFile != "" {
-		if tc.RootCAs, err = eshttp.CAPool(Name, cfg.CAFile); err != nil {
-			return nil, err
-		}
+	tc, err := eshttp.TLSConfig(Name, cfg.CAFile, "")
+	if err != nil {
+		return nil, err
 	}
 	t := eshttp.Transport(cfg.Timeout, cfg.DisableCompression, tc)
 	vc := vendorConfig(cfg, t)

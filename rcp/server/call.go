@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 	"github.com/rcp-sidecar/rcp-sidecar/rcp/jsonrpc"
@@ -154,7 +155,9 @@ type outcome struct {
 }
 
 // execute answers the call exactly once (§13.1): with the handler's
-// outcome, or with -32006/-32014 as soon as its context is done.
+// outcome, or with -32006/-32014 as soon as its context is done. The
+// handler runs on a goroutine of its own, so a handler that ignores its
+// context cannot hold the answer back.
 func (c *call) execute() []byte {
 	if c.out != nil {
 		return c.out
@@ -163,13 +166,7 @@ func (c *call) execute() []byte {
 	done := make(chan outcome, 1)
 	go func() {
 		growStack()
-		defer func() {
-			if p := recover(); p != nil {
-				done <- outcome{err: rcp.NewError(rcp.CodeInternalError, "internal error").WithCause(fmt.Errorf("panic: %v", p))}
-			}
-		}()
-		v, err := c.e.handle(c.ctx, c)
-		done <- outcome{v, err}
+		done <- c.handle()
 	}()
 	var o outcome
 	select {
@@ -177,6 +174,59 @@ func (c *call) execute() []byte {
 	case <-c.ctx.Done():
 		o.err = ctxError(c.ctx)
 	}
+	return c.conclude(o)
+}
+
+// executeInline answers the call as execute does, but runs the handler
+// on the caller's goroutine, sparing a goroutine and two hand-offs
+// between goroutines per call (about 6 % of a retrieve's CPU under
+// load). deliver receives the answer exactly once; executeInline returns
+// after deliver has. When the call's context is done before the handler
+// returns, the -32006/-32014 answer is delivered at once from another
+// goroutine with rescued set, while the handler still runs; its outcome,
+// when it comes, is dropped.
+func (c *call) executeInline(deliver func(out []byte, rescued bool)) {
+	if c.out != nil {
+		deliver(c.out, false)
+		return
+	}
+	var answered atomic.Bool
+	rescue := make(chan struct{})
+	stop := context.AfterFunc(c.ctx, func() {
+		if !answered.CompareAndSwap(false, true) {
+			return // the handler's outcome is being delivered
+		}
+		defer close(rescue)
+		out := c.conclude(outcome{err: ctxError(c.ctx)})
+		c.finish()
+		deliver(out, true)
+	})
+	growStack()
+	o := c.handle()
+	if !answered.CompareAndSwap(false, true) {
+		<-rescue
+		return
+	}
+	stop()
+	out := c.conclude(o)
+	c.finish()
+	deliver(out, false)
+}
+
+// handle runs the method's handler, a panic becoming an internal error.
+func (c *call) handle() (o outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			o = outcome{err: rcp.NewError(rcp.CodeInternalError, "internal error").WithCause(fmt.Errorf("panic: %v", p))}
+		}
+	}()
+	v, err := c.e.handle(c.ctx, c)
+	return outcome{v, err}
+}
+
+// conclude closes the call's progress reports, records its outcome
+// (Options.Observe) and encodes the answer frame.
+func (c *call) conclude(o outcome) []byte {
 	c.rep.close()
 	if o.err != nil {
 		o.err = c.classify(o.err)

@@ -1,8 +1,10 @@
 package server
 
 // growStack grows the calling goroutine's stack at once to what a call
-// needs, while it holds only a frame or two. A call runs on a goroutine
-// of its own (call.execute), which starts with a few kilobytes; its
+// needs, while it holds only a few frames. A call runs on a goroutine
+// of its own (call.execute), which starts with a few kilobytes, or on
+// a connection's goroutine (call.executeInline), whose stack the
+// garbage collector shrinks while the connection idles; the call's
 // deep chain (params decoding, the retrieval pipeline, an engine's or an
 // embedder's HTTP client) grew that stack by doubling it several times,
 // each time copying every frame already on it and adjusting their

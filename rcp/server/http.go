@@ -118,6 +118,30 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, data []byte,
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	if sse == nil && !j.batch && j.out == nil && len(j.calls) == 1 && r.ProtoMajor == 1 {
+		// One buffered answer over HTTP/1: the call runs on this
+		// goroutine. (An HTTP/2 stream ends only when its handler
+		// returns, so there the call keeps a goroutine of its own and a
+		// late handler cannot hold its answer back.)
+		j.calls[0].executeInline(func(out []byte, rescued bool) {
+			defer jsonrpc.ReleaseFrame(out) // written (copied out) below
+			if fresh && h.s.opts.Stateful && sess.isInitialized() {
+				h.s.storeSession(sess)
+			}
+			if !rescued {
+				writeJSON(w, out)
+				return
+			}
+			// The handler is still running on the request's goroutine,
+			// which holds the connection until it returns: the answer
+			// goes out now, and the client is told not to reuse the
+			// connection.
+			w.Header().Set("Connection", "close")
+			writeJSON(w, out)
+			_ = http.NewResponseController(w).Flush()
+		})
+		return
+	}
 	out := j.run()
 	if fresh && h.s.opts.Stateful && sess.isInitialized() {
 		h.s.storeSession(sess)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -261,6 +263,126 @@ func TestReadyzNotesAndReason(t *testing.T) {
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
 			if rec.Code != tc.wantStatus || rec.Body.String() != tc.wantBody {
 				t.Errorf("/readyz %d %q, want %d %q", rec.Code, rec.Body.String(), tc.wantStatus, tc.wantBody)
+			}
+		})
+	}
+}
+
+// TestHTTPAnswerWhileHandlerIgnoresContext: a single call over HTTP/1
+// runs on the request's goroutine; when its deadline passes or its
+// client goes away while a backend ignoring its context still runs, the
+// -32014/-32006 answer goes out at once, before the backend returns,
+// with "Connection: close", and the backend's late outcome is dropped:
+// the request is observed exactly once, with that answer. Over HTTP/2,
+// where a stream ends only with its handler, the answer is as prompt
+// and the connection stays open.
+func TestHTTPAnswerWhileHandlerIgnoresContext(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		body     string
+		hangUp   bool
+		h2       bool
+		wantCode rcp.Code
+	}{
+		{"deadline", `{"jsonrpc":"2.0","id":7,"method":"retrieve","params":{"query":"q","_meta":{"deadlineMs":50}}}`, false, false, rcp.CodeTimeout},
+		{"deadline over HTTP/2", `{"jsonrpc":"2.0","id":7,"method":"retrieve","params":{"query":"q","_meta":{"deadlineMs":50}}}`, false, true, rcp.CodeTimeout},
+		{"client gone", `{"jsonrpc":"2.0","id":7,"method":"retrieve","params":{"query":"q"}}`, true, false, rcp.CodeCancelled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release, started, returned := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			b := rcptest.NewStubBackend(1)
+			b.RetrieveFunc = func(context.Context, *rcp.RetrieveParams) (*rcp.RetrieveResult, error) {
+				defer close(returned)
+				close(started)
+				<-release
+				return &rcp.RetrieveResult{Hits: []rcp.Hit{}}, nil
+			}
+			var mu sync.Mutex
+			var codes []rcp.Code
+			opts := server.Options{Observe: func(ctx context.Context, method string, _ json.RawMessage) (context.Context, func(error)) {
+				return ctx, func(err error) {
+					mu.Lock()
+					defer mu.Unlock()
+					code := rcp.Code(0)
+					if err != nil {
+						code = rcp.AsError(err).Code
+					}
+					codes = append(codes, code)
+				}
+			}}
+			observed := func() int {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(codes)
+			}
+			srv := httptest.NewUnstartedServer(server.New(b, opts).Handler())
+			if tc.h2 {
+				srv.EnableHTTP2 = true
+				srv.StartTLS()
+			} else {
+				srv.Start()
+			}
+			ctx, hangUp := context.WithCancel(context.Background())
+			defer hangUp()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/rcp/retrieve", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.hangUp {
+				go func() {
+					<-started
+					hangUp()
+				}()
+			}
+			client := srv.Client()
+			client.Timeout = 10 * time.Second // an answer held back fails, not hangs
+			res, err := client.Do(req)
+			if !tc.hangUp {
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, rerr := io.ReadAll(res.Body)
+				res.Body.Close()
+				if rerr != nil {
+					t.Fatal(rerr)
+				}
+				select {
+				case <-returned:
+					t.Fatal("the answer waited for the backend")
+				default:
+				}
+				if got := rpcCode(t, string(body)); got != int(tc.wantCode) {
+					t.Errorf("code %d, want %d: %s", got, tc.wantCode, body)
+				}
+				switch {
+				case tc.h2 && res.ProtoMajor != 2:
+					t.Errorf("served over %s, want HTTP/2", res.Proto)
+				case tc.h2 && res.Close:
+					t.Error("an HTTP/2 answer closed the connection")
+				case !tc.h2 && !res.Close:
+					t.Error("the answer did not ask the client to close the connection the backend still holds")
+				}
+			} else {
+				if err == nil {
+					res.Body.Close()
+				}
+				// the server learns of the hang-up from its connection
+				for deadline := time.Now().Add(10 * time.Second); observed() == 0 && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			select {
+			case <-returned:
+				t.Fatal("the backend returned before it was released")
+			default:
+			}
+			close(release)
+			<-returned
+			srv.Close() // waits for the request's goroutine
+			mu.Lock()
+			defer mu.Unlock()
+			if len(codes) != 1 || codes[0] != tc.wantCode {
+				t.Errorf("observed %v, want exactly [%d]", codes, tc.wantCode)
 			}
 		})
 	}

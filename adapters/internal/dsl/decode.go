@@ -257,8 +257,8 @@ func (r *reader) float64Slot(f float64) *float64 {
 const scoreBlock = 32
 
 // vouchedStr is str, except that a reader keeping spans records in h
-// that the string needs no JSON escaping when it established that on
-// the way (Hit.Plain).
+// how the RCP encoder writes the string when it established that on the
+// way (Hit.Plain).
 func (r *reader) vouchedStr(h *Hit) (string, error) {
 	if !r.spans {
 		return r.str()
@@ -266,9 +266,9 @@ func (r *reader) vouchedStr(h *Hit) (string, error) {
 	if r.ws() != '"' {
 		return "", r.fail("expected a string")
 	}
-	s, plain, err := r.plainStr()
-	if plain {
-		h.vouch(s)
+	s, p, err := r.plainStr()
+	if p != (rcp.Plain{}) {
+		h.vouch(p)
 	}
 	return s, err
 }

@@ -98,21 +98,10 @@ func appendFloat(b []byte, f float64, bits int) ([]byte, error) {
 		}
 		return appendMarshal(b, f)
 	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 {
-		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
-			format = 'e'
-		}
+	if bits == 32 {
+		return rcp.AppendFloat32(b, float32(f)), nil
 	}
-	b = strconv.AppendFloat(b, f, format, -1, bits)
-	if format == 'e' {
-		// e-09 → e-9, as encoding/json writes it
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b, nil
+	return rcp.AppendFloat64(b, f), nil
 }
 
 // appendOptFloat appends head (a separator and a member name) and *v
@@ -137,28 +126,12 @@ func appendFloat32s(b []byte, v []float32) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		var err error
-		if b, err = appendFloat(b, float64(f), 32); err != nil {
-			return b, err
+		if math.IsInf(float64(f), 0) || f != f {
+			return appendMarshal(b, f)
 		}
+		b = rcp.AppendFloat32(b, f)
 	}
 	return append(b, ']'), nil
-}
-
-// appendStrings appends ss as a JSON array of strings (null when ss is
-// nil).
-func appendStrings(b []byte, ss []string) []byte {
-	if ss == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = rcp.AppendString(b, s)
-	}
-	return append(b, ']')
 }
 
 // appendValues appends vs as a JSON array ([] when vs is nil).

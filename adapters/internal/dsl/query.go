@@ -246,7 +246,7 @@ func (q *MultiMatch) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"multi_match":{"query":`...)
 	b = rcp.AppendString(b, q.Query)
 	if len(q.Fields) > 0 {
-		b = appendStrings(append(b, `,"fields":`...), q.Fields)
+		b = rcp.AppendStrings(append(b, `,"fields":`...), q.Fields)
 	}
 	if q.Type != "" {
 		b = append(b, `,"type":`...)

@@ -9,6 +9,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/rcp-sidecar/rcp-sidecar/rcp"
 )
 
 // maxDepth is encoding/json's nesting limit, kept so that the reader
@@ -43,6 +45,10 @@ type reader struct {
 	// copying holds neither U+2028 nor U+2029 (which JSON output
 	// escapes): with htmlSafe, that it needs no JSON escaping.
 	plain bool
+	// canonical reports that the last string unquote decoded is written
+	// in the input exactly as rcp.AppendString writes it: every escape
+	// is the one it writes, nothing it escapes is left unescaped.
+	canonical bool
 }
 
 // maxNames bounds reader.names.
@@ -214,15 +220,25 @@ func (r *reader) str() (string, error) {
 }
 
 // plainStr is str for a reader keeping spans (the string views the input
-// when it has no escapes), also reporting plain: the string is written by
-// the RCP encoder as it is (rcp.Plain), as the walk that found the
-// string's end established (rawString).
-func (r *reader) plainStr() (s string, plain bool, err error) {
+// when it has no escapes), also returning what the walk that found the
+// string's end established (rawString): the rcp.Plain vouching that the
+// RCP encoder writes the string as it is, or, for a string with escapes
+// that are all the encoder's own, as its escaped form in the input; the
+// zero Plain when neither holds.
+func (r *reader) plainStr() (s string, p rcp.Plain, err error) {
+	start := r.i + 1
 	b, copied, err := r.rawString(nil)
 	if err != nil || len(b) == 0 {
-		return string(b), false, err
+		return string(b), rcp.Plain{}, err
 	}
-	return unsafe.String(&b[0], len(b)), !copied && r.plain && htmlSafe(b), nil
+	s = unsafe.String(&b[0], len(b))
+	switch {
+	case !copied && r.plain && htmlSafe(b):
+		p = rcp.AssumePlain(s)
+	case copied && r.canonical:
+		p = rcp.AssumeEscaped(s, r.b[start:r.i-1])
+	}
+	return s, p, nil
 }
 
 // htmlSafe reports that s holds none of '<', '>' and '&', which JSON
@@ -335,25 +351,40 @@ func scanString(s []byte) int {
 func (r *reader) unquote(buf []byte, start int) ([]byte, error) {
 	b := r.b
 	j := start
-	if buf == nil {
-		if n := bytes.IndexByte(b[start:], '"'); n >= 0 {
-			buf = make([]byte, 0, n+8)
-		}
+	// q is the first '"' at or after j: the string's end unless an
+	// escape takes it (\"), after which it is looked for again.
+	q := bytes.IndexByte(b[start:], '"')
+	if q >= 0 {
+		q += start
 	}
+	if buf == nil && q >= 0 {
+		buf = make([]byte, 0, q-start+8)
+	}
+	// canonical: every escape so far is the one rcp.AppendString writes
+	// for its character, and no run holds a character it escapes.
+	canonical := true
+	r.canonical = false
 	for j < len(b) {
+		if q >= 0 && q < j {
+			if q = bytes.IndexByte(b[j:], '"'); q >= 0 {
+				q += j
+			}
+		}
 		run := b[j:]
-		if q := bytes.IndexByte(run, '"'); q >= 0 {
-			run = run[:q]
+		if q >= 0 {
+			run = b[j:q]
 		}
 		if e := bytes.IndexByte(run, '\\'); e >= 0 {
 			run = run[:e]
 		}
-		if scanString(run) != textUnquote {
+		if class := scanString(run); class != textUnquote {
 			buf = append(buf, run...)
+			canonical = canonical && class == textPlain && htmlSafe(run)
 		} else if c := bytes.IndexFunc(run, func(c rune) bool { return c < 0x20 }); c >= 0 {
 			r.i = j + c
 			return nil, r.fail("control character in string")
 		} else {
+			canonical = false
 			for k := 0; k < len(run); {
 				rr, size := utf8.DecodeRune(run[k:])
 				if rr == utf8.RuneError && size == 1 {
@@ -370,6 +401,7 @@ func (r *reader) unquote(buf []byte, start int) ([]byte, error) {
 		}
 		if b[j] == '"' {
 			r.i = j + 1
+			r.canonical = canonical
 			return buf, nil
 		}
 		// b[j] is a backslash.
@@ -378,8 +410,11 @@ func (r *reader) unquote(buf []byte, start int) ([]byte, error) {
 			return nil, r.fail("unterminated escape")
 		}
 		switch e := b[j+1]; e {
-		case '"', '\\', '/':
+		case '"', '\\':
 			buf = append(buf, e)
+		case '/':
+			buf = append(buf, e)
+			canonical = false // written unescaped
 		case 'b':
 			buf = append(buf, '\b')
 		case 'f':
@@ -396,6 +431,7 @@ func (r *reader) unquote(buf []byte, start int) ([]byte, error) {
 				r.i = j
 				return nil, r.fail("invalid \\u escape")
 			}
+			canonical = canonical && canonicalU(b[j+2:j+6], rr)
 			j += 6
 			if utf16.IsSurrogate(rr) {
 				if rr1, ok := hex4(b, j+2); ok && b[j] == '\\' && b[j+1] == 'u' {
@@ -417,6 +453,25 @@ func (r *reader) unquote(buf []byte, start int) ([]byte, error) {
 	}
 	r.i = len(b)
 	return nil, r.fail("unterminated string")
+}
+
+// canonicalU reports whether \u followed by the four hex digits hex,
+// which read as rr, is how rcp.AppendString writes rr: lower-case
+// digits, for a control character without a short escape, '<', '>',
+// '&', U+2028 or U+2029. (A surrogate is not: it writes the rune.)
+func canonicalU(hex []byte, rr rune) bool {
+	for _, c := range hex {
+		if 'A' <= c && c <= 'F' {
+			return false
+		}
+	}
+	switch rr {
+	case '\b', '\f', '\n', '\r', '\t':
+		return false
+	case '<', '>', '&', '\u2028', '\u2029':
+		return true
+	}
+	return rr < 0x20
 }
 
 // hex4 reads four hex digits at b[i:].

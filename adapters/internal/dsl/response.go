@@ -52,7 +52,8 @@ type Hit struct {
 	Sort      json.RawMessage            `json:"sort,omitempty"`
 	// plains vouch for strings of this hit (its _id, the strings of the
 	// decoded _source members) that DecodeSearchSpans found to need no
-	// JSON escaping (Plain), as many as fit.
+	// JSON escaping, or to be escaped in the reply as the RCP encoder
+	// escapes them (Plain), as many as fit.
 	plains [maxVouched]rcp.Plain
 }
 
@@ -60,11 +61,12 @@ type Hit struct {
 // content and two more (title, URI or document id) in reading order.
 const maxVouched = 4
 
-// vouch records that s needs no JSON escaping, if there is room.
-func (h *Hit) vouch(s string) {
+// vouch records p, a voucher for one of the hit's strings, if there is
+// room.
+func (h *Hit) vouch(p rcp.Plain) {
 	for i := range h.plains {
 		if h.plains[i] == (rcp.Plain{}) {
-			h.plains[i] = rcp.AssumePlain(s)
+			h.plains[i] = p
 			return
 		}
 	}
@@ -72,7 +74,8 @@ func (h *Hit) vouch(s string) {
 
 // Plain returns what the reader established about s, a string taken from
 // this hit (DecodeSearchSpans): the rcp.Plain vouching that it needs no
-// JSON escaping, or the zero Plain when that was not established or s is
+// JSON escaping or that its escaped form in the reply is the RCP
+// encoder's, or the zero Plain when that was not established or s is
 // another string. A Plain names its string's bytes, which the input
 // holds unchanged, so a voucher for a string later replaced (a repeated
 // member) still vouches only for that string.

@@ -118,10 +118,10 @@ func (s *Source) appendJSON(b []byte) []byte {
 	b = append(b, '{')
 	sep := false
 	if len(s.Includes) > 0 {
-		b = appendStrings(member(b, &sep, "includes"), s.Includes)
+		b = rcp.AppendStrings(member(b, &sep, "includes"), s.Includes)
 	}
 	if len(s.Excludes) > 0 {
-		b = appendStrings(member(b, &sep, "excludes"), s.Excludes)
+		b = rcp.AppendStrings(member(b, &sep, "excludes"), s.Excludes)
 	}
 	if s.WithVectors {
 		b = append(member(b, &sep, "exclude_vectors"), "false"...)
@@ -194,7 +194,7 @@ func (s *Search) appendMembers(b []byte, sep *bool) ([]byte, error) {
 		b = s.Source.appendJSON(member(b, sep, "_source"))
 	}
 	if len(s.Fields) > 0 {
-		b = appendStrings(member(b, sep, "fields"), s.Fields)
+		b = rcp.AppendStrings(member(b, sep, "fields"), s.Fields)
 	}
 	if s.Highlight != nil {
 		if b, err = appendMarshal(member(b, sep, "highlight"), s.Highlight); err != nil {

@@ -90,6 +90,27 @@ func Transport(timeout time.Duration, disableCompression bool, tlsConf *tls.Conf
 // MinTLS is the TLS floor of outbound connections: TLS 1.2.
 func MinTLS() *tls.Config { return &tls.Config{MinVersion: tls.VersionTLS12} }
 
+// TLSConfig is an engine client's TLS settings: MinTLS, trusting the
+// certificates of caFile when it is set, else accepting the server by
+// the certificate fingerprint when that is set (PinFingerprint), else
+// the system's roots. engine prefixes errors.
+func TLSConfig(engine, caFile, fingerprint string) (*tls.Config, error) {
+	tc := MinTLS()
+	switch {
+	case caFile != "":
+		pool, err := CAPool(engine, caFile)
+		if err != nil {
+			return nil, err
+		}
+		tc.RootCAs = pool
+	case fingerprint != "":
+		if err := PinFingerprint(tc, fingerprint); err != nil {
+			return nil, fmt.Errorf("%s: %w", engine, err)
+		}
+	}
+	return tc, nil
+}
+
 // PinFingerprint makes cfg accept a server by the SHA-256 fingerprint
 // of a certificate it presents, leaf or chain (Elasticsearch's
 // ca_fingerprint, as its Go client checks it), in place of verifying

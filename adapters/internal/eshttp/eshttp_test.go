@@ -231,3 +231,53 @@ func TestRequestOneWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestTLSConfig: ca_file is trusted when set and takes precedence over a
+// fingerprint; a fingerprint alone pins; neither leaves the system's
+// roots; errors name the engine; every result keeps the TLS floor.
+func TestTLSConfig(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer srv.Close()
+	pemFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(pemFile, certPEM(srv.Certificate().Raw), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(srv.Certificate().Raw)
+	pin := hex.EncodeToString(sum[:])
+	wrongPin := strings.Repeat("ab", sha256.Size)
+	get := func(tc *tls.Config) error {
+		res, err := (&http.Client{Transport: Transport(5*time.Second, false, tc)}).Get(srv.URL)
+		if err == nil {
+			res.Body.Close()
+		}
+		return err
+	}
+	cases := []struct {
+		name, ca, pin string
+		accepts       bool
+	}{
+		{"ca file", pemFile, "", true},
+		{"ca file over a wrong pin", pemFile, wrongPin, true},
+		{"pin", "", pin, true},
+		{"wrong pin", "", wrongPin, false},
+		{"system roots", "", "", false},
+	}
+	for _, c := range cases {
+		tc, err := TLSConfig("engine", c.ca, c.pin)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if tc.MinVersion != tls.VersionTLS12 {
+			t.Errorf("%s: TLS floor %x", c.name, tc.MinVersion)
+		}
+		if err := get(tc); (err == nil) != c.accepts {
+			t.Errorf("%s: GET error %v, want accepted=%v", c.name, err, c.accepts)
+		}
+	}
+	if _, err := TLSConfig("engine", "", "xyz"); err == nil || !strings.HasPrefix(err.Error(), "engine: ca_fingerprint") {
+		t.Errorf("bad pin: %v", err)
+	}
+	if _, err := TLSConfig("engine", filepath.Join(t.TempDir(), "none.pem"), ""); err == nil || !strings.HasPrefix(err.Error(), "engine: read ca_file") {
+		t.Errorf("missing ca_file: %v", err)
+	}
+}
