@@ -184,7 +184,9 @@ func (c *call) execute() []byte {
 // after deliver has. When the call's context is done before the handler
 // returns, the -32006/-32014 answer is delivered at once from another
 // goroutine with rescued set, while the handler still runs; its outcome,
-// when it comes, is dropped.
+// when it comes, is dropped. A panic in that answer's path (an Observe
+// callback, deliver) is raised again on the caller's goroutine once the
+// handler returns, where it would have been raised without the rescue.
 func (c *call) executeInline(deliver func(out []byte, rescued bool)) {
 	if c.out != nil {
 		deliver(c.out, false)
@@ -192,11 +194,13 @@ func (c *call) executeInline(deliver func(out []byte, rescued bool)) {
 	}
 	var answered atomic.Bool
 	rescue := make(chan struct{})
+	var rescuePanic any // a panic while rescuing, raised again by the caller
 	stop := context.AfterFunc(c.ctx, func() {
 		if !answered.CompareAndSwap(false, true) {
 			return // the handler's outcome is being delivered
 		}
 		defer close(rescue)
+		defer func() { rescuePanic = recover() }()
 		out := c.conclude(outcome{err: ctxError(c.ctx)})
 		c.finish()
 		deliver(out, true)
@@ -205,6 +209,9 @@ func (c *call) executeInline(deliver func(out []byte, rescued bool)) {
 	o := c.handle()
 	if !answered.CompareAndSwap(false, true) {
 		<-rescue
+		if rescuePanic != nil {
+			panic(rescuePanic)
+		}
 		return
 	}
 	stop()

@@ -387,3 +387,40 @@ func TestHTTPAnswerWhileHandlerIgnoresContext(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPRescuePanicReachesTheRequest: a panic while answering a call
+// whose handler ignores its context (here in the Observe callback) does
+// not take the process down from the rescuing goroutine: it is raised
+// on the request's goroutine once the handler returns, which answers
+// 500 as for any handler panic.
+func TestHTTPRescuePanicReachesTheRequest(t *testing.T) {
+	release, observed := make(chan struct{}), make(chan struct{})
+	b := rcptest.NewStubBackend(1)
+	b.RetrieveFunc = func(context.Context, *rcp.RetrieveParams) (*rcp.RetrieveResult, error) {
+		<-release
+		return &rcp.RetrieveResult{Hits: []rcp.Hit{}}, nil
+	}
+	opts := server.Options{Observe: func(ctx context.Context, method string, _ json.RawMessage) (context.Context, func(error)) {
+		return ctx, func(error) {
+			close(observed)
+			panic("observer failed")
+		}
+	}}
+	srv := httptest.NewServer(server.New(b, opts).Handler())
+	defer srv.Close()
+	go func() {
+		<-observed // the rescue ran and panicked; now let the handler return
+		close(release)
+	}()
+	client := srv.Client()
+	client.Timeout = 10 * time.Second
+	res, err := client.Post(srv.URL+"/rcp/retrieve", "application/json",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"retrieve","params":{"query":"q","_meta":{"deadlineMs":20}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("status %d, want 500", res.StatusCode)
+	}
+}
