@@ -361,8 +361,9 @@ func (r *reader) unquote(buf []byte, start int) ([]byte, error) {
 		buf = make([]byte, 0, q-start+8)
 	}
 	// canonical: every escape so far is the one rcp.AppendString writes
-	// for its character, and no run holds a character it escapes.
-	canonical := true
+	// for its character, and no run holds a character it escapes. Only a
+	// reader keeping spans vouches (plainStr); the others skip the check.
+	canonical := r.spans
 	r.canonical = false
 	for j < len(b) {
 		if q >= 0 && q < j {
