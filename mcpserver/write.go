@@ -132,6 +132,12 @@ func (r *reporter) Progress(stage string, progress float64, message string, _ []
 	_ = r.ss.NotifyProgress(r.ctx, &mcp.ProgressNotificationParams{ProgressToken: r.token, Progress: progress, Total: 1, Message: msg})
 }
 
+// LogEnabled reports whether the client takes log messages at level, so
+// that the retrieval builds none the session would drop.
+func (r *reporter) LogEnabled(level string) bool {
+	return r.ss.LogEnabled(r.ctx, mcp.LoggingLevel(level))
+}
+
 // Log implements rcp.Reporter.
 func (r *reporter) Log(level, logger, message string, data map[string]any) {
 	d := map[string]any{"message": message}

@@ -57,6 +57,7 @@ import (
 type flags struct {
 	role, target       string
 	h2c                bool
+	embedCall          string // the proxy's embedding call: URL, a space, the JSON body
 	sidecar            string
 	engines, modes, ks string
 	conns, rounds      int
@@ -76,6 +77,7 @@ func parseFlags() *flags {
 	flag.StringVar(&f.role, "role", "", "internal: \"proxy\" runs the bare reverse proxy to -target")
 	flag.StringVar(&f.target, "target", "", "internal: the proxy's upstream URL")
 	flag.BoolVar(&f.h2c, "h2c", false, "internal: the proxy speaks HTTP/2 over cleartext on both sides (gRPC)")
+	flag.StringVar(&f.embedCall, "embed-call", "", "internal: before forwarding each request the proxy posts this body (after the URL and a space) and reads the answer")
 	flag.StringVar(&f.sidecar, "sidecar", "", "path of the rcp-sidecar binary to measure (required)")
 	flag.StringVar(&f.engines, "engines", "elasticsearch,opensearch", "engines to measure: elasticsearch, opensearch, qdrant ($RCP_ES_URL, $RCP_OS_URL, $RCP_QDRANT_ADDR)")
 	flag.StringVar(&f.modes, "modes", "sparse,dense", "retrieval modes (dense needs $RCP_EMBED_URL)")
@@ -113,7 +115,7 @@ func splitList(s string) []string {
 func main() {
 	f := parseFlags()
 	if f.role == "proxy" {
-		if err := serveProxy(f.target, f.h2c); err != nil {
+		if err := serveProxy(f.target, f.h2c, f.embedCall); err != nil {
 			fmt.Fprintln(os.Stderr, "hop proxy:", err)
 			os.Exit(1)
 		}

@@ -21,6 +21,10 @@ const (
 	pathProxy   = "proxy"
 	pathSidecar = "sidecar"
 	pathEmbed   = "embed"
+	// pathProxyEmbed is the bare proxy that makes one embedding call
+	// before forwarding (withEmbedCall): the least a hop serving a dense
+	// query given as text does. Dense cells of the HTTP engines only.
+	pathProxyEmbed = "proxy+embed"
 )
 
 // cell is one (mode, k) of one engine: the requests per path.
@@ -31,11 +35,13 @@ type cell struct {
 	// rcpBodies are the sidecar's retrieve requests.
 	native    nativeCall
 	rcpBodies [][]byte
+	// proxyEmbed: the cell runs the proxy+embed path too.
+	proxyEmbed bool
 }
 
 // procs are the processes whose CPU is read around each run.
 type procs struct {
-	proxy, sidecar, engine int
+	proxy, proxyEmbed, sidecar, engine int
 }
 
 // isQdrant tells the gRPC engine from the HTTP/JSON ones.
@@ -121,11 +127,22 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 	if isQdrant(eng) {
 		engHTTP = "http://" + engURL
 	}
-	proxy, err := startProxy(engHTTP, isQdrant(eng))
+	proxy, err := startProxy(engHTTP, isQdrant(eng), "")
 	if err != nil {
 		return nil, err
 	}
 	defer proxy.stop()
+	var proxyEmbed *child
+	if vecs != nil && !isQdrant(eng) {
+		call, err := embedCall(embedURL, f, queries[0].Text)
+		if err != nil {
+			return nil, err
+		}
+		if proxyEmbed, err = startProxy(engHTTP, false, call); err != nil {
+			return nil, err
+		}
+		defer proxyEmbed.stop()
+	}
 	logw := io.Discard
 	if f.verbose {
 		logw = os.Stderr
@@ -140,6 +157,9 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 	}
 	defer side.stop()
 	pids := procs{proxy: proxy.pid(), sidecar: side.pid(), engine: listenerPID(engHTTP)}
+	if proxyEmbed != nil {
+		pids.proxyEmbed = proxyEmbed.pid()
+	}
 	if pids.engine == 0 {
 		fmt.Fprintf(os.Stderr, "%s: no process found listening on %s; engine CPU not reported\n", eng, engURL)
 	}
@@ -151,17 +171,21 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 			return nil, err
 		}
 	} else {
-		nat = &httpNative{eng: eng, kit: kit, hc: hc, dense: emb != nil, urls: map[string]string{
+		urls := map[string]string{
 			pathDirect: engURL + "/" + opts.Index + "/_search",
 			pathProxy:  proxy.addr + "/" + opts.Index + "/_search",
-		}}
+		}
+		if proxyEmbed != nil {
+			urls[pathProxyEmbed] = proxyEmbed.addr + "/" + opts.Index + "/_search"
+		}
+		nat = &httpNative{eng: eng, kit: kit, hc: hc, dense: emb != nil, urls: urls}
 	}
 	defer nat.close()
 	sidecarURL := side.addr + "/rcp/retrieve"
 	var summary []string
 	for _, mode := range modes {
 		for _, k := range ks {
-			c := cell{mode: mode, k: k}
+			c := cell{mode: mode, k: k, proxyEmbed: mode == "dense" && proxyEmbed != nil}
 			if c.native, err = nat.requests(mode, k, queries, vecs); err != nil {
 				return nil, err
 			}
@@ -181,7 +205,7 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 			if err != nil {
 				return nil, err
 			}
-			for _, p := range []string{pathDirect, pathProxy, pathSidecar, pathEmbed} {
+			for _, p := range []string{pathDirect, pathProxy, pathProxyEmbed, pathSidecar, pathEmbed} {
 				r, ok := rows[p]
 				if !ok {
 					continue
@@ -190,6 +214,8 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 				switch p {
 				case pathProxy:
 					hop = perRequest(r.cpu["proxy"], r.n).String()
+				case pathProxyEmbed:
+					hop = perRequest(r.cpu[pathProxyEmbed], r.n).String()
 				case pathSidecar:
 					hop = perRequest(r.cpu["sidecar"], r.n).String()
 				}
@@ -202,36 +228,45 @@ func measureEngine(ctx context.Context, f *flags, eng, engURL string, modes []st
 					hop, engCPU, perRequest(r.cpu["client"], r.n), r.errs)
 			}
 			d, px, sc := rows[pathDirect], rows[pathProxy], rows[pathSidecar]
-			ratio, _ := cpuRatio(px, sc)
+			ratio, _ := cpuRatio(px, "proxy", sc)
 			spread := ""
-			if rs := roundRatios(rounds); len(rs) > 1 {
+			if rs := roundRatios(rounds, pathProxy); len(rs) > 1 {
 				spread = fmt.Sprintf(" (by round: median %.2fx, %.2f–%.2fx)", median(rs), rs[0], rs[len(rs)-1])
 			}
-			summary = append(summary, fmt.Sprintf("%s %s k=%d: identical %d/%d; sidecar/proxy CPU per request %.1fx%s; throughput vs direct: sidecar %.0f%%, proxy %.0f%%",
-				eng, mode, k, same, min(f.check, len(queries)), ratio, spread, 100*sc.rps()/d.rps(), 100*px.rps()/d.rps()))
+			line := fmt.Sprintf("%s %s k=%d: identical %d/%d; sidecar/proxy CPU per request %.1fx%s; throughput vs direct: sidecar %.0f%%, proxy %.0f%%",
+				eng, mode, k, same, min(f.check, len(queries)), ratio, spread, 100*sc.rps()/d.rps(), 100*px.rps()/d.rps())
+			if pe, ok := rows[pathProxyEmbed]; ok {
+				r, _ := cpuRatio(pe, pathProxyEmbed, sc)
+				line += fmt.Sprintf("; sidecar/(proxy+embed) CPU per request %.2fx", r)
+				if rs := roundRatios(rounds, pathProxyEmbed); len(rs) > 1 {
+					line += fmt.Sprintf(" (by round: median %.2fx, %.2f–%.2fx)", median(rs), rs[0], rs[len(rs)-1])
+				}
+			}
+			summary = append(summary, line)
 		}
 	}
 	return summary, nil
 }
 
-// cpuRatio is the sidecar's CPU per request on its path over the
-// proxy's on its own; false when either path served nothing or the
-// proxy's CPU was not read.
-func cpuRatio(px, sc result) (float64, bool) {
-	pc := perRequest(px.cpu["proxy"], px.n)
+// cpuRatio is the sidecar's CPU per request on its path over that of
+// the process role on base's path; false when either path served
+// nothing or the base's CPU was not read.
+func cpuRatio(base result, role string, sc result) (float64, bool) {
+	pc := perRequest(base.cpu[role], base.n)
 	if pc <= 0 || sc.n == 0 {
 		return 0, false
 	}
 	return float64(perRequest(sc.cpu["sidecar"], sc.n)) / float64(pc), true
 }
 
-// roundRatios is cpuRatio of each round on its own, sorted. The two paths
-// of a round ran back to back, so the spread of these ratios is the run's
-// own measure of how much the machine moved under it.
-func roundRatios(rounds []map[string]result) []float64 {
+// roundRatios is cpuRatio over the base path (pathProxy or
+// pathProxyEmbed, whose process has its name) of each round on its own,
+// sorted. The paths of a round ran back to back, so the spread of these
+// ratios is the run's own measure of how much the machine moved under it.
+func roundRatios(rounds []map[string]result, base string) []float64 {
 	var out []float64
 	for _, r := range rounds {
-		if v, ok := cpuRatio(r[pathProxy], r[pathSidecar]); ok {
+		if v, ok := cpuRatio(r[base], base, r[pathSidecar]); ok {
 			out = append(out, v)
 		}
 	}
@@ -257,7 +292,11 @@ func median(sorted []float64) float64 {
 // each run. It returns each path's rounds merged, and each round's runs.
 func measureCell(ctx context.Context, f *flags, hc *http.Client, sidecarURL string, c cell, pids procs, emb adapters.Embedder, queries []beir.Query) (map[string]result, []map[string]result, error) {
 	do := map[string]func(ctx context.Context, i int) error{}
-	for _, p := range []string{pathDirect, pathProxy} {
+	natives := []string{pathDirect, pathProxy}
+	if c.proxyEmbed {
+		natives = append(natives, pathProxyEmbed)
+	}
+	for _, p := range natives {
 		do[p] = func(ctx context.Context, i int) error {
 			_, err := c.native(ctx, p, i, false)
 			return err
@@ -273,7 +312,7 @@ func measureCell(ctx context.Context, f *flags, hc *http.Client, sidecarURL stri
 		}
 		return nil
 	}
-	order := []string{pathDirect, pathProxy, pathSidecar}
+	order := append(natives, pathSidecar)
 	if c.mode == "dense" && emb != nil {
 		do[pathEmbed] = func(ctx context.Context, i int) error {
 			_, err := emb.Embed(ctx, []string{queries[i%len(queries)].Text}, "query")
@@ -310,7 +349,7 @@ func measureCell(ctx context.Context, f *flags, hc *http.Client, sidecarURL stri
 
 func readCPU(self int, pids procs) map[string]time.Duration {
 	out := map[string]time.Duration{}
-	for role, pid := range map[string]int{"client": self, "proxy": pids.proxy, "sidecar": pids.sidecar, "engine": pids.engine} {
+	for role, pid := range map[string]int{"client": self, "proxy": pids.proxy, pathProxyEmbed: pids.proxyEmbed, "sidecar": pids.sidecar, "engine": pids.engine} {
 		if v, ok := pidCPU(pid); ok {
 			out[role] = v
 		}
@@ -323,8 +362,12 @@ func readCPU(self int, pids procs) map[string]time.Duration {
 func checkSame(ctx context.Context, hc *http.Client, sidecarURL string, c cell, n int) (int, error) {
 	same := 0
 	for i := range n {
-		var lists [3][]string
-		for j, p := range []string{pathDirect, pathProxy} {
+		natives := []string{pathDirect, pathProxy}
+		if c.proxyEmbed {
+			natives = append(natives, pathProxyEmbed)
+		}
+		lists := make([][]string, len(natives)+1)
+		for j, p := range natives {
 			ids, err := c.native(ctx, p, i, true)
 			if err != nil {
 				return same, fmt.Errorf("check %s query %d: %w", p, i, err)
@@ -339,9 +382,15 @@ func checkSame(ctx context.Context, hc *http.Client, sidecarURL string, c cell, 
 		if err != nil {
 			return same, fmt.Errorf("check %s query %d: %w", pathSidecar, i, err)
 		}
-		lists[2] = ids[:min(len(ids), c.k)]
-		if len(lists[0]) == 0 || !slices.Equal(lists[0], lists[1]) || !slices.Equal(lists[0], lists[2]) {
-			return same, fmt.Errorf("query %d: direct %v, proxy %v, sidecar %v", i, lists[0], lists[1], lists[2])
+		lists[len(natives)] = ids[:min(len(ids), c.k)]
+		for j, l := range lists[1:] {
+			if len(lists[0]) == 0 || !slices.Equal(lists[0], l) {
+				p := pathSidecar
+				if j+1 < len(natives) {
+					p = natives[j+1]
+				}
+				return same, fmt.Errorf("query %d: direct %v, %s %v", i, lists[0], p, l)
+			}
 		}
 		same++
 	}

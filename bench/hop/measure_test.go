@@ -24,13 +24,15 @@ func TestMedian(t *testing.T) {
 }
 
 // TestRoundRatios: one ratio per round that ran both paths, the
-// sidecar's CPU per request over the proxy's of that same round (not of
-// the rounds merged), sorted.
+// sidecar's CPU per request over the base path's process of that same
+// round (not of the rounds merged), sorted; over the proxy+embed path,
+// its own process's CPU (here twice the proxy's).
 func TestRoundRatios(t *testing.T) {
 	round := func(proxyCPU time.Duration, proxyN int, sideCPU time.Duration, sideN int) map[string]result {
 		return map[string]result{
-			pathProxy:   {n: proxyN, cpu: map[string]time.Duration{"proxy": proxyCPU, "sidecar": time.Second}},
-			pathSidecar: {n: sideN, cpu: map[string]time.Duration{"sidecar": sideCPU, "proxy": time.Second}},
+			pathProxy:      {n: proxyN, cpu: map[string]time.Duration{"proxy": proxyCPU, "sidecar": time.Second}},
+			pathSidecar:    {n: sideN, cpu: map[string]time.Duration{"sidecar": sideCPU, "proxy": time.Second}},
+			pathProxyEmbed: {n: proxyN, cpu: map[string]time.Duration{pathProxyEmbed: 2 * proxyCPU, "proxy": time.Second}},
 		}
 	}
 	rounds := []map[string]result{
@@ -40,17 +42,18 @@ func TestRoundRatios(t *testing.T) {
 		round(0, 1000, time.Second, 1000),                                              // no proxy CPU read
 		round(400*time.Millisecond, 1000, 720*time.Millisecond, 1000),                  // 400µs vs 720µs: 1.8
 	}
-	got := roundRatios(rounds)
-	want := []float64{1.5, 1.8, 2}
-	if len(got) != len(want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-	for i := range want {
-		if d := got[i] - want[i]; d > 1e-9 || d < -1e-9 {
-			t.Fatalf("got %v, want %v", got, want)
+	for base, want := range map[string][]float64{pathProxy: {1.5, 1.8, 2}, pathProxyEmbed: {0.75, 0.9, 1}} {
+		got := roundRatios(rounds, base)
+		if len(got) != len(want) {
+			t.Fatalf("%s: got %v, want %v", base, got, want)
 		}
-	}
-	if !slices.IsSorted(got) {
-		t.Fatalf("not sorted: %v", got)
+		for i := range want {
+			if d := got[i] - want[i]; d > 1e-9 || d < -1e-9 {
+				t.Fatalf("%s: got %v, want %v", base, got, want)
+			}
+		}
+		if !slices.IsSorted(got) {
+			t.Fatalf("%s: not sorted: %v", base, got)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,11 +23,19 @@ import (
 )
 
 // serveProxy is the -role proxy child: newProxy on a loopback port. It
-// prints its address on stdout, then serves until killed.
-func serveProxy(target string, h2c bool) error {
+// prints its address on stdout, then serves until killed. With an
+// embedCall it is the proxy+embed baseline (withEmbedCall).
+func serveProxy(target string, h2c bool, embedCall string) error {
 	hs, err := newProxy(target, h2c)
 	if err != nil {
 		return err
+	}
+	if embedCall != "" {
+		u, body, ok := strings.Cut(embedCall, " ")
+		if !ok {
+			return fmt.Errorf("proxy: -embed-call %q is not a URL, a space and a body", embedCall)
+		}
+		hs.Handler = withEmbedCall(hs.Handler, u, []byte(body))
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -61,6 +70,40 @@ func newProxy(target string, h2c bool) (*http.Server, error) {
 	return hs, nil
 }
 
+// withEmbedCall makes next the proxy+embed baseline: before forwarding a
+// request it makes one embedding call as a bare client does, with the
+// standard library's keep-alive client: it posts body to u and reads the
+// whole answer, which must be a success. What that path costs over the
+// bare proxy is one loopback embedding exchange, the least work the
+// sidecar does beyond forwarding for a dense query given as text; the
+// vector itself is not read, since the request it forwards already
+// carries one.
+func withEmbedCall(next http.Handler, u string, body []byte) http.Handler {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 256
+	hc := &http.Client{Transport: t, Timeout: 30 * time.Second}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, u, bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := hc.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		_, err = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK {
+			http.Error(w, fmt.Sprintf("embedding call: HTTP %d %v", res.StatusCode, err), http.StatusBadGateway)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // portMark is replaced by the sidecar's port in its configuration.
 const portMark = "{{PORT}}"
 
@@ -87,13 +130,14 @@ func (c *child) stop() {
 }
 
 // startProxy re-executes this program as the proxy in front of target
-// (h2c: HTTP/2 over cleartext, for gRPC).
-func startProxy(target string, h2c bool) (*child, error) {
+// (h2c: HTTP/2 over cleartext, for gRPC); with an embedCall, as the
+// proxy+embed baseline.
+func startProxy(target string, h2c bool, embedCall string) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "-role", "proxy", "-target", target, "-h2c="+strconv.FormatBool(h2c))
+	cmd := exec.Command(self, "-role", "proxy", "-target", target, "-h2c="+strconv.FormatBool(h2c), "-embed-call", embedCall)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

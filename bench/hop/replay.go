@@ -72,3 +72,24 @@ func startReplay(texts []string, vecs [][]float32) (string, func(), error) {
 	go func() { _ = hs.Serve(ln) }()
 	return "http://" + ln.Addr().String(), func() { _ = hs.Close() }, nil
 }
+
+// embedCall is the proxy+embed baseline's embedding call (withEmbedCall):
+// the replay server's /v1/embeddings URL, a space, and the request the
+// sidecar's embedder sends for text as a query, with the same members.
+func embedCall(replayURL string, f *flags, text string) (string, error) {
+	type request struct {
+		Model          string   `json:"model"`
+		Input          []string `json:"input"`
+		EncodingFormat string   `json:"encoding_format"`
+		InputType      string   `json:"input_type,omitempty"`
+	}
+	r := request{Model: f.model, Input: []string{"query: " + text}, EncodingFormat: "base64"}
+	if f.inputType {
+		r.Input[0], r.InputType = text, "query"
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	return replayURL + "/v1/embeddings " + string(b), nil
+}

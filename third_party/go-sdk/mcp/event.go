@@ -51,26 +51,39 @@ func writeEvent(w http.ResponseWriter, evt Event) (int, error) {
 
 // writeEventUnflushed writes the event to w without flushing it: for the
 // last event of a response, which the end of the handler sends together
-// with the end of the body.
+// with the end of the body. The event is assembled in a pooled buffer:
+// w copies what it is given before Write returns (http.ResponseWriter
+// and io.Writer may not retain it), and an event is often a whole tool
+// result.
 func writeEventUnflushed(w http.ResponseWriter, evt Event) (int, error) {
-	var b bytes.Buffer
+	bp := eventBufs.Get().(*[]byte)
+	b := (*bp)[:0]
 	if evt.Name != "" {
-		fmt.Fprintf(&b, "event: %s\n", evt.Name)
+		b = append(append(append(b, "event: "...), evt.Name...), '\n')
 	}
 	if evt.ID != "" {
-		fmt.Fprintf(&b, "id: %s\n", evt.ID)
+		b = append(append(append(b, "id: "...), evt.ID...), '\n')
 	}
 	if evt.Retry != "" {
-		fmt.Fprintf(&b, "retry: %s\n", evt.Retry)
+		b = append(append(append(b, "retry: "...), evt.Retry...), '\n')
 	}
-	// Write the payload directly into a pre-grown buffer to avoid the extra
-	// copy from string(evt.Data) and repeated buffer regrowths.
-	b.Grow(len("data: \n\n") + len(evt.Data))
-	b.WriteString("data: ")
-	b.Write(evt.Data)
-	b.WriteString("\n\n")
-	return w.Write(b.Bytes())
+	b = append(b, "data: "...)
+	b = append(b, evt.Data...)
+	b = append(b, "\n\n"...)
+	n, err := w.Write(b)
+	if cap(b) <= maxPooledEvent {
+		*bp = b
+		eventBufs.Put(bp)
+	}
+	return n, err
 }
+
+// eventBufs holds the buffers events are assembled in; one larger than
+// maxPooledEvent is left to the garbage collector, so that one large
+// event does not keep its buffer alive.
+var eventBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledEvent = 256 << 10
 
 // DefaultMaxEventSize is the default maximum number of bytes buffered while
 // reading a single server-sent event before the input is rejected.

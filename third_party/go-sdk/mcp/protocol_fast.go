@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"unicode/utf8"
 
 	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
@@ -66,9 +67,8 @@ func (x *CallToolResult) appendText(dst []byte) ([]byte, bool) {
 		}
 		n += len(tc.Text) + 96 // the member names and room for escapes
 	}
-	if dst == nil {
-		dst = make([]byte, 0, n)
-	}
+	orig := len(dst)
+	dst = slices.Grow(dst, n)
 	dst = append(dst, `{"content":[`...)
 	for i, c := range x.Content {
 		if i > 0 {
@@ -83,7 +83,7 @@ func (x *CallToolResult) appendText(dst []byte) ([]byte, bool) {
 		dst = append(dst, `,"structuredContent":`...)
 		var ok bool
 		if dst, ok = internaljson.AppendCompact(dst, raw); !ok {
-			return dst, false
+			return dst[:orig], false
 		}
 	}
 	if self != nil {
@@ -91,7 +91,7 @@ func (x *CallToolResult) appendText(dst []byte) ([]byte, bool) {
 		start := len(dst)
 		var ok bool
 		if dst, ok = self.AppendCompactJSON(dst); !ok || rewritesHTML(dst[start:]) {
-			return dst, false
+			return dst[:orig], false
 		}
 	}
 	if x.IsError {

@@ -1815,6 +1815,17 @@ func (ss *ServerSession) NotifyElicitationComplete(ctx context.Context, params *
 // (at least twelve months). See
 // https://modelcontextprotocol.io/seps/2577-deprecate-roots-sampling-and-logging.
 func (ss *ServerSession) Log(ctx context.Context, params *LoggingMessageParams) error {
+	if !ss.LogEnabled(ctx, params.Level) {
+		return nil
+	}
+	return handleNotify(ctx, notificationLoggingMessage, newServerRequest(ss, orZero[Params](params)))
+}
+
+// LogEnabled reports whether Log would send a message at level with ctx:
+// whether the client has set a log level (for the session, or for the
+// request ctx belongs to) that level reaches. A server can ask before it
+// builds a message that would be dropped.
+func (ss *ServerSession) LogEnabled(ctx context.Context, level LoggingLevel) bool {
 	logLevel, ok := logLevelFromContext(ctx)
 	if !ok {
 		ss.mu.Lock()
@@ -1825,12 +1836,9 @@ func (ss *ServerSession) Log(ctx context.Context, params *LoggingMessageParams) 
 		// The spec is unclear, but seems to imply that no log messages are sent until the client
 		// sets the level.
 		// TODO(jba): read other SDKs, possibly file an issue.
-		return nil
+		return false
 	}
-	if compareLevels(params.Level, logLevel) < 0 {
-		return nil
-	}
-	return handleNotify(ctx, notificationLoggingMessage, newServerRequest(ss, orZero[Params](params)))
+	return compareLevels(level, logLevel) >= 0
 }
 
 // AddSendingMiddleware wraps the current sending method handler using the provided

@@ -710,7 +710,7 @@ func (c *Connection) processResult(from any, req *incomingRequest, result any, e
 			err = c.internalErrorf("%#v returned a nil result and nil error for a %q Request that requires a Response", from, req.Method)
 		}
 
-		response, respErr := NewResponse(req.ID, result, err)
+		response, msg, respErr := newOwnResponse(req.ID, result, err)
 
 		// The caller could theoretically reuse the request's ID as soon as we've
 		// sent the response, so ensure that it is removed from the incoming map
@@ -719,7 +719,7 @@ func (c *Connection) processResult(from any, req *incomingRequest, result any, e
 			delete(s.incomingByID, req.ID)
 		})
 		if respErr == nil {
-			writeErr := c.write(withOwnResult(notDone{req.ctx}, response), response)
+			writeErr := c.write(withOwnResult(notDone{req.ctx}, response, msg), response)
 			if err == nil {
 				err = writeErr
 			}

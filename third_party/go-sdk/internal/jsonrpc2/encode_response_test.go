@@ -149,6 +149,16 @@ type failingMarshaler struct{}
 
 func (failingMarshaler) MarshalJSON() ([]byte, error) { return nil, fmt.Errorf("no") }
 
+// appenderResult is a result that appends its own JSON (a
+// CompactAppender), compact and valid, as the SDK's results do.
+type appenderResult struct{ b []byte }
+
+func (a *appenderResult) MarshalJSON() ([]byte, error) { return a.b, nil }
+
+func (a *appenderResult) AppendCompactJSON(dst []byte) ([]byte, bool) {
+	return append(dst, a.b...), true
+}
+
 // TestJSONMarshalMatchesEncoder checks that jsonMarshal's path for values
 // that marshal themselves gives encoding/json's bytes and errors.
 func TestJSONMarshalMatchesEncoder(t *testing.T) {
@@ -179,6 +189,13 @@ func TestEncodeOutgoingMatchesWire(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		results = append(results, randomResult(rng, 0))
 	}
+	// Results that append their own JSON, as the SDK's do: written in
+	// the message newOwnResponse builds around them.
+	for _, r := range results[:len(results):len(results)] {
+		if b, err := encoderMarshal(r); err == nil {
+			results = append(results, &appenderResult{b})
+		}
+	}
 	check := func(what string, ctx context.Context, msg *Response) {
 		t.Helper()
 		got, gerr := EncodeOutgoing(ctx, msg)
@@ -192,12 +209,23 @@ func TestEncodeOutgoingMatchesWire(t *testing.T) {
 	}
 	for _, id := range ids {
 		for _, res := range results {
-			msg, err := NewResponse(id, res, nil)
+			msg, own, err := newOwnResponse(id, res, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx := withOwnResult(context.Background(), msg)
+			if _, ok := res.(*appenderResult); ok != (own != nil) {
+				t.Fatalf("%#v: message written around the result: %v", res, own != nil)
+			}
+			ctx := withOwnResult(context.Background(), msg, own)
 			check("marked", ctx, msg)
+			for _, other := range ids {
+				if !sameID(other, id) {
+					kept := msg.ID
+					msg.ID = other
+					check("replaced id", ctx, msg)
+					msg.ID = kept
+				}
+			}
 			other := &Response{ID: id, Result: json.RawMessage(" [ 1 ,\n2 ] ")}
 			check("another response", ctx, other)
 			// The same length in a new array: only its address tells.
@@ -211,8 +239,8 @@ func TestEncodeOutgoingMatchesWire(t *testing.T) {
 			check("replaced by invalid JSON", ctx, msg)
 		}
 	}
-	withErr, _ := NewResponse(Int64ID(1), nil, NewError(1, "boom"))
-	check("error", withOwnResult(context.Background(), withErr), withErr)
+	withErr, own, _ := newOwnResponse(Int64ID(1), &appenderResult{[]byte(`1`)}, NewError(1, "boom"))
+	check("error", withOwnResult(context.Background(), withErr, own), withErr)
 }
 
 // TestConnectionMarksOwnResult checks that a Connection hands its writer

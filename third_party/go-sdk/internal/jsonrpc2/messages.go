@@ -141,19 +141,10 @@ func appendResponse(msg Message) ([]byte, bool, error) {
 // result is compacted by AppendCompact, or copied as it is when compact
 // says it is compact, valid JSON already.
 func appendResult(r *Response, compact bool) ([]byte, bool, error) {
-	var id []byte
-	if r.ID.value != nil {
-		var err error
-		if id, err = jsonMarshal(r.ID.value); err != nil {
-			return nil, true, err
-		}
+	b, err := appendResponseHead(make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+24+len(r.Result)), r.ID)
+	if err != nil {
+		return nil, true, err
 	}
-	b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(id)+len(r.Result))
-	b = append(b, `{"jsonrpc":"`+wireVersion+`"`...)
-	if id != nil {
-		b = append(append(b, `,"id":`...), id...)
-	}
-	b = append(b, `,"result":`...)
 	if compact {
 		b = append(b, r.Result...)
 	} else {
@@ -163,6 +154,41 @@ func appendResult(r *Response, compact bool) ([]byte, bool, error) {
 		}
 	}
 	return append(b, '}'), true, nil
+}
+
+// appendResponseHead appends what a response with a result holds before
+// its result: {"jsonrpc":"2.0","id":<id>,"result":
+func appendResponseHead(b []byte, id ID) ([]byte, error) {
+	b = append(b, `{"jsonrpc":"`+wireVersion+`"`...)
+	if id.value != nil {
+		enc, err := jsonMarshal(id.value)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"id":`...), enc...)
+	}
+	return append(b, `,"result":`...), nil
+}
+
+// newOwnResponse is NewResponse for a call the Connection handled. A
+// result that appends its own compact JSON (a CompactAppender, as the
+// SDK's results are) is appended straight after the head of the message
+// that carries it, so that the response's Result is a view of that
+// message and the writer sends the message as it is: the result is
+// neither copied nor allocated a second time (EncodeOutgoing). msg is
+// nil when the result went the way of NewResponse.
+func newOwnResponse(id ID, result any, rerr error) (resp *Response, msg []byte, err error) {
+	if a, ok := result.(internaljson.CompactAppender); ok && rerr == nil {
+		if v := reflect.ValueOf(result); v.Kind() != reflect.Pointer || !v.IsNil() {
+			if head, err := appendResponseHead(nil, id); err == nil {
+				if b, ok := a.AppendCompactJSON(head); ok && len(b) > len(head) {
+					return &Response{ID: id, Result: b[len(head):len(b):len(b)]}, append(b, '}'), nil
+				}
+			}
+		}
+	}
+	resp, err = NewResponse(id, result, rerr)
+	return resp, nil, err
 }
 
 // ownResultKey is the context key under which a Connection marks, for
@@ -176,14 +202,33 @@ type ownResult struct {
 	resp *Response
 	data *byte
 	n    int
+	id   ID     // the response's id when marked
+	msg  []byte // the whole message, when newOwnResponse wrote it around the result
 }
 
-// withOwnResult returns ctx marking r, a response NewResponse built.
-func withOwnResult(ctx context.Context, r *Response) context.Context {
+// withOwnResult returns ctx marking r, a response newOwnResponse built,
+// and msg, the message it wrote r in (or nil).
+func withOwnResult(ctx context.Context, r *Response, msg []byte) context.Context {
 	if r.Error != nil || len(r.Result) == 0 {
 		return ctx
 	}
-	return context.WithValue(ctx, ownResultKey{}, &ownResult{resp: r, data: &r.Result[0], n: len(r.Result)})
+	return context.WithValue(ctx, ownResultKey{}, &ownResult{resp: r, data: &r.Result[0], n: len(r.Result), id: r.ID, msg: msg})
+}
+
+// sameID reports whether a and b are the same id (ids hold an int64, a
+// string or nothing).
+func sameID(a, b ID) bool {
+	switch av := a.value.(type) {
+	case int64:
+		bv, ok := b.value.(int64)
+		return ok && av == bv
+	case string:
+		bv, ok := b.value.(string)
+		return ok && av == bv
+	case nil:
+		return b.value == nil
+	}
+	return false
 }
 
 // EncodeOutgoing is EncodeMessage for a message a Connection hands its
@@ -195,6 +240,9 @@ func withOwnResult(ctx context.Context, r *Response) context.Context {
 func EncodeOutgoing(ctx context.Context, msg Message) ([]byte, error) {
 	if r, ok := msg.(*Response); ok && r.Error == nil && len(r.Result) > 0 {
 		if o, _ := ctx.Value(ownResultKey{}).(*ownResult); o != nil && o.resp == r && o.n == len(r.Result) && o.data == &r.Result[0] {
+			if o.msg != nil && sameID(o.id, r.ID) {
+				return o.msg, nil
+			}
 			data, _, err := appendResult(r, true)
 			if err != nil {
 				return nil, fmt.Errorf("marshaling jsonrpc message: %w", err)
