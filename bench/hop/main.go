@@ -27,7 +27,11 @@
 // sidecar embeds each query itself through a test server started here that
 // replays the same vectors (the embedding server's own answers), so its
 // rows hold one loopback embedding call but not the model; an "embed" row
-// measures the real embedding server alone at the same concurrency.
+// measures the real embedding server alone at the same concurrency. For
+// Elasticsearch and OpenSearch a "proxy+embed" row is a second bare proxy
+// that makes the sidecar's embedding call to the replay server before it
+// forwards each request (the least a hop serving a query given as text
+// does), and the summary gives the sidecar's CPU over it as well.
 //
 // Each cell's summary gives the sidecar's CPU per request over the
 // proxy's for the whole run and, with more than one round, for each
