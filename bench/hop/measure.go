@@ -39,6 +39,14 @@ type cell struct {
 	proxyEmbed bool
 }
 
+// natives are the cell's paths that take the engine's own requests.
+func (c cell) natives() []string {
+	if c.proxyEmbed {
+		return []string{pathDirect, pathProxy, pathProxyEmbed}
+	}
+	return []string{pathDirect, pathProxy}
+}
+
 // procs are the processes whose CPU is read around each run.
 type procs struct {
 	proxy, proxyEmbed, sidecar, engine int
@@ -292,10 +300,7 @@ func median(sorted []float64) float64 {
 // each run. It returns each path's rounds merged, and each round's runs.
 func measureCell(ctx context.Context, f *flags, hc *http.Client, sidecarURL string, c cell, pids procs, emb adapters.Embedder, queries []beir.Query) (map[string]result, []map[string]result, error) {
 	do := map[string]func(ctx context.Context, i int) error{}
-	natives := []string{pathDirect, pathProxy}
-	if c.proxyEmbed {
-		natives = append(natives, pathProxyEmbed)
-	}
+	natives := c.natives()
 	for _, p := range natives {
 		do[p] = func(ctx context.Context, i int) error {
 			_, err := c.native(ctx, p, i, false)
@@ -361,11 +366,8 @@ func readCPU(self int, pids procs) map[string]time.Duration {
 // hit ids agree in order across all three; a difference is an error.
 func checkSame(ctx context.Context, hc *http.Client, sidecarURL string, c cell, n int) (int, error) {
 	same := 0
+	natives := c.natives()
 	for i := range n {
-		natives := []string{pathDirect, pathProxy}
-		if c.proxyEmbed {
-			natives = append(natives, pathProxyEmbed)
-		}
 		lists := make([][]string, len(natives)+1)
 		for j, p := range natives {
 			ids, err := c.native(ctx, p, i, true)
